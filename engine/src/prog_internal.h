@@ -1,0 +1,26 @@
+/* The program object shared by prog.c (creation), the interpreter and the JIT backends. */
+#ifndef NCCLBPF_PROG_INTERNAL_H
+#define NCCLBPF_PROG_INTERNAL_H
+
+#include "ncclbpf/jit.h"
+#include "ncclbpf/prog.h"
+
+struct ebpf_prog {
+	char name[64];
+	struct ebpf_insn *insns; /* executable copy: EBPF_PSEUDO_MAP_* resolved to addresses */
+	uint32_t n_insns;
+	const struct ebpf_helper_table *helpers; /* may be NULL */
+	struct ebpf_map **maps;                  /* copy of the map table (not owned) */
+	uint32_t n_maps;
+	/* Memory that resolved EBPF_PSEUDO_MAP_VALUE immediates point into; the bounds-checking
+	 * interpreter admits accesses there. */
+	struct ebpf_region *implicit_regions;
+	uint32_t n_implicit_regions;
+	/* JIT state (jit/jit.c). */
+	ebpf_jit_fn jit_fn;
+	void *jit_mem;
+	size_t jit_mem_size;
+	struct ebpf_jit_stats jit_stats;
+};
+
+#endif

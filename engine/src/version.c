@@ -1,0 +1,6 @@
+#include "ncclbpf/version.h"
+
+const char *ebpf_engine_version(void)
+{
+	return "0.1.0";
+}
