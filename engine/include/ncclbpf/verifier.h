@@ -1,0 +1,69 @@
+/* The static verifier: abstract interpretation over all paths (memory safety, termination,
+ * helper contracts, pointer-leak freedom, rank consistency, worst-case cost).
+ * Owner: engine/src/verifier/. Nothing unverified is ever run by the runtime. */
+#ifndef NCCLBPF_VERIFIER_H
+#define NCCLBPF_VERIFIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa.h"
+#include "progtype.h"
+#include "prog.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ebpf_map;
+
+/* C source position of an instruction, from .BTF.ext line info (loader). */
+struct ebpf_line_info {
+	uint32_t insn; /* instruction index in the program handed to the verifier */
+	uint32_t line;
+	uint32_t col;
+	const char *file; /* may be NULL */
+	const char *src;  /* the source line's text, may be NULL */
+};
+
+#define EBPF_VERIFY_F_LOG 0x1u               /* write the per-instruction state trace to log_buf */
+#define EBPF_VERIFY_F_ALLOW_RANK_LOCAL 0x2u /* unsafe experimental mode: accept rank-dependent
+					       tuner decisions (callers must log loudly) */
+
+/* Per-map facts in and out (arrays of n_maps entries, indexed like opts.maps). */
+#define EBPF_VERIFY_MAP_RANK_LOCAL 0x1u /* in: contents may differ between ranks */
+#define EBPF_VERIFY_MAP_WRITTEN 0x2u    /* out: the program may write this map */
+
+struct ebpf_verify_opts {
+	size_t sz;
+	const struct ebpf_prog_type *type;
+	struct ebpf_map *const *maps; /* EBPF_PSEUDO_MAP_* immediates index this table */
+	uint32_t n_maps;
+	uint8_t *map_flags; /* may be NULL: no rank-local maps, WRITTEN not reported */
+	const struct ebpf_helper_table *helpers;
+	const struct ebpf_line_info *lines; /* sorted by insn, may be NULL */
+	uint32_t n_lines;
+	uint32_t flags;            /* EBPF_VERIFY_F_* */
+	uint64_t complexity_limit; /* processed-instruction budget; 0 = 1,000,000 */
+	char *log_buf;             /* full trace with EBPF_VERIFY_F_LOG */
+	size_t log_size;
+};
+
+struct ebpf_verify_stats {
+	uint32_t insns;          /* program length */
+	uint64_t processed;      /* instructions the analysis visited */
+	uint32_t peak_states;    /* largest number of stored states */
+	uint64_t worst_case_insns; /* maximum instructions any execution can run */
+	uint64_t time_ns;
+};
+
+/* Returns 0 when the program is safe, -EACCES when rejected (err holds the one-line reason with
+ * instruction, source line and register state), -EINVAL for malformed input, -E2BIG when the
+ * complexity budget ran out. */
+int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns, const struct ebpf_verify_opts *opts,
+		struct ebpf_verify_stats *stats, char *err, size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
