@@ -142,7 +142,8 @@ static inline struct bucket *bucket_of(struct htab *h, uint32_t hash)
 	return &h->buckets[hash & (h->n_buckets - 1)];
 }
 
-static inline struct htab_elem *find(struct htab *h, struct bucket *b, uint32_t hash, const void *key)
+static inline struct htab_elem *find(struct htab *h, struct bucket *b, uint32_t hash,
+				     const void *key)
 {
 	for (struct htab_elem *e = atomic_load_explicit(&b->head, memory_order_acquire); e;
 	     e = atomic_load_explicit(&e->next, memory_order_acquire))
