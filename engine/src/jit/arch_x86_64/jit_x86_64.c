@@ -131,11 +131,15 @@ static void entry_setup(struct x86 *j)
 	static const uint8_t callee[4] = {RBX, R13, R14, R15};
 	uint32_t below;
 
+	/* With bpf-to-bpf calls an abort skips the callees' epilogues, so the entry saves every
+	 * callee-saved register the callees may have changed. */
+	int all = j->an->has_bpf_calls;
+
 	j->n_saved = 0;
 	for (int r = 0; r < 4; r++)
-		if (f->regs_used & (1u << (EBPF_REG_6 + r)))
+		if (all || (f->regs_used & (1u << (EBPF_REG_6 + r))))
 			j->saved[j->n_saved++] = callee[r];
-	if (f->uses_stack)
+	if (all || f->uses_stack)
 		j->saved[j->n_saved++] = RBP;
 	if (j->an->has_bpf_calls)
 		j->saved[j->n_saved++] = R12;
