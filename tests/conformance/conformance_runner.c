@@ -4,7 +4,8 @@
  *
  * Each case becomes hex bytes on the stdin of `NCCLBPF exec ENGINE-FLAG [MEM]`; the runner checks
  * the protocol exactly: on success stdout is "0x<r0>\n", stderr empty, exit 0; on an expected
- * error exit status 1, stdout empty, stderr one line containing the expected text. A crash or a
+ * error a non-zero exit status (1 for a bad program, 2 for bad usage), stdout empty, stderr one
+ * line containing the expected text. A crash or a
  * signal is always a failure. With ENGINE-FLAG --jit the run is skipped (visibly) while the
  * binary reports that no JIT is available.
  *
@@ -178,8 +179,8 @@ static void run_case(const struct tcase *t)
 	else if (WIFSIGNALED(st))
 		why = "killed by a signal (crash)";
 	else if (t->expect_error) {
-		if (WEXITSTATUS(st) != 1)
-			why = "expected exit status 1";
+		if (WEXITSTATUS(st) != 1 && WEXITSTATUS(st) != 2)
+			why = "expected exit status 1 or 2";
 		else if (out[0])
 			why = "stdout not empty on error";
 		else if (nl != 1 || err[strlen(err) - 1] != '\n')
@@ -325,10 +326,12 @@ static int parse_line(struct tcase *t, char *s, const char *file, int line)
 				t->prog[t->prog_len++] = (uint8_t)b;
 		return 0;
 	}
-	if (!strncmp(s, "mem ", 4)) {
+	if (!strncmp(s, "mem", 3) && (s[3] == '\0' || s[3] == ' ')) {
 		size_t len = strlen(t->mem);
 
-		snprintf(t->mem + len, sizeof(t->mem) - len, "%s%s", len ? " " : "", s + 4);
+		if (s[3])
+			snprintf(t->mem + len, sizeof(t->mem) - len, "%s%s", len ? " " : "",
+				 s + 4);
 		t->has_mem = 1;
 		return 0;
 	}
