@@ -302,10 +302,16 @@ static int reloc_ld64(struct asm_state *A, const struct code_sec *c, const struc
 		return ldr_err(L->err, L->err_len, EINVAL,
 			       AT_FMT "symbol '%s' has special section index 0x%x",
 			       AT_ARGS(c, f, pc), sym.name, sym.shndx);
-	if (L->sec2cs[sym.shndx] >= 0)
+	if (L->sec2cs[sym.shndx] >= 0) {
+		/* Name the function rather than its section when the symbol is the section's. */
+		uint64_t at = sym.value + (uint64_t)(uint32_t)insn[0].imm;
+		const struct func *g = at % 8 || at / 8 > UINT32_MAX
+					   ? NULL
+					   : func_at(L, sym.shndx, (uint32_t)(at / 8));
 		return ldr_err(L->err, L->err_len, EINVAL,
 			       AT_FMT "address of function '%s' taken (callbacks not supported)",
-			       AT_ARGS(c, f, pc), sym.name);
+			       AT_ARGS(c, f, pc), g ? g->name : sym.name);
+	}
 	int mi = ldr_map_for_sym(L->obj, L->elf, &sym);
 	if (mi < 0)
 		return ldr_err(L->err, L->err_len, EINVAL,
