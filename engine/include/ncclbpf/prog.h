@@ -104,6 +104,9 @@ enum ebpf_fault_kind {
 	EBPF_FAULT_INSN_LIMIT,    /* more instructions than run_opts.insn_limit */
 	EBPF_FAULT_BAD_HELPER,    /* helper id unknown at run time */
 	EBPF_FAULT_BAD_INSN,      /* cannot happen after ebpf_prog__new; defensive */
+	EBPF_FAULT_UNINIT_REG,    /* checked mode: read of a register never written (entry: r1, r2
+				     and r10 are set; after a call r1-r5 are clobbered; a callee
+				     starts without r0 and r6-r9) */
 };
 
 struct ebpf_fault {
