@@ -138,6 +138,20 @@ static void test_registers(void)
 	   MOV64_IMM(6, 1), MOV64_IMM(0, 0), EXIT());
 	OK("callee args", 5, 0, MOV64_IMM(3, 5), CALL_LOCAL(1), EXIT(), MOV64_REG(0, 3), EXIT());
 	OK("entry r1 r2", CTX + RO, CTX, MOV64_REG(0, 1), ALU64_REG(EBPF_ADD, 0, 2), EXIT());
+	/* Without EBPF_RUN_F_UNINIT_REGS registers start at 0 and are never "uninitialised". */
+	{
+		struct ebpf_insn p[] = {ALU64_IMM(EBPF_ADD, 3, 5), MOV64_REG(0, 3), EXIT()};
+		struct ebpf_prog *prog = ebpf_prog__new(p, INSN_CNT(p), NULL, NULL, 0);
+		struct ebpf_run_opts o = {.sz = sizeof(o), .checked = 1};
+		uint64_t r0 = 0;
+
+		CHECK(prog != NULL);
+		CHECK_EQ_U64(ebpf_interp__run(prog, 0, 0, &o, &r0), 0);
+		CHECK_EQ_U64(r0, 5);
+		CHECK_EQ_U64(ebpf_interp__run(prog, 0, 0, NULL, &r0), 0);
+		CHECK_EQ_U64(r0, 5);
+		ebpf_prog__free(prog);
+	}
 }
 
 static void test_regions(void)
