@@ -20,7 +20,7 @@ static int jit_util_interp_missing; /* interpreter answered -ENOSYS: skip compar
 
 struct jit_run {
 	int compile_ret; /* ebpf_prog__jit */
-	int run_ret;     /* ebpf_prog__run with the JIT */
+	int run_ret;	 /* ebpf_prog__run with the JIT */
 	uint64_t r0;
 	struct ebpf_jit_stats stats;
 	char err[160];

@@ -263,8 +263,7 @@ static inline void store_reg(struct emitter *e, int size_bytes, int src, int bas
 	modrm_mem(e, src, base, disp);
 }
 
-static inline void store_imm(struct emitter *e, int size_bytes, int base, int32_t disp,
-			     int32_t imm)
+static inline void store_imm(struct emitter *e, int size_bytes, int base, int32_t disp, int32_t imm)
 {
 	if (size_bytes == 2)
 		e1(e, 0x66);

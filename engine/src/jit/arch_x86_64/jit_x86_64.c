@@ -28,8 +28,7 @@
 
 #define SUBPROG_FRAME (8 + 5 * 8 + EBPF_STACK_SIZE) /* ret + rbp rbx r13 r14 r15 + stack */
 
-static const uint8_t reg_map[EBPF_NREGS] = {RAX, RDI, RSI, RDX, RCX, R8,
-					    RBX, R13, R14, R15, RBP};
+static const uint8_t reg_map[EBPF_NREGS] = {RAX, RDI, RSI, RDX, RCX, R8, RBX, R13, R14, R15, RBP};
 
 struct x86 {
 	struct emitter e;
@@ -38,7 +37,7 @@ struct x86 {
 	int pass;
 	uint32_t *addr1;  /* pass 1: offset of each instruction's code (n + 1) */
 	uint32_t *jpos1;  /* pass 1: offset of the jump opcode of jump instruction i */
-	uint32_t *addr;   /* pass 2 (read by pass 3): offset of each instruction's code */
+	uint32_t *addr;	  /* pass 2 (read by pass 3): offset of each instruction's code */
 	uint32_t *fentry; /* pass 2 (read by pass 3): offset of each function's prologue */
 	uint32_t abort_off;
 	uint64_t base; /* address of the mapping (passes 2, 3) */
@@ -400,7 +399,7 @@ static void emit_alu(struct x86 *j, const struct ebpf_insn *in)
 		goto binop;
 	case EBPF_XOR:
 		opc = 0x31, ext = 6;
-binop:
+	binop:
 		if (x)
 			op_rr(e, opc, w, src, dst);
 		else
@@ -443,7 +442,7 @@ binop:
 		goto shift;
 	case EBPF_ARSH:
 		ext = 7;
-shift:
+	shift:
 		if (x) {
 			emit_shift_reg(j, ext, w, dst, src);
 		} else {
@@ -503,7 +502,7 @@ static void emit_atomic(struct x86 *j, const struct ebpf_insn *in)
 		goto locked;
 	case EBPF_ATOMIC_XOR:
 		opc = 0x31;
-locked:
+	locked:
 		e1(e, 0xf0);
 		rex(e, w, src, base, 0);
 		e1(e, opc);
@@ -694,7 +693,8 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 	cc = jmp_cc(op);
 	if (cc == -2) {
 		j->err = -EINVAL;
-		snprintf(j->msg, sizeof(j->msg), "insn %u: unknown jump opcode 0x%02x", i, in->code);
+		snprintf(j->msg, sizeof(j->msg), "insn %u: unknown jump opcode 0x%02x", i,
+			 in->code);
 		return;
 	}
 	if (t == i + 1)
