@@ -9,7 +9,8 @@
  * constant key in an ARRAY map (the JIT inlines that lookup) or a HASH map (a helper call); when
  * the lookup hits, the program works on the map value instead of the buffer, so its loads,
  * stores and atomics land in map memory. Some seeds also compile with EBPF_JIT_F_NO_INLINE or
- * EBPF_JIT_F_FAR_CALLS to cover the helper-call and absolute-call paths.
+ * EBPF_JIT_F_FAR_CALLS or EBPF_JIT_F_BASELINE to cover the helper-call, absolute-call and
+ * non-BMI2 shift paths.
  *
  *   jit_diff [--count N] [--seed S] [--families LIST] [--max-fail K] [--quiet]
  * Seeds S, S+1, ..., S+N-1; exit status 1 on any mismatch. */
@@ -231,6 +232,8 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 		jo.flags |= EBPF_JIT_F_FAR_CALLS;
 		t->far_calls++;
 	}
+	if (((h >> 24) & 3) == 0)
+		jo.flags |= EBPF_JIT_F_BASELINE; /* shifts through cl instead of BMI2 */
 	if (ebpf_prog__jit_opts(prog, &jo, &st, err, sizeof(err))) {
 		t->rejected_jit++;
 		if (t->rejected_jit <= (uint64_t)max_print) {

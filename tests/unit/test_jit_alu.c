@@ -325,5 +325,9 @@ int main(void)
 	test_neg_end();
 	test_imm();
 	test_reg_pairs();
+	/* again without BMI2 (shifts by a register go through cl) */
+	jit_util_flags = EBPF_JIT_F_BASELINE;
+	test_imm();
+	test_reg_pairs();
 	return check_summary("test_jit_alu");
 }

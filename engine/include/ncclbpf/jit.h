@@ -37,6 +37,7 @@ struct ebpf_jit_stats {
 /* Options for ebpf_prog__jit_opts (size-prefixed). */
 #define EBPF_JIT_F_NO_INLINE 0x1u /* call the lookup helper even for constant ARRAY maps */
 #define EBPF_JIT_F_FAR_CALLS 0x2u /* helper calls always through an absolute address (tests) */
+#define EBPF_JIT_F_BASELINE  0x4u /* only baseline ISA instructions (x86-64: no BMI2) (tests) */
 struct ebpf_jit_opts {
 	size_t sz;
 	uint32_t flags; /* EBPF_JIT_F_* */

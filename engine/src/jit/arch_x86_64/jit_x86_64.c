@@ -18,6 +18,7 @@
  * map the buffer; (2) choose rel8 jumps where the pass-1 distance fits (distances only shrink
  * afterwards) and rel32 helper calls where the mapping is in range, and record final offsets;
  * (3) emit with those offsets. Passes 2 and 3 make identical choices, so their sizes agree. */
+#include <cpuid.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +47,27 @@ struct x86 {
 	uint8_t saved[6];
 	uint8_t n_saved;
 	uint32_t frame; /* bytes subtracted from rsp after the pushes */
+	int bmi2;	/* shlx/shrx/sarx for shifts by a register */
 	int err;
 	char msg[96];
 };
+
+/* CPUID once per process (it can trap to the hypervisor): 1 + BMI2 bit, 0 = not asked yet. */
+static int cpu_has_bmi2(void)
+{
+	static int cached;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!v) {
+		unsigned a = 0, b = 0, c = 0, d = 0;
+
+		v = 1;
+		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8)))
+			v = 2;
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v == 2;
+}
 
 #define R(r) (reg_map[(r)])
 
@@ -290,6 +309,10 @@ static void emit_shift_reg(struct x86 *j, int ext, int w, int dst, int src)
 {
 	struct emitter *e = &j->e;
 
+	if (j->bmi2) {
+		shiftx(e, ext == 4 ? 1 : ext == 5 ? 3 : 2, w, dst, dst, src);
+		return;
+	}
 	if (src == RCX) {
 		shift_cl(e, ext, w, dst);
 	} else if (dst == RCX) {
@@ -822,6 +845,7 @@ int jit_arch_compile(const struct jit_analysis *an, struct jit_image *img, char 
 	memset(&j, 0, sizeof(j));
 	j.an = an;
 	j.insns = an->prog->insns;
+	j.bmi2 = !(an->flags & EBPF_JIT_F_BASELINE) && cpu_has_bmi2();
 	arrays = malloc(sizeof(uint32_t) * ((size_t)3 * (n + 1) + n + an->n_funcs));
 	if (!arrays) {
 		snprintf(err, err_len, "out of memory");
