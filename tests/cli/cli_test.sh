@@ -74,7 +74,8 @@ echo '95 00 00 00 00 00 00 00' >>"$tmp/big.hex"
 expect_err "2^20 + 1 instructions" "more than" "$tmp/big.hex" exec
 yes '95 00 00 00 00 00 00 00' | head -n $((1048576 + 2)) >"$tmp/huge.hex"
 expect_err "input beyond the byte limit" "input larger than" "$tmp/huge.hex" exec
-yes '95 00 00 00 00 00 00 00' | head -n 200000 | tr -d '\n ' >"$tmp/onetoken.hex"
+(echo 'b7 00 00 00 00 00 00 00'; yes '95 00 00 00 00 00 00 00' | head -n 200000) |
+	tr -d '\n ' >"$tmp/onetoken.hex"
 expect_err "one enormous token, odd" "odd number" <(cat "$tmp/onetoken.hex"; echo 0) exec
 expect_ok "one enormous token" 0x0 "$tmp/onetoken.hex" exec
 
