@@ -181,6 +181,5 @@ static int cmd_disasm(int argc, char **argv)
 	return 0;
 }
 
-NCCLBPF_COMMAND(disasm_cmd, .name = "disasm", .args = "[--text|--bytes] [--elf] < PROGRAM",
-		.summary = "disassemble raw instructions (hex bytes) or an ELF object",
-		.run = cmd_disasm);
+NCCLBPF_COMMAND(disasm_cmd, .name = "disasm", .args = "[--text|--bytes|--elf] < PROG",
+		.summary = "disassemble hex instructions or an ELF object", .run = cmd_disasm);

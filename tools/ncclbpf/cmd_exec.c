@@ -341,5 +341,5 @@ static int cmd_exec(int argc, char **argv)
 	return rc;
 }
 
-NCCLBPF_COMMAND(exec_cmd, .name = "exec", .args = "[--interp|--jit] [--elf] [MEM-HEX] < PROGRAM",
+NCCLBPF_COMMAND(exec_cmd, .name = "exec", .args = "[--interp|--jit|--elf] [MEM]<PROG",
 		.summary = "run a program (hex bytes on stdin), print r0", .run = cmd_exec);
