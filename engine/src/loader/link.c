@@ -544,6 +544,21 @@ static int assemble(struct linker *L, const struct code_sec *c, const struct fun
 		ret = ldr_err(L->err, L->err_len, ENOMEM, "out of memory");
 		goto out;
 	}
+	p->funcs = calloc(A.n_order, sizeof(*p->funcs));
+	if (!p->funcs) {
+		ret = ldr_err(L->err, L->err_len, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t o = 0; o < A.n_order; o++, p->n_funcs++) {
+		const struct func *g = &L->funcs[A.order[o]];
+		p->funcs[o].name = strdup(g->name);
+		p->funcs[o].start = A.base[A.order[o]];
+		p->funcs[o].len = g->n;
+		if (!p->funcs[o].name) {
+			ret = ldr_err(L->err, L->err_len, ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	p->type = c->type;
 	p->entry_insns = entry->n;
 	p->n_insns = A.n_out;
