@@ -31,6 +31,9 @@ extern "C" {
 #define EBPF_OBJECT_MAX_PROGS 256u
 #define EBPF_OBJECT_MAX_MAPS  64u
 #define EBPF_OBJECT_MAX_DATA  (1u << 20) /* bytes of one global data section */
+/* Instructions (and line records) of all assembled programs together: every program carries its
+ * own copy of the subprograms it calls, so a small file could otherwise expand enormously. */
+#define EBPF_OBJECT_MAX_TOTAL_INSNS (1u << 22)
 
 struct ebpf_object;
 struct ebpf_program;	/* one program of an object (its code before loading, its prog after) */
