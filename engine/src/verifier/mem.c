@@ -291,12 +291,8 @@ static int region_check(struct env *env, uint32_t pc, uint32_t regno, const stru
 	int64_t lo;
 	uint64_t hi;
 
-	if (p->smin < -MAX_VAR_OFF || p->umax > (uint64_t)MAX_VAR_OFF)
-		return verr(env, pc, -EACCES,
-			    "R%u unbounded memory access, make sure to bounds check any such access", regno);
-	lo = (int64_t)p->off + off + p->smin;
-	hi = (uint64_t)((int64_t)p->off + off + (int64_t)p->umax) + size;
-	if (lo < 0) {
+	if (p->smin < -MAX_VAR_OFF || (int64_t)p->off + off + p->smin < 0) {
+		lo = p->smin < -MAX_VAR_OFF ? p->smin : (int64_t)p->off + off + p->smin;
 		if (!tnum_is_const(p->var_off))
 			return verr(env, pc, -EACCES,
 				    "R%u min value is negative, either use unsigned index or do a if (index >=0) check (%s, off=%lld)",
@@ -304,6 +300,11 @@ static int region_check(struct env *env, uint32_t pc, uint32_t regno, const stru
 		return verr(env, pc, -EACCES, "invalid access to %s, size=%llu off=%lld size=%llu", what,
 			    (unsigned long long)region, (long long)lo, (unsigned long long)size);
 	}
+	if (p->umax > (uint64_t)MAX_VAR_OFF)
+		return verr(env, pc, -EACCES,
+			    "R%u unbounded memory access, make sure to bounds check any such access", regno);
+	lo = (int64_t)p->off + off + p->smin;
+	hi = (uint64_t)((int64_t)p->off + off + (int64_t)p->umax) + size;
 	if ((int64_t)p->off + off + (int64_t)p->umax < 0 || hi > region) {
 		if (!tnum_is_const(p->var_off))
 			return verr(env, pc, -EACCES,
