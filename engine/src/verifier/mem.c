@@ -86,9 +86,14 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 			    (long long)o, size,
 			    env->type && o + size > (int64_t)env->type->ctx_size ? " (past the end of the context)"
 										    : "");
-	if (o % size)
+	if (o % size && !(f->flags & EBPF_CTX_BYTES))
 		return verr(env, pc, -EACCES, "misaligned context access off=%lld size=%d",
 			    (long long)o, size);
+	if (write && (f->flags & EBPF_CTX_BYTES) && (f->flags & EBPF_CTX_WRITE)) {
+		if (val && reg_is_ptr(val))
+			return verr(env, pc, -EACCES, "leaks addr into ctx field `%s`", f->name);
+		return 0;
+	}
 	if (write) {
 		if (!(f->flags & EBPF_CTX_WRITE))
 			return verr(env, pc, -EACCES,
@@ -463,12 +468,19 @@ int check_atomic(struct env *env, const struct ebpf_insn *insn)
 		if (reg_is_ptr(&regs[0]))
 			return verr(env, pc, -EACCES, "R0 leaks addr into mem");
 	}
+	if (p->type == PTR_TO_CTX && tnum_is_const(p->var_off)) {
+		const struct ebpf_ctx_field *f =
+			ctx_field(env, (int64_t)p->off + (int64_t)p->var_off.value + insn->off, size);
+		if (f && (f->flags & EBPF_CTX_BYTES) && (f->flags & EBPF_CTX_WRITE))
+			goto ok; /* plain memory */
+	}
 	if (p->type != PTR_TO_STACK && p->type != PTR_TO_MAP_VALUE)
 		return p->type == NOT_INIT || p->type == PTR_TO_MAP_VALUE_OR_NULL ||
 				       p->type == PTR_TO_MEM_OR_NULL || p->type == SCALAR
 			       ? bad_ptr(env, pc, insn->dst_reg, p, true)
 			       : verr(env, pc, -EACCES, "BPF_ATOMIC stores into R%u %s is not allowed",
 				      insn->dst_reg, reg_type_str(p->type));
+ok:
 	/* read the old value, then write an unknown one carrying both labels */
 	reg_mark_unknown(&old);
 	err = access(env, pc, insn->dst_reg, insn->off, size, false, false, NULL, 0, &old);
