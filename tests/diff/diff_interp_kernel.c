@@ -200,6 +200,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	char quirks[256];
+	if (kernel_oracle__quirks(ko, quirks, sizeof(quirks)))
+		printf("NOTE: %s\n", quirks);
+
 	static struct gen_prog p;
 	static struct result kern, fast, checked;
 	static char log[4096];

@@ -351,7 +351,7 @@ static uint32_t floor_pow2(uint32_t v)
 static int varoff_addr(struct gen *g, int sz, int must_align, int unsafe, int *base, int16_t *off)
 {
 	uint32_t room = g->p->buf_len - (uint32_t)sz; /* largest safe offset */
-	int t = pick_write_from(g, 1); /* not r0: cmpxchg compares it */
+	int t = pick_write_from(g, 1);		      /* not r0: cmpxchg compares it */
 	if (t < 0)
 		return -1;
 	uint32_t mask = floor_pow2(room + 1) - 1;
