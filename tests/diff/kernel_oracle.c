@@ -73,9 +73,13 @@ static int load(struct kernel_oracle *ko, uint32_t total, int log_level)
 		a.log_size = LOG_SIZE;
 	}
 	long fd;
-	do
+	/* EAGAIN (interrupted) and ENOMEM (memory pressure from other processes) are transient. */
+	for (int tries = 0;; tries++) {
 		fd = sys_bpf(BPF_PROG_LOAD, &a);
-	while (fd < 0 && errno == EAGAIN);
+		if (fd >= 0 || (errno != EAGAIN && errno != ENOMEM) || tries == 20)
+			break;
+		usleep(1000u << (tries < 6 ? tries : 6));
+	}
 	return fd < 0 ? -errno : (int)fd;
 }
 
