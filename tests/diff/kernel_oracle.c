@@ -117,6 +117,18 @@ void kernel_oracle__reason(const char *log, char *out, size_t out_len)
 	snprintf(out, out_len, "%.*s", (int)best_len, best);
 }
 
+int kernel_oracle__has_v4(struct kernel_oracle *ko)
+{
+	/* r0 = -7; r0 s/= 2 (off = 1); exit: -3 on a v4 kernel, rejected before. */
+	struct ebpf_insn p[3];
+	memset(p, 0, sizeof(p));
+	p[0] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_MOV | EBPF_K, .imm = -7};
+	p[1] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_DIV | EBPF_K, .off = 1, .imm = 2};
+	p[2] = (struct ebpf_insn){.code = EBPF_JMP | EBPF_EXIT};
+	uint64_t r0 = 0;
+	return kernel_oracle__run(ko, p, 3, NULL, 0, &r0, NULL, 0) == KO_RAN && r0 == (uint64_t)-3;
+}
+
 unsigned kernel_oracle__quirks(struct kernel_oracle *ko, char *desc, size_t desc_len)
 {
 	unsigned q = 0;
