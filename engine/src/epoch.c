@@ -23,7 +23,18 @@
 
 #include "ncclbpf/epoch.h"
 
-#define RETIRE_BATCH 64 /* try to reclaim every this many retires per thread */
+/* ThreadSanitizer does not model fences (gcc refuses them under -fsanitize=thread); a seq_cst
+ * read-modify-write is a full barrier too and TSan understands it. */
+#ifdef __SANITIZE_THREAD__
+static _Atomic int fence_var;
+#define full_fence() atomic_fetch_add_explicit(&fence_var, 0, memory_order_seq_cst)
+#else
+#define full_fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
+/* Try to reclaim every this many retires per thread: an attempt costs one membarrier (a few
+ * microseconds), so a large batch keeps the amortised cost of a retire low. */
+#define RETIRE_BATCH 256
 
 struct retired {
 	void *ptr;
@@ -58,7 +69,10 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t rec_key;
 static int key_ok;
 static int use_membarrier;
-static __thread struct epoch_rec *tls_rec;
+/* initial-exec: read without a __tls_get_addr call on the hot path. The engine ships inside a
+ * dlopen()ed plugin; 8 bytes of static TLS are always available there (glibc keeps a surplus
+ * for exactly this). */
+static __thread struct epoch_rec *tls_rec __attribute__((tls_model("initial-exec")));
 
 static void thread_exit(void *arg);
 
@@ -165,7 +179,7 @@ static void reader_barrier(void)
 		abort();
 	}
 #endif
-	atomic_thread_fence(memory_order_seq_cst);
+	full_fence();
 }
 
 /* Moves the global epoch forward by one if every thread inside a section has seen it. */
@@ -281,7 +295,7 @@ void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn)
 		return;
 	struct epoch_rec *r = rec_get();
 	/* Tag after the caller's unlink: seq_cst orders the unlink before this load. */
-	atomic_thread_fence(memory_order_seq_cst);
+	full_fence();
 	struct retired it = {ptr, free_fn,
 			     atomic_load_explicit(&global_epoch, memory_order_seq_cst)};
 	pthread_mutex_lock(&r->lock);

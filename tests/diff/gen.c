@@ -542,7 +542,8 @@ static void gen_item(struct gen *g, int depth)
 		gen_if(g, depth);
 	} else if (w < 11 && can_nest && has(g, GEN_LOOP) && g->loop_depth < 2) {
 		gen_loop(g, depth);
-	} else if (w < 14 && has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs) {
+	} else if (w < 13 && has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs &&
+		   (g->loop_depth == 0 || chance(&g->rng, 30))) {
 		emit_call(g, g->func + 1 + (int)below(&g->rng, g->n_funcs - (uint32_t)g->func - 1));
 	} else if (w < 17 && has(g, GEN_LDIMM64)) {
 		int d = pick_write(g);
@@ -610,6 +611,10 @@ static void gen_function(struct gen *g, int f, const int *caller_of)
 	uint32_t room = GEN_MAX_INSNS - pc(g);
 	g->limit = pc(g) + (room > funcs_left * RESERVE ? room / funcs_left - RESERVE : 0);
 	g->items = g->max_len / 4 + below(&g->rng, g->max_len - g->max_len / 4 + 1);
+	/* The kernel verifies a callee once per call site and path, so callees stay small: that
+	 * keeps verification cheap (and the kernel's complexity limit far away). */
+	if (f > 0)
+		g->items = 1 + g->items / 4;
 	gen_block(g, 0);
 
 	/* Epilogue: fold every readable scalar register and the stack window into r0. */
@@ -686,6 +691,21 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
 		out->insns[at].imm = (int32_t)(out->func_start[g->fix_target[k]] - at - 1);
 	}
 	return 0;
+}
+
+void gen_opts_for_seed(uint64_t seed, uint32_t families, struct gen_opts *o)
+{
+	uint64_t x = seed ^ 0x6a09e667f3bcc908ull;
+	uint64_t h = splitmix64(&x);
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	o->families = families;
+	/* Mostly short programs (cheap for the kernel to verify), sometimes long ones. */
+	o->max_len =
+	    (h & 7) == 0 ? 100 + (uint32_t)((h >> 8) % 150) : 4 + (uint32_t)((h >> 8) % 60);
+	o->max_depth = 1 + (uint32_t)((h >> 20) % 4);
+	o->max_loop_iters = 1 + (uint32_t)((h >> 24) % 8);
+	o->max_funcs = 1 + (uint32_t)((h >> 28) % GEN_MAX_FUNCS);
 }
 
 /* --- names and printing --------------------------------------------------------------------- */

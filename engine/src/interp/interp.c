@@ -7,14 +7,6 @@
 
 #include "interp_internal.h"
 #include "ncclbpf/maps.h"
-/* TEMPORARY until the maps component is merged: weak references so this branch links alone
- * (nothing here runs without a map, and creating one links the maps code). */
-#pragma weak ebpf_map__lookup_elem
-#pragma weak ebpf_map__value_size
-#pragma weak ebpf_map__key_size
-#pragma weak ebpf_map__flags
-#pragma weak ebpf_map__type
-#pragma weak ebpf_map__name
 
 #define OPT(opts, field, dflt)                                                                     \
 	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field)          \
@@ -50,6 +42,7 @@ int ebpf_interp__run(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
 	o.regions = OPT(opts, regions, NULL);
 	o.n_regions = OPT(opts, n_regions, 0);
 	o.insn_limit = OPT(opts, insn_limit, 0);
+	o.flags = OPT(opts, flags, 0);
 	fault = OPT(opts, fault, NULL);
 	if (!fault)
 		fault = &scratch;
