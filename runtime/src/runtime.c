@@ -139,19 +139,34 @@ static void read_config(void)
 		rt_trace_open(v);
 }
 
+/* One WARN per distinct problem per process: NCCL may create and destroy communicators many
+ * times, and the user needs the line once, not once per communicator. */
+static void warn_once(const char *msg)
+{
+	static char last[4096];
+	if (!strcmp(last, msg))
+		return;
+	snprintf(last, sizeof(last), "%s", msg);
+	rt_log(NCCLBPF_LOG_WARN, "%s", msg);
+}
+
 static void first_load(void)
 {
+	char msg[4096];
 	if (!rt.have_policy_path) {
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_POLICY is not set, no policy loaded; "
-					 "NCCL's own tuning is used");
+		warn_once("NCCLbpf: NCCLBPF_POLICY is not set, no policy loaded; NCCL's own tuning "
+			  "is used");
 		return;
 	}
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
-	if (ncclbpf_rt_reload(rt.policy_path, &r) != 0)
-		rt_log(NCCLBPF_LOG_WARN,
-		       "NCCLbpf: policy %s not loaded (%s); NCCL's own tuning is used",
-		       rt.policy_path, r.msg);
-	if (rt.watch && rt_watch_start(rt.policy_path) != 0)
+	if (ncclbpf_rt_reload(rt.policy_path, &r) != 0) {
+		snprintf(msg, sizeof(msg),
+			 "NCCLbpf: policy %.3000s not loaded (%.600s); NCCL's own tuning is used",
+			 rt.policy_path, r.msg);
+		warn_once(msg);
+	}
+	if (rt.watch && strncmp(rt.policy_path, "native:", 7) &&
+	    rt_watch_start(rt.policy_path) != 0)
 		rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: cannot watch %s; hot reload only on request",
 		       rt.policy_path);
 }
