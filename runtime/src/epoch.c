@@ -55,7 +55,9 @@ void rt_epoch_synchronize(void)
 	pthread_once(&once, init_once);
 	/* Make every reader's slot store visible before we read the slots (the reader side
 	 * skipped its fence when membarrier is in use). */
+#if !defined(__SANITIZE_THREAD__)
 	atomic_thread_fence(memory_order_seq_cst);
+#endif
 	if (!rt_epoch_readers_fence)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	uint64_t target = atomic_fetch_add(&rt_epoch_global, 1) + 1;
@@ -63,7 +65,7 @@ void rt_epoch_synchronize(void)
 		if (!atomic_load_explicit(&slots[i].used, memory_order_acquire))
 			continue;
 		for (unsigned spins = 0;; spins++) {
-			uint64_t e = atomic_load_explicit(&slots[i].epoch, memory_order_acquire);
+			uint64_t e = atomic_load(&slots[i].epoch);
 			if (e == 0 || e >= target)
 				break;
 			if (spins > 64)

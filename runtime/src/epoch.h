@@ -43,6 +43,10 @@ static inline struct rt_epoch_slot *rt_epoch_enter(void)
 		if (!s)
 			return NULL;
 	}
+#if defined(__SANITIZE_THREAD__)
+	/* TSan models neither fences nor membarrier: use a seq_cst store it understands. */
+	atomic_store(&s->epoch, atomic_load(&rt_epoch_global));
+#else
 	atomic_store_explicit(&s->epoch,
 			      atomic_load_explicit(&rt_epoch_global, memory_order_relaxed),
 			      memory_order_relaxed);
@@ -50,6 +54,7 @@ static inline struct rt_epoch_slot *rt_epoch_enter(void)
 		atomic_thread_fence(memory_order_seq_cst);
 	else
 		atomic_signal_fence(memory_order_seq_cst);
+#endif
 	return s;
 }
 

@@ -32,3 +32,37 @@ endif()
 # Exactly the four tuner tables are exported, and libc is the only dependency.
 add_test(NAME plugin_exports COMMAND sh ${PLUGIN_TEST_DIR}/check_exports.sh $<TARGET_FILE:nccl_ncclbpf>)
 set_tests_properties(plugin_exports PROPERTIES LABELS plugin)
+
+# Reload stress: the adapter and runtime linked in directly (the harness reaches the runtime's
+# reload API, which the plugin does not export). A ThreadSanitizer build of the same test
+# checks the epoch protocol and the swap (runtime, adapter and engine compiled with TSan).
+set(PLUGIN_STATIC_SOURCES ${NCCL_ADAPTER_SOURCES})
+ncclbpf_test(test_reload_stress SOURCES ${PLUGIN_TEST_DIR}/test_reload_stress.c ${PLUGIN_STATIC_SOURCES}
+  LIBS pthread ARGS 8 2000 200000 ASAN_ARGS 8 300 20000 LABELS plugin TIMEOUT 120)
+target_link_libraries(test_reload_stress PRIVATE ncclbpf_runtime)
+target_include_directories(test_reload_stress PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
+if(TARGET test_reload_stress_asan)
+  target_link_libraries(test_reload_stress_asan PRIVATE ncclbpf_runtime_asan)
+  target_include_directories(test_reload_stress_asan PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
+endif()
+
+if(NCCLBPF_SANITIZERS)
+  file(GLOB_RECURSE TSAN_ENGINE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)
+  list(FILTER TSAN_ENGINE_SOURCES EXCLUDE REGEX "/src/jit/arch_[^/]*/")
+  file(GLOB TSAN_JIT_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${NCCLBPF_JIT_ARCH}/*.c)
+  add_executable(test_reload_stress_tsan ${PLUGIN_TEST_DIR}/test_reload_stress.c
+    ${PLUGIN_STATIC_SOURCES} ${NCCLBPF_RUNTIME_SOURCES} ${TSAN_ENGINE_SOURCES} ${TSAN_JIT_SOURCES})
+  target_include_directories(test_reload_stress_tsan PRIVATE ${NCCL_ADAPTER_INCLUDES}
+    ${PLUGIN_TEST_DIR} ${PROJECT_SOURCE_DIR}/tests/common ${PROJECT_SOURCE_DIR}/runtime/include
+    ${PROJECT_SOURCE_DIR}/runtime/src ${PROJECT_SOURCE_DIR}/engine/include
+    ${PROJECT_SOURCE_DIR}/engine/src ${PROJECT_SOURCE_DIR}/include)
+  if(NOT NCCLBPF_JIT_ARCH STREQUAL "none")
+    target_compile_definitions(test_reload_stress_tsan PRIVATE NCCLBPF_HAVE_JIT=1)
+  endif()
+  target_compile_options(test_reload_stress_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(test_reload_stress_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(test_reload_stress_tsan PRIVATE pthread)
+  add_test(NAME test_reload_stress.tsan COMMAND test_reload_stress_tsan 8 300 20000)
+  set_tests_properties(test_reload_stress.tsan PROPERTIES LABELS "tsan;plugin" TIMEOUT 120
+    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+endif()
