@@ -16,7 +16,8 @@ struct ebpf_prog {
 	 * interpreter admits accesses there. */
 	struct ebpf_region *implicit_regions;
 	uint32_t n_implicit_regions;
-	/* JIT state (jit/jit.c). */
+	/* JIT state (jit/jit.c). jit_mem is an mmap()ed mapping of jit_mem_size bytes that
+	 * ebpf_prog__free munmap()s. */
 	ebpf_jit_fn jit_fn;
 	void *jit_mem;
 	size_t jit_mem_size;

@@ -102,8 +102,13 @@ _Static_assert(sizeof(struct ebpf_insn) == 8, "eBPF instructions are 8 bytes");
 /* Registers. */
 #define EBPF_REG_0 0
 #define EBPF_REG_1 1
+#define EBPF_REG_2 2
+#define EBPF_REG_3 3
+#define EBPF_REG_4 4
 #define EBPF_REG_5 5
 #define EBPF_REG_6 6
+#define EBPF_REG_7 7
+#define EBPF_REG_8 8
 #define EBPF_REG_9 9
 #define EBPF_REG_10 10
 #define EBPF_NREGS 11

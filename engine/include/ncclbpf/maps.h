@@ -1,7 +1,16 @@
 /* Maps: array, hash, per-CPU array/hash, LRU hash and ring buffer, with Linux semantics.
  * Owner: maps component (engine/src/maps/). Lookups take no global lock; memory of deleted
  * values is reclaimed only after every running program that could hold it has finished
- * (epoch-based reclamation, epoch.h). */
+ * (epoch-based reclamation, epoch.h).
+ *
+ * Two sides:
+ *  - program side (what the helpers call): ebpf_map__lookup_elem returns a pointer into the map
+ *    that stays valid until the caller leaves its epoch section (ebpf_epoch_exit); per-CPU maps
+ *    give this CPU's slot and an update sets this CPU's slot only.
+ *  - user side (tools, the runtime, tests): ebpf_map__user_* copy values in and out, take care of
+ *    the epoch themselves, and see per-CPU values as an array of ebpf_map__num_cpus() slots of
+ *    round_up(value_size, 8) bytes each (as Linux's bpf() syscall does).
+ * Values are 8-byte aligned so that atomic instructions on them work. */
 #ifndef NCCLBPF_MAPS_H
 #define NCCLBPF_MAPS_H
 
@@ -23,12 +32,22 @@ enum ebpf_map_type {
 };
 
 /* Update flags (Linux's). */
-#define EBPF_ANY 0
+#define EBPF_ANY     0
 #define EBPF_NOEXIST 1
-#define EBPF_EXIST 2
+#define EBPF_EXIST   2
 
 /* Map flags. */
 #define EBPF_MAP_F_RDONLY_PROG 0x80u /* programs may not write (frozen .rodata) */
+
+/* Ring buffer output/submit flags (Linux's; accepted, wake-ups are the consumer's business). */
+#define EBPF_RB_NO_WAKEUP    1u
+#define EBPF_RB_FORCE_WAKEUP 2u
+
+/* Limits (creation fails with -EINVAL or -E2BIG beyond them). */
+#define EBPF_MAP_MAX_KEY_SIZE	512u	     /* Linux: MAX_BPF_STACK */
+#define EBPF_MAP_MAX_VALUE_SIZE (1u << 20)   /* per element (per CPU slot) */
+#define EBPF_MAP_MAX_MEMORY	(1ull << 32) /* bytes of values an array may preallocate */
+#define EBPF_MAP_NAME_LEN	64u
 
 struct ebpf_map_def {
 	size_t sz;
@@ -42,7 +61,11 @@ struct ebpf_map_def {
 
 struct ebpf_map;
 
+/* Creates a map. On failure returns NULL, sets errno (EINVAL, E2BIG, ENOMEM) and writes one line
+ * to err (e.g. "map 'counts': array key_size must be 4, got 8"). */
 struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, size_t err_len);
+/* Frees the map at once: the caller guarantees no program can still run on it (e.g. after
+ * ebpf_epoch_synchronize). NULL is ignored. */
 void ebpf_map__free(struct ebpf_map *map);
 
 const char *ebpf_map__name(const struct ebpf_map *map);
@@ -51,13 +74,71 @@ uint32_t ebpf_map__key_size(const struct ebpf_map *map);
 uint32_t ebpf_map__value_size(const struct ebpf_map *map);
 uint32_t ebpf_map__max_entries(const struct ebpf_map *map);
 uint32_t ebpf_map__flags(const struct ebpf_map *map);
+/* Number of per-CPU slots (fixed at creation; 1 for maps that are not per-CPU). */
+uint32_t ebpf_map__num_cpus(const struct ebpf_map *map);
+/* Bytes a user-side value buffer must hold: value_size, or num_cpus * round_up(value_size, 8)
+ * for per-CPU maps, 0 for ring buffers. */
+size_t ebpf_map__user_value_size(const struct ebpf_map *map);
+/* Human name of a map type ("hash", "array", ...), "unknown" otherwise. */
+const char *ebpf_map_type__name(uint32_t type);
 
-/* Program-side operations (what the helpers call): lookup returns a stable pointer to the
- * value (this CPU's slot for per-CPU maps) or NULL; update/delete return 0 or -errno. */
+/* --- Program side (what the helpers call; caller is inside an epoch section) ---------------- */
+
+/* Returns a stable pointer to the value (this CPU's slot for per-CPU maps) or NULL. */
 void *ebpf_map__lookup_elem(struct ebpf_map *map, const void *key);
+/* 0 or -errno: -EINVAL bad flags or wrong map type, -EEXIST (NOEXIST and present), -ENOENT
+ * (EXIST and absent), -E2BIG (full), -ENOMEM. */
 long ebpf_map__update_elem(struct ebpf_map *map, const void *key, const void *value,
 			   uint64_t flags);
+/* 0, -ENOENT, or -EINVAL for arrays (which cannot delete). */
 long ebpf_map__delete_elem(struct ebpf_map *map, const void *key);
+
+/* --- User side (enters/leaves the epoch itself; safe while programs run) -------------------- */
+
+/* Copies the value (all CPUs for per-CPU maps) into value, which holds
+ * ebpf_map__user_value_size(map) bytes. 0 or -ENOENT / -EINVAL. */
+int ebpf_map__user_lookup(struct ebpf_map *map, const void *key, void *value);
+/* Like ebpf_map__update_elem, but per-CPU maps take all CPUs' values (user_value_size bytes). */
+int ebpf_map__user_update(struct ebpf_map *map, const void *key, const void *value, uint64_t flags);
+int ebpf_map__user_delete(struct ebpf_map *map, const void *key);
+/* Linux's BPF_MAP_GET_NEXT_KEY: key NULL (or not present) gives the first key; -ENOENT after
+ * the last one. Hash order is unspecified and may change under concurrent updates. */
+int ebpf_map__get_next_key(struct ebpf_map *map, const void *key, void *next_key);
+
+/* Statistics, read without stopping writers (each field is individually atomic). */
+struct ebpf_map_stats {
+	size_t sz;
+	uint64_t entries;	/* live elements (array: max_entries; ring buffer: unread bytes) */
+	uint64_t updates;	/* successful updates (incl. ring buffer records submitted) */
+	uint64_t update_fails;	/* updates refused: full, flags, ring buffer reservation failed */
+	uint64_t deletes;	/* successful deletes (ring buffer: records discarded) */
+	uint64_t lru_evictions; /* LRU hash only */
+	uint64_t rb_consumed;	/* ring buffer: records handed to a consumer */
+	uint64_t memory_bytes;	/* approximate memory held by the map */
+};
+int ebpf_map__get_stats(const struct ebpf_map *map, struct ebpf_map_stats *stats);
+
+/* --- Ring buffer (EBPF_MAP_TYPE_RINGBUF) ------------------------------------------------------
+ * Records are BPF-style: reserve, fill, submit or discard; records become visible to the
+ * consumer in reservation order once submitted. One consumer at a time (consumers serialise on
+ * a lock of their own; producers never wait for consumers). */
+
+/* Program side: returns size bytes of 8-aligned record memory or NULL (too big, no room, bad
+ * flags, not a ring buffer). */
+void *ebpf_ringbuf__reserve(struct ebpf_map *map, uint64_t size, uint64_t flags);
+void ebpf_ringbuf__submit(void *data, uint64_t flags);
+void ebpf_ringbuf__discard(void *data, uint64_t flags);
+/* reserve + copy + submit: 0, -EINVAL, -E2BIG (record larger than the ring) or -EAGAIN (full). */
+long ebpf_ringbuf__output(struct ebpf_map *map, const void *data, uint64_t size, uint64_t flags);
+
+/* Consumer side: calls cb for every submitted record in order, until a record is still being
+ * written, the buffer is empty, max records were handed out (0 = no limit) or cb returns
+ * non-zero (that record counts as consumed). Returns the number of records consumed, or -EINVAL
+ * when map is not a ring buffer. */
+typedef int (*ebpf_ringbuf_cb)(void *ctx, const void *data, uint32_t size);
+long ebpf_ringbuf__consume(struct ebpf_map *map, ebpf_ringbuf_cb cb, void *ctx, uint64_t max);
+/* Bytes reserved or submitted but not yet consumed. */
+uint64_t ebpf_ringbuf__avail_data(const struct ebpf_map *map);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,49 @@
+/* Epoch-based memory reclamation: memory that a running program may still point to (an old map
+ * value, an old program after a hot swap) is retired instead of freed, and freed once every
+ * thread that was inside an epoch section when it was retired has left it.
+ *
+ * Readers bracket each program run with ebpf_epoch_enter()/ebpf_epoch_exit(): a per-thread store
+ * and no shared write, no lock. Sections nest. Writers unlink an object so that new readers
+ * cannot reach it, then call ebpf_epoch_retire(); retired objects are freed in batches by later
+ * retire calls, ebpf_epoch_reclaim() or ebpf_epoch_synchronize(). The engine and the runtime
+ * share one epoch domain per process. */
+#ifndef NCCLBPF_EPOCH_H
+#define NCCLBPF_EPOCH_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef void (*ebpf_epoch_free_fn)(void *ptr);
+
+void ebpf_epoch_enter(void);
+void ebpf_epoch_exit(void);
+/* Non-zero when the calling thread is inside an epoch section. */
+int ebpf_epoch_in_section(void);
+
+/* Hands ptr to free_fn once no reader that might hold it remains. Callable inside or outside a
+ * section, from any thread. free_fn runs on some thread that calls retire/reclaim/synchronize. */
+void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn);
+
+/* Frees what is safe to free now without waiting; returns the number of objects freed. */
+uint64_t ebpf_epoch_reclaim(void);
+
+/* Waits until every reader that was inside a section when it was called has left, then frees
+ * everything retired before the call (by any thread). Returns 0, or -EDEADLK when called from
+ * inside a section (it would wait for itself). */
+int ebpf_epoch_synchronize(void);
+
+struct ebpf_epoch_stats {
+	uint64_t epoch;	  /* current global epoch */
+	uint64_t retired; /* objects ever retired */
+	uint64_t freed;	  /* objects ever freed */
+	uint64_t threads; /* thread records in use */
+};
+void ebpf_epoch_get_stats(struct ebpf_epoch_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,132 @@
+/* BPF ELF objects: the loader. Owner: engine/src/loader/.
+ *
+ * An object is what `clang -O2 -g -target bpf -mcpu=v3 -c policy.c` produces. Opening it parses
+ * and checks the ELF (and BTF, .BTF.ext), and assembles every program: programs are chosen by
+ * section name (progtype.h), bpf-to-bpf calls pull the called functions (static subprograms in
+ * .text) into each program, map references become EBPF_PSEUDO_MAP_FD and global data references
+ * EBPF_PSEUDO_MAP_VALUE, both with imm = index into the object's map table. Nothing is created
+ * or run by opening. Loading creates the maps (with their initial data), verifies every program
+ * and creates the executable programs (prog.h).
+ *
+ * Malformed or unsupported input of any kind is rejected with one line naming the section,
+ * symbol and offset; the loader never trusts a length, offset or count in the file. */
+#ifndef NCCLBPF_OBJECT_H
+#define NCCLBPF_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "isa.h"
+#include "maps.h"
+#include "prog.h"
+#include "progtype.h"
+#include "verifier.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits: larger inputs are rejected with -E2BIG. */
+#define EBPF_OBJECT_MAX_SIZE  (64u << 20) /* bytes of ELF */
+#define EBPF_OBJECT_MAX_PROGS 256u
+#define EBPF_OBJECT_MAX_MAPS  64u
+#define EBPF_OBJECT_MAX_DATA  (1u << 20) /* bytes of one global data section */
+
+struct ebpf_object;
+struct ebpf_program;	/* one program of an object (its code before loading, its prog after) */
+struct ebpf_object_map; /* one map declared by an object (definition, initial data, the map) */
+
+struct ebpf_object_open_opts {
+	size_t sz;
+	const char *name; /* used in messages; default: the file name, or "mem" */
+};
+
+/* Parses an object. buf is copied: the caller may free it at once. On failure returns NULL,
+ * sets errno (EINVAL malformed/unsupported, E2BIG too large, ENOMEM, ENOENT/EIO for files) and
+ * writes one line to err. */
+struct ebpf_object *ebpf_object__open_mem(const void *buf, size_t size,
+					  const struct ebpf_object_open_opts *opts, char *err,
+					  size_t err_len);
+struct ebpf_object *ebpf_object__open_file(const char *path,
+					   const struct ebpf_object_open_opts *opts, char *err,
+					   size_t err_len);
+
+struct ebpf_object_load_opts {
+	size_t sz;
+	const struct ebpf_helper_table *helpers; /* NULL: ebpf_helpers_default() */
+	uint32_t verify_flags;			 /* EBPF_VERIFY_F_* for every program */
+	uint64_t complexity_limit;		 /* 0: the verifier's default */
+	char *log_buf;				 /* verifier log of the failing program */
+	size_t log_size;
+};
+
+/* Creates the maps (global data maps filled with their initial contents), verifies every
+ * program and creates it. Programs that only observe (profiler, net) are verified first; maps
+ * they may write count as rank-local when tuner programs are verified. All or nothing: on
+ * failure nothing stays created. Returns 0 or -errno (-EACCES: a program was rejected) with
+ * err filled. Loading twice is -EBUSY. */
+int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts, char *err,
+		      size_t err_len);
+/* Frees the object with its programs and maps. The caller guarantees that nothing still runs
+ * them. NULL is ignored. */
+void ebpf_object__close(struct ebpf_object *obj);
+
+const char *ebpf_object__name(const struct ebpf_object *obj);
+int ebpf_object__is_loaded(const struct ebpf_object *obj);
+
+/* --- Programs ------------------------------------------------------------------------------ */
+uint32_t ebpf_object__prog_cnt(const struct ebpf_object *obj);
+struct ebpf_program *ebpf_object__prog(const struct ebpf_object *obj, uint32_t idx);
+/* Iteration: prev NULL gives the first; returns NULL after the last. */
+struct ebpf_program *ebpf_object__next_program(const struct ebpf_object *obj,
+					       const struct ebpf_program *prev);
+struct ebpf_program *ebpf_object__find_program_by_name(const struct ebpf_object *obj,
+						       const char *name);
+
+const char *ebpf_program__name(const struct ebpf_program *p);	 /* the function's name */
+const char *ebpf_program__section(const struct ebpf_program *p); /* "tuner", "net/connect" */
+const struct ebpf_prog_type *ebpf_program__type(const struct ebpf_program *p);
+/* The assembled code as handed to the verifier: the entry function first, then every function
+ * it calls (transitively), calls fixed up, map and data references as pseudo immediates. */
+const struct ebpf_insn *ebpf_program__insns(const struct ebpf_program *p);
+uint32_t ebpf_program__insn_cnt(const struct ebpf_program *p);
+/* Instructions of the entry function alone (the rest are appended subprograms). */
+uint32_t ebpf_program__entry_insn_cnt(const struct ebpf_program *p);
+/* C source positions (sorted by insn; empty without .BTF.ext). Valid while the object lives. */
+const struct ebpf_line_info *ebpf_program__line_info(const struct ebpf_program *p,
+						     uint32_t *n_lines);
+/* The source line of insn (the closest record at or before it), or NULL. */
+const struct ebpf_line_info *ebpf_program__line_of(const struct ebpf_program *p, uint32_t insn);
+/* After a successful load: the executable program and the verifier's statistics. */
+struct ebpf_prog *ebpf_program__prog(const struct ebpf_program *p);
+const struct ebpf_verify_stats *ebpf_program__verify_stats(const struct ebpf_program *p);
+
+/* --- Maps ---------------------------------------------------------------------------------- */
+enum ebpf_object_map_kind {
+	EBPF_OBJECT_MAP_BTF = 0, /* declared in .maps */
+	EBPF_OBJECT_MAP_RODATA,	 /* .rodata*: one-element array, read-only for programs */
+	EBPF_OBJECT_MAP_DATA,	 /* .data*: one-element array with initial contents */
+	EBPF_OBJECT_MAP_BSS,	 /* .bss*: one-element array, zeroed */
+};
+
+uint32_t ebpf_object__map_cnt(const struct ebpf_object *obj);
+/* idx is the index the programs' EBPF_PSEUDO_MAP_* immediates use. */
+struct ebpf_object_map *ebpf_object__map(const struct ebpf_object *obj, uint32_t idx);
+struct ebpf_object_map *ebpf_object__next_map(const struct ebpf_object *obj,
+					      const struct ebpf_object_map *prev);
+struct ebpf_object_map *ebpf_object__find_map_by_name(const struct ebpf_object *obj,
+						      const char *name);
+
+const char *ebpf_object_map__name(const struct ebpf_object_map *m);
+uint32_t ebpf_object_map__index(const struct ebpf_object_map *m);
+int ebpf_object_map__kind(const struct ebpf_object_map *m); /* enum ebpf_object_map_kind */
+const struct ebpf_map_def *ebpf_object_map__def(const struct ebpf_object_map *m);
+/* Initial contents of element 0 of a global data map (value_size bytes), NULL for BTF maps. */
+const void *ebpf_object_map__initial_data(const struct ebpf_object_map *m, size_t *size);
+/* After a successful load: the map programs use. */
+struct ebpf_map *ebpf_object_map__map(const struct ebpf_object_map *m);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,10 @@
+/* The interpreter loop instantiated as interp_run_fast (see interp_body.inc). */
+#include <errno.h>
+#include <string.h>
+
+#include "interp_internal.h"
+
+#define INTERP_NAME    interp_run_fast
+#define INTERP_CHECKED 0
+#define INTERP_LIMIT   0
+#include "interp_body.inc"

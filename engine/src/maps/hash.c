@@ -1,0 +1,473 @@
+/* HASH, PERCPU_HASH and LRU_HASH.
+ *
+ * Buckets are singly linked lists. Readers walk them without any lock (inside an epoch section);
+ * writers take the bucket's own spin lock, publish with release stores and never modify an
+ * element that readers can reach except its value words: replacing a value of HASH/LRU_HASH
+ * links a new element in place of the old one, and the old one is retired through the epoch
+ * (so a pointer a program holds stays valid until its section ends). Per-CPU values are updated
+ * in place, as Linux does. The element count is one atomic counter, touched by writers only.
+ *
+ * LRU_HASH keeps all elements on one recency list (under an LRU lock, taken by writers only).
+ * Program lookups mark an element referenced; eviction takes the list's oldest element, giving
+ * referenced ones a second chance (moved to the head, reference cleared). This is the kernel's
+ * approximation of LRU: exact for elements never looked up by programs (user-side lookups do not
+ * count as a use, also as in Linux), and never evicts a referenced element while an
+ * unreferenced one is older. Unlike Linux, exactly one element is evicted per insertion into a
+ * full map (the kernel frees a batch), so the map always holds max_entries elements once full. */
+#include "map_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ncclbpf/epoch.h"
+
+struct htab_elem {
+	_Atomic(struct htab_elem *) next;
+	uint32_t hash;
+	_Atomic uint32_t ref;		       /* LRU: looked up by a program since last pass */
+	struct htab_elem *lru_prev, *lru_next; /* LRU list, under lru_lock */
+	uint64_t on_lru;		       /* under lru_lock */
+	_Alignas(8) unsigned char key[];       /* key, then value at val_off */
+};
+
+struct bucket {
+	_Atomic(struct htab_elem *) head;
+	_Atomic uint32_t lock;
+};
+
+struct htab {
+	struct ebpf_map m;
+	struct bucket *buckets;
+	uint32_t n_buckets; /* power of two */
+	uint32_t val_off;   /* offset of the value from key[] */
+	uint32_t val_bytes; /* value bytes per element (all CPUs) */
+	int lru;
+	_Atomic uint64_t count;
+	_Atomic uint32_t lru_lock;
+	struct htab_elem *lru_head, *lru_tail; /* head = most recent */
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static void spin_lock(_Atomic uint32_t *l)
+{
+	unsigned spins = 0;
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire)) {
+		while (atomic_load_explicit(l, memory_order_relaxed)) {
+			if (++spins > 64)
+				sched_yield(); /* the holder may be preempted: let it run */
+			else
+				cpu_relax();
+		}
+	}
+}
+
+static void spin_unlock(_Atomic uint32_t *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* 64-bit multiply-xorshift hash over 8-byte words; quality is enough for bucket selection and
+ * it is cheap for the small keys policies use. */
+static uint32_t hash_key(const void *key, uint32_t len)
+{
+	const unsigned char *p = key;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+	while (len >= 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t w = 0;
+		memcpy(&w, p, len);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	h *= 0x94d049bb133111ebull;
+	h ^= h >> 29;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static inline unsigned char *elem_value(struct htab *h, struct htab_elem *e)
+{
+	return e->key + h->val_off;
+}
+
+static inline struct bucket *bucket_of(struct htab *h, uint32_t hash)
+{
+	return &h->buckets[hash & (h->n_buckets - 1)];
+}
+
+static struct htab_elem *find(struct htab *h, struct bucket *b, uint32_t hash, const void *key)
+{
+	for (struct htab_elem *e = atomic_load_explicit(&b->head, memory_order_acquire); e;
+	     e = atomic_load_explicit(&e->next, memory_order_acquire))
+		if (e->hash == hash && memcmp(e->key, key, h->m.key_size) == 0)
+			return e;
+	return NULL;
+}
+
+static void *htab_lookup(struct ebpf_map *m, const void *key)
+{
+	struct htab *h = (struct htab *)m;
+	uint32_t hash = hash_key(key, m->key_size);
+	struct htab_elem *e = find(h, bucket_of(h, hash), hash, key);
+	if (!e)
+		return NULL;
+	if (h->lru && !atomic_load_explicit(&e->ref, memory_order_relaxed))
+		atomic_store_explicit(&e->ref, 1, memory_order_relaxed);
+	unsigned char *v = elem_value(h, e);
+	return m->ncpus > 1 ? v + (uint64_t)map_cpu(m) * m->value_stride : v;
+}
+
+/* --- LRU list (lru_lock held) --- */
+
+static void lru_unlink(struct htab *h, struct htab_elem *e)
+{
+	if (!e->on_lru)
+		return; /* already taken off by an evictor */
+	e->on_lru = 0;
+	if (e->lru_prev)
+		e->lru_prev->lru_next = e->lru_next;
+	else
+		h->lru_head = e->lru_next;
+	if (e->lru_next)
+		e->lru_next->lru_prev = e->lru_prev;
+	else
+		h->lru_tail = e->lru_prev;
+	e->lru_prev = e->lru_next = NULL;
+}
+
+static void lru_push_head(struct htab *h, struct htab_elem *e)
+{
+	e->on_lru = 1;
+	e->lru_prev = NULL;
+	e->lru_next = h->lru_head;
+	if (h->lru_head)
+		h->lru_head->lru_prev = e;
+	else
+		h->lru_tail = e;
+	h->lru_head = e;
+}
+
+/* Replaces old by new on the recency list (new becomes most recent), or just adds new. */
+static void lru_insert(struct htab *h, struct htab_elem *old, struct htab_elem *new)
+{
+	spin_lock(&h->lru_lock);
+	if (old)
+		lru_unlink(h, old);
+	lru_push_head(h, new);
+	spin_unlock(&h->lru_lock);
+}
+
+static void lru_remove(struct htab *h, struct htab_elem *e)
+{
+	spin_lock(&h->lru_lock);
+	lru_unlink(h, e);
+	spin_unlock(&h->lru_lock);
+}
+
+/* Unlinks e from bucket b if it is still there (bucket lock held). */
+static int bucket_unlink(struct bucket *b, struct htab_elem *e)
+{
+	_Atomic(struct htab_elem *) *pp = &b->head;
+	struct htab_elem *cur;
+	while ((cur = atomic_load_explicit(pp, memory_order_relaxed))) {
+		if (cur == e) {
+			atomic_store_explicit(pp,
+					      atomic_load_explicit(&e->next, memory_order_relaxed),
+					      memory_order_release);
+			return 1;
+		}
+		pp = &cur->next;
+	}
+	return 0;
+}
+
+/* Evicts one element (the oldest unreferenced). Returns 1 if an element was evicted. */
+static int lru_evict_one(struct htab *h)
+{
+	struct htab_elem *victim = NULL;
+	spin_lock(&h->lru_lock);
+	/* At most one full pass clears every reference bit; then the tail is a victim. */
+	for (uint64_t n = 0; h->lru_tail; n++) {
+		struct htab_elem *t = h->lru_tail;
+		if (atomic_load_explicit(&t->ref, memory_order_relaxed) && n <= h->m.max_entries) {
+			atomic_store_explicit(&t->ref, 0, memory_order_relaxed);
+			lru_unlink(h, t);
+			lru_push_head(h, t);
+			continue;
+		}
+		victim = t;
+		lru_unlink(h, t);
+		break;
+	}
+	spin_unlock(&h->lru_lock);
+	if (!victim)
+		return 0;
+	/* victim stays allocated: we are inside an epoch section and only its unlinker retires
+	 * it. A concurrent delete/replace of the same key may win the bucket unlink. */
+	struct bucket *b = bucket_of(h, victim->hash);
+	spin_lock(&b->lock);
+	int ok = bucket_unlink(b, victim);
+	spin_unlock(&b->lock);
+	if (ok) {
+		atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+		map_stat_inc(&h->m.n_evictions);
+		ebpf_epoch_retire(victim, free);
+	}
+	return 1;
+}
+
+static int reserve_slot(struct htab *h)
+{
+	uint64_t c = atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+	if (c < h->m.max_entries)
+		return 1;
+	atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+	return 0;
+}
+
+static void fill_value(struct htab *h, unsigned char *dst, const void *value, int all_cpus,
+		       int fresh)
+{
+	struct ebpf_map *m = &h->m;
+	if (m->ncpus == 1) {
+		map_val_store(dst, value, m->value_size);
+		return;
+	}
+	if (all_cpus) {
+		for (uint32_t c = 0; c < m->ncpus; c++)
+			map_val_store(dst + (uint64_t)c * m->value_stride,
+				      (const unsigned char *)value + (uint64_t)c * m->value_stride,
+				      m->value_size);
+		return;
+	}
+	/* Program-side update of a per-CPU map: this CPU's slot; a new element starts zeroed. */
+	uint32_t cpu = map_cpu(m);
+	if (fresh)
+		map_val_zero(dst, h->val_bytes);
+	map_val_store(dst + (uint64_t)cpu * m->value_stride, value, m->value_size);
+}
+
+static long htab_update(struct ebpf_map *m, const void *key, const void *value, uint64_t flags,
+			int all_cpus)
+{
+	struct htab *h = (struct htab *)m;
+	uint32_t hash = hash_key(key, m->key_size);
+	struct bucket *b = bucket_of(h, hash);
+	for (int attempt = 0;; attempt++) {
+		spin_lock(&b->lock);
+		struct htab_elem *old = find(h, b, hash, key);
+		if (old && flags == EBPF_NOEXIST) {
+			spin_unlock(&b->lock);
+			return -EEXIST;
+		}
+		if (!old && flags == EBPF_EXIST) {
+			spin_unlock(&b->lock);
+			return -ENOENT;
+		}
+		if (old && m->ncpus > 1) {
+			fill_value(h, elem_value(h, old), value, all_cpus, 0);
+			spin_unlock(&b->lock);
+			return 0;
+		}
+		if (!old && !reserve_slot(h)) {
+			spin_unlock(&b->lock);
+			/* Full: LRU evicts (outside our bucket lock: the victim's bucket lock may
+			 * be taken by a writer that next wants the LRU lock) and tries again. */
+			if (h->lru && attempt < 8 && lru_evict_one(h))
+				continue;
+			return -E2BIG;
+		}
+		struct htab_elem *e = malloc(m->elem_bytes);
+		if (!e) {
+			if (!old)
+				atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+			spin_unlock(&b->lock);
+			return -ENOMEM;
+		}
+		e->hash = hash;
+		atomic_init(&e->ref, 0);
+		e->lru_prev = e->lru_next = NULL;
+		e->on_lru = 0;
+		memcpy(e->key, key, m->key_size);
+		fill_value(h, elem_value(h, e), value, all_cpus, 1);
+		if (old) {
+			/* Readers standing on old keep walking from old->next, which stays. */
+			atomic_init(&e->next,
+				    atomic_load_explicit(&old->next, memory_order_relaxed));
+			_Atomic(struct htab_elem *) *pp = &b->head;
+			while (atomic_load_explicit(pp, memory_order_relaxed) != old)
+				pp = &atomic_load_explicit(pp, memory_order_relaxed)->next;
+			if (h->lru)
+				lru_insert(h, old, e);
+			atomic_store_explicit(pp, e, memory_order_release);
+		} else {
+			atomic_init(&e->next, atomic_load_explicit(&b->head, memory_order_relaxed));
+			if (h->lru)
+				lru_insert(h, NULL, e);
+			atomic_store_explicit(&b->head, e, memory_order_release);
+		}
+		spin_unlock(&b->lock);
+		if (old)
+			ebpf_epoch_retire(old, free);
+		return 0;
+	}
+}
+
+static long htab_remove(struct ebpf_map *m, const void *key)
+{
+	struct htab *h = (struct htab *)m;
+	uint32_t hash = hash_key(key, m->key_size);
+	struct bucket *b = bucket_of(h, hash);
+	spin_lock(&b->lock);
+	struct htab_elem *e = find(h, b, hash, key);
+	if (!e) {
+		spin_unlock(&b->lock);
+		return -ENOENT;
+	}
+	if (h->lru)
+		lru_remove(h, e);
+	bucket_unlink(b, e);
+	atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
+	spin_unlock(&b->lock);
+	ebpf_epoch_retire(e, free);
+	return 0;
+}
+
+static int htab_copy_out(struct ebpf_map *m, const void *key, void *value)
+{
+	struct htab *h = (struct htab *)m;
+	uint32_t hash = hash_key(key, m->key_size);
+	struct htab_elem *e = find(h, bucket_of(h, hash), hash, key);
+	if (!e)
+		return -ENOENT;
+	unsigned char *v = elem_value(h, e);
+	if (m->ncpus == 1) {
+		map_val_load(value, v, m->value_size);
+		return 0;
+	}
+	for (uint32_t c = 0; c < m->ncpus; c++) {
+		unsigned char *dst = (unsigned char *)value + (uint64_t)c * m->value_stride;
+		map_val_load(dst, v + (uint64_t)c * m->value_stride, m->value_size);
+		memset(dst + m->value_size, 0, m->value_stride - m->value_size);
+	}
+	return 0;
+}
+
+static int htab_next_key(struct ebpf_map *m, const void *key, void *next_key)
+{
+	struct htab *h = (struct htab *)m;
+	uint32_t start = 0;
+	if (key) {
+		uint32_t hash = hash_key(key, m->key_size);
+		struct bucket *b = bucket_of(h, hash);
+		struct htab_elem *e = find(h, b, hash, key);
+		if (e) {
+			struct htab_elem *n = atomic_load_explicit(&e->next, memory_order_acquire);
+			if (n) {
+				memcpy(next_key, n->key, m->key_size);
+				return 0;
+			}
+			start = (uint32_t)(b - h->buckets) + 1;
+		}
+		/* Not found: Linux restarts from the first key. */
+	}
+	for (uint32_t i = start; i < h->n_buckets; i++) {
+		struct htab_elem *e =
+		    atomic_load_explicit(&h->buckets[i].head, memory_order_acquire);
+		if (e) {
+			memcpy(next_key, e->key, m->key_size);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void htab_destroy(struct ebpf_map *m)
+{
+	struct htab *h = (struct htab *)m;
+	for (uint32_t i = 0; i < h->n_buckets; i++) {
+		struct htab_elem *e =
+		    atomic_load_explicit(&h->buckets[i].head, memory_order_relaxed);
+		while (e) {
+			struct htab_elem *n = atomic_load_explicit(&e->next, memory_order_relaxed);
+			free(e);
+			e = n;
+		}
+	}
+	free(h->buckets);
+	free(h);
+}
+
+static uint64_t htab_count(const struct ebpf_map *m)
+{
+	const struct htab *h = (const struct htab *)m;
+	return atomic_load_explicit(&((struct htab *)h)->count, memory_order_relaxed);
+}
+
+static const struct map_ops htab_ops = {
+    .lookup = htab_lookup,
+    .update = htab_update,
+    .remove = htab_remove,
+    .copy_out = htab_copy_out,
+    .next_key = htab_next_key,
+    .destroy = htab_destroy,
+    .count = htab_count,
+};
+
+struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus, char *err,
+				 size_t err_len)
+{
+	if (def->key_size == 0 || def->value_size == 0 || def->max_entries == 0) {
+		map_err(err, err_len, def, "key_size, value_size and max_entries must be non-zero");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (def->key_size > EBPF_MAP_MAX_KEY_SIZE) {
+		map_err(err, err_len, def, "key_size %u exceeds %u", def->key_size,
+			EBPF_MAP_MAX_KEY_SIZE);
+		errno = E2BIG;
+		return NULL;
+	}
+	if (def->value_size > EBPF_MAP_MAX_VALUE_SIZE) {
+		map_err(err, err_len, def, "value_size %u exceeds %u", def->value_size,
+			EBPF_MAP_MAX_VALUE_SIZE);
+		errno = E2BIG;
+		return NULL;
+	}
+	/* Linux: one bucket per entry, rounded to a power of two; we cap the table (chains get
+	 * longer beyond 4M entries, nothing breaks). */
+	uint32_t nb = 1;
+	while (nb < def->max_entries && nb < (1u << 22))
+		nb <<= 1;
+	struct htab *h = calloc(1, sizeof(*h));
+	struct bucket *bk = h ? calloc(nb, sizeof(*bk)) : NULL;
+	if (!bk) {
+		free(h);
+		map_err(err, err_len, def, "out of memory for %u buckets", nb);
+		errno = ENOMEM;
+		return NULL;
+	}
+	h->buckets = bk;
+	h->n_buckets = nb;
+	h->lru = def->type == EBPF_MAP_TYPE_LRU_HASH;
+	h->val_off = (uint32_t)ROUND_UP8(def->key_size);
+	h->m.ops = &htab_ops;
+	h->m.ncpus = ncpus;
+	h->m.value_stride = (uint32_t)ROUND_UP8(def->value_size);
+	h->val_bytes = h->m.value_stride * ncpus;
+	h->m.elem_bytes = sizeof(struct htab_elem) + h->val_off + h->val_bytes;
+	h->m.memory = sizeof(*h) + (uint64_t)nb * sizeof(*bk);
+	return &h->m;
+}

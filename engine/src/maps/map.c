@@ -1,0 +1,249 @@
+/* Map creation, accessors and the type-independent entry points (maps.h). The per-type code
+ * lives in array.c, hash.c and ringbuf.c behind struct map_ops. */
+#include "map_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "ncclbpf/epoch.h"
+
+void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const char *fmt, ...)
+{
+	if (!err || !err_len)
+		return;
+	int n = snprintf(err, err_len, "map '%s': ", def && def->name ? def->name : "");
+	if (n < 0 || (size_t)n >= err_len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err + n, err_len - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+/* Possible CPUs, as Linux counts them for per-CPU maps (/sys/.../cpu/possible). */
+static uint32_t possible_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
+	if (f) {
+		unsigned a, b;
+		char sep;
+		long max = -1;
+		/* Format: "0-7" or "0,2-3": take the highest CPU number + 1. */
+		while (fscanf(f, "%u", &a) == 1) {
+			b = a;
+			if (fscanf(f, "%c", &sep) == 1 && sep == '-' && fscanf(f, "%u", &b) == 1)
+				(void)fscanf(f, "%c", &sep);
+			if ((long)b > max)
+				max = b;
+		}
+		fclose(f);
+		if (max >= 0)
+			n = max + 1;
+	}
+	if (n < 1)
+		n = 1;
+	if (n > 4096)
+		n = 4096;
+	return (uint32_t)n;
+}
+
+struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, size_t err_len)
+{
+	if (err && err_len)
+		err[0] = 0;
+	if (!def || def->sz < offsetof(struct ebpf_map_def, flags) + sizeof(def->flags)) {
+		map_err(err, err_len, NULL, "bad definition (NULL or sz too small)");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (def->name && strlen(def->name) >= EBPF_MAP_NAME_LEN) {
+		map_err(err, err_len, def, "name longer than %u bytes", EBPF_MAP_NAME_LEN - 1);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (def->flags & ~EBPF_MAP_F_RDONLY_PROG) {
+		map_err(err, err_len, def, "unsupported flags 0x%x", def->flags);
+		errno = EINVAL;
+		return NULL;
+	}
+	struct ebpf_map *m;
+	switch (def->type) {
+	case EBPF_MAP_TYPE_ARRAY:
+		m = array_map_create(def, 1, err, err_len);
+		break;
+	case EBPF_MAP_TYPE_PERCPU_ARRAY:
+		m = array_map_create(def, possible_cpus(), err, err_len);
+		break;
+	case EBPF_MAP_TYPE_HASH:
+	case EBPF_MAP_TYPE_LRU_HASH:
+		m = htab_map_create(def, 1, err, err_len);
+		break;
+	case EBPF_MAP_TYPE_PERCPU_HASH:
+		m = htab_map_create(def, possible_cpus(), err, err_len);
+		break;
+	case EBPF_MAP_TYPE_RINGBUF:
+		m = ringbuf_map_create(def, err, err_len);
+		break;
+	default:
+		map_err(err, err_len, def, "unsupported map type %u", def->type);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!m)
+		return NULL;
+	snprintf(m->name, sizeof(m->name), "%s", def->name ? def->name : "");
+	m->type = def->type;
+	m->key_size = def->key_size;
+	m->value_size = def->value_size;
+	m->max_entries = def->max_entries;
+	m->flags = def->flags;
+	return m;
+}
+
+void ebpf_map__free(struct ebpf_map *map)
+{
+	if (map)
+		map->ops->destroy(map);
+}
+
+const char *ebpf_map__name(const struct ebpf_map *map)
+{
+	return map->name;
+}
+uint32_t ebpf_map__type(const struct ebpf_map *map)
+{
+	return map->type;
+}
+uint32_t ebpf_map__key_size(const struct ebpf_map *map)
+{
+	return map->key_size;
+}
+uint32_t ebpf_map__value_size(const struct ebpf_map *map)
+{
+	return map->value_size;
+}
+uint32_t ebpf_map__max_entries(const struct ebpf_map *map)
+{
+	return map->max_entries;
+}
+uint32_t ebpf_map__flags(const struct ebpf_map *map)
+{
+	return map->flags;
+}
+uint32_t ebpf_map__num_cpus(const struct ebpf_map *map)
+{
+	return map->ncpus;
+}
+
+static int is_percpu(const struct ebpf_map *m)
+{
+	return m->type == EBPF_MAP_TYPE_PERCPU_ARRAY || m->type == EBPF_MAP_TYPE_PERCPU_HASH;
+}
+
+size_t ebpf_map__user_value_size(const struct ebpf_map *map)
+{
+	if (map->type == EBPF_MAP_TYPE_RINGBUF)
+		return 0;
+	return is_percpu(map) ? (size_t)map->ncpus * map->value_stride : map->value_size;
+}
+
+const char *ebpf_map_type__name(uint32_t type)
+{
+	switch (type) {
+	case EBPF_MAP_TYPE_HASH:
+		return "hash";
+	case EBPF_MAP_TYPE_ARRAY:
+		return "array";
+	case EBPF_MAP_TYPE_PERCPU_HASH:
+		return "percpu_hash";
+	case EBPF_MAP_TYPE_PERCPU_ARRAY:
+		return "percpu_array";
+	case EBPF_MAP_TYPE_LRU_HASH:
+		return "lru_hash";
+	case EBPF_MAP_TYPE_RINGBUF:
+		return "ringbuf";
+	}
+	return "unknown";
+}
+
+void *ebpf_map__lookup_elem(struct ebpf_map *map, const void *key)
+{
+	return map->ops->lookup(map, key);
+}
+
+long ebpf_map__update_elem(struct ebpf_map *map, const void *key, const void *value, uint64_t flags)
+{
+	long rc;
+	if (flags > EBPF_EXIST) {
+		rc = -EINVAL;
+	} else {
+		ebpf_epoch_enter();
+		rc = map->ops->update(map, key, value, flags, 0);
+		ebpf_epoch_exit();
+	}
+	map_stat_inc(rc ? &map->n_update_fails : &map->n_updates);
+	return rc;
+}
+
+long ebpf_map__delete_elem(struct ebpf_map *map, const void *key)
+{
+	ebpf_epoch_enter();
+	long rc = map->ops->remove(map, key);
+	ebpf_epoch_exit();
+	if (!rc)
+		map_stat_inc(&map->n_deletes);
+	return rc;
+}
+
+int ebpf_map__user_lookup(struct ebpf_map *map, const void *key, void *value)
+{
+	ebpf_epoch_enter();
+	int rc = map->ops->copy_out(map, key, value);
+	ebpf_epoch_exit();
+	return rc;
+}
+
+int ebpf_map__user_update(struct ebpf_map *map, const void *key, const void *value, uint64_t flags)
+{
+	long rc;
+	if (flags > EBPF_EXIST) {
+		rc = -EINVAL;
+	} else {
+		ebpf_epoch_enter();
+		rc = map->ops->update(map, key, value, flags, 1);
+		ebpf_epoch_exit();
+	}
+	map_stat_inc(rc ? &map->n_update_fails : &map->n_updates);
+	return (int)rc;
+}
+
+int ebpf_map__user_delete(struct ebpf_map *map, const void *key)
+{
+	return (int)ebpf_map__delete_elem(map, key);
+}
+
+int ebpf_map__get_next_key(struct ebpf_map *map, const void *key, void *next_key)
+{
+	ebpf_epoch_enter();
+	int rc = map->ops->next_key(map, key, next_key);
+	ebpf_epoch_exit();
+	return rc;
+}
+
+int ebpf_map__get_stats(const struct ebpf_map *map, struct ebpf_map_stats *st)
+{
+	if (!st || st->sz < sizeof(*st))
+		return -EINVAL;
+	st->entries = map->ops->count(map);
+	st->updates = atomic_load_explicit(&map->n_updates, memory_order_relaxed);
+	st->update_fails = atomic_load_explicit(&map->n_update_fails, memory_order_relaxed);
+	st->deletes = atomic_load_explicit(&map->n_deletes, memory_order_relaxed);
+	st->lru_evictions = atomic_load_explicit(&map->n_evictions, memory_order_relaxed);
+	st->rb_consumed = atomic_load_explicit(&map->n_consumed, memory_order_relaxed);
+	st->memory_bytes = map->memory + st->entries * map->elem_bytes;
+	return 0;
+}

@@ -1,0 +1,39 @@
+# Loader tests: BPF test objects compiled here (features and one per rejected construct), the
+# loader unit test over them and the shipped policies, the mutation test (0-byte, truncated and
+# bit-flipped variants of every object, clean rejection under ASan), and the SDK header checks.
+if(NCCLBPF_BUILD_POLICIES)
+  set(LDR_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
+  set(LDR_BPF_DIR ${PROJECT_BINARY_DIR}/tests/loader/bpf)
+  file(GLOB LDR_BPF_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/bpf/*.c)
+  set(LDR_BPF_OBJECTS)
+  foreach(src ${LDR_BPF_SOURCES})
+    get_filename_component(n ${src} NAME_WE)
+    set(out ${LDR_BPF_DIR}/${n}.o)
+    set(flags ${LDR_BPF_CFLAGS})
+    if(n STREQUAL "bad_no_btf_maps")
+      list(REMOVE_ITEM flags -g) # the point of this object: maps without BTF
+    endif()
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${LDR_BPF_DIR}
+      COMMAND ${NCCLBPF_CLANG} ${flags} -c ${src} -o ${out}
+      DEPENDS ${src} ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF tests/loader/bpf/${n}.c")
+    list(APPEND LDR_BPF_OBJECTS ${out})
+  endforeach()
+  add_custom_target(loader_test_objects ALL DEPENDS ${LDR_BPF_OBJECTS})
+
+  ncclbpf_test(test_loader SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader.c
+    ARGS ${LDR_BPF_DIR} ${NCCLBPF_POLICY_DIR} TIMEOUT 60 LABELS loader)
+  ncclbpf_test(test_loader_mutate SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader_mutate.c
+    ARGS ${LDR_BPF_DIR} ${NCCLBPF_POLICY_DIR} ${NCCLBPF_POLICY_DIR}/unsafe TIMEOUT 120
+    LABELS loader)
+
+  # The SDK header compiles for BPF with every warning an error, using everything it offers.
+  add_test(NAME sdk_header_bpf
+    COMMAND ${NCCLBPF_CLANG} ${LDR_BPF_CFLAGS} -Wextra -c ${CMAKE_CURRENT_LIST_DIR}/sdk_all.c
+            -o ${PROJECT_BINARY_DIR}/tests/loader/sdk_all.o)
+  set_tests_properties(sdk_header_bpf PROPERTIES LABELS loader TIMEOUT 60)
+endif()
+# ... and on the host (gcc, -Wall -Wextra -Werror -pedantic): layouts and constants.
+ncclbpf_test(test_sdk_host SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sdk_host.c LABELS loader)
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/test_sdk_host.c PROPERTIES COMPILE_OPTIONS "-pedantic")
