@@ -1,5 +1,16 @@
-/* JIT compilation to native code (x86-64 today; one backend file per architecture).
- * Owner: engine/src/jit/. The interpreter stays the fallback where no backend exists. */
+/* JIT compilation to native code (x86-64 today; one backend folder per architecture).
+ * Owner: engine/src/jit/. The interpreter stays the fallback where no backend exists.
+ *
+ * Calling convention: the compiled program is a plain C function, uint64_t fn(r1, r2); the
+ * runtime may call ebpf_prog__jit_fn(prog) directly on its hot path (no trampoline, no lock, no
+ * per-call state). Code pages are mapped writable while the code is emitted and then switched
+ * to read+execute; they are never writable and executable at once.
+ *
+ * Run-time faults: the only one a compiled program can hit is call-depth overflow (more than
+ * EBPF_MAX_FRAMES frames of bpf-to-bpf calls; the verifier rejects programs that could). The
+ * JIT counts frames, unwinds the whole run without touching memory beyond its frames, and returns
+ * EBPF_JIT_FAULT_R0 from fn; the program's fault counter (ebpf_prog__jit_faults) is incremented
+ * atomically, and ebpf_prog__run reports such a run as -EFAULT with EBPF_FAULT_CALL_DEPTH. */
 #ifndef NCCLBPF_JIT_H
 #define NCCLBPF_JIT_H
 
@@ -12,22 +23,48 @@
 extern "C" {
 #endif
 
+/* Value a compiled program returns when it was aborted on call-depth overflow. 0 is every hook's
+ * "no decision" value, so an aborted policy degrades to NCCL's own behaviour. */
+#define EBPF_JIT_FAULT_R0 0ull
+
 struct ebpf_jit_stats {
 	uint64_t compile_ns; /* wall time of ebpf_prog__jit */
 	uint32_t code_size;  /* bytes of machine code */
+	uint32_t n_inlined;  /* map lookups compiled to an address computation */
+	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_prog__jit_faults) */
+};
+
+/* Options for ebpf_prog__jit_opts (size-prefixed). */
+#define EBPF_JIT_F_NO_INLINE 0x1u  /* call the lookup helper even for constant ARRAY maps */
+#define EBPF_JIT_F_FAR_CALLS 0x2u  /* helper calls always through an absolute address (tests) */
+struct ebpf_jit_opts {
+	size_t sz;
+	uint32_t flags; /* EBPF_JIT_F_* */
 };
 
 /* 1 when this build has a JIT backend for the host architecture. */
 int ebpf_jit_available(void);
 
 /* Compiles the program; afterwards ebpf_prog__jit_fn returns the native entry point. Code
- * pages are never writable and executable at once. Returns 0 or -errno with err filled. */
+ * pages are never writable and executable at once. Returns 0 or -errno with err filled
+ * (-ENOTSUP without a backend). Compiling an already compiled program returns 0. Not
+ * thread-safe against concurrent runs or compiles of the same program: call it before the
+ * program is published. */
 int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err,
 		   size_t err_len);
+int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts,
+			struct ebpf_jit_stats *stats, char *err, size_t err_len);
 /* The compiled function (call it as fn(r1, r2)), or NULL when not compiled. */
 ebpf_jit_fn ebpf_prog__jit_fn(const struct ebpf_prog *prog);
+/* Statistics of the last compile (zeros when not compiled). */
+struct ebpf_jit_stats ebpf_prog__jit_stats(const struct ebpf_prog *prog);
+/* Number of compiled runs aborted on call-depth overflow since compilation. */
+uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog);
 
-/* Runs with the chosen engine (EBPF_ENGINE_DEFAULT: the JIT when compiled, else interpreter). */
+/* Runs with the chosen engine (EBPF_ENGINE_DEFAULT: the JIT when compiled and opts asks for
+ * nothing only the interpreter does, else the interpreter). EBPF_ENGINE_JIT on a program that
+ * is not compiled, or with checked mode or an instruction limit, returns -ENOEXEC / -EOPNOTSUPP.
+ * Returns 0, or -EFAULT with opts->fault filled when the run faulted. */
 int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
 		   uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0);
 

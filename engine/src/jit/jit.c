@@ -1,0 +1,531 @@
+/* Architecture-neutral half of the JIT: program analysis shared by every backend, executable
+ * memory with W^X (mapped read+write while code is emitted, then read+execute, never both),
+ * statistics, and ebpf_prog__run, the one entry point that picks JIT or interpreter.
+ *
+ * Analysis establishes what a backend may rely on beyond ebpf_prog__new's structural checks:
+ * functions are contiguous ranges that start at the entry or a call target, no jump leaves its
+ * function, and every function ends in exit or ja (so none falls into the next). The Linux
+ * verifier enforces the same; programs outside it fall back to the interpreter. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jit_backend.h"
+#include "ncclbpf/maps.h"
+
+#define HELPER_MAP_LOOKUP 1 /* Linux's BPF_FUNC_map_lookup_elem */
+
+__attribute__((format(printf, 3, 4))) static void jit_err(char *err, size_t err_len,
+							 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !err_len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, err_len, fmt, ap);
+	va_end(ap);
+}
+
+int ebpf_jit_available(void)
+{
+#ifdef NCCLBPF_HAVE_JIT
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+/* --- Executable memory ---------------------------------------------------------------------- */
+
+void *jit_mem_alloc(size_t size, const void *near_hint, size_t *mapped)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (size + page - 1) & ~(page - 1);
+	void *hint = NULL;
+	void *mem;
+
+	/* Ask for an address below the code that holds the helpers, so that helper calls can use
+	 * a 32-bit displacement. Only a hint: the kernel places the mapping elsewhere when the
+	 * range is taken, and the backend then calls through a register. */
+	if (near_hint) {
+		uintptr_t h = (uintptr_t)near_hint & ~(uintptr_t)(page - 1);
+
+		if (h > (64u << 20))
+			hint = (void *)(h - (32u << 20));
+	}
+	mem = mmap(hint, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return NULL;
+	*mapped = len;
+	return mem;
+}
+
+int jit_mem_seal(void *mem, size_t mapped)
+{
+	/* Some architectures need the instruction cache told; a no-op on x86-64. */
+	__builtin___clear_cache((char *)mem, (char *)mem + mapped);
+	return mprotect(mem, mapped, PROT_READ | PROT_EXEC) ? -errno : 0;
+}
+
+void jit_mem_free(void *mem, size_t mapped)
+{
+	if (mem)
+		munmap(mem, mapped);
+}
+
+/* --- Analysis ------------------------------------------------------------------------------- */
+
+static int is_jump(const struct ebpf_insn *in)
+{
+	uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
+
+	return (cls == EBPF_JMP || cls == EBPF_JMP32) && op != EBPF_CALL && op != EBPF_EXIT;
+}
+
+static int64_t jump_target(const struct ebpf_insn *in, uint32_t pc)
+{
+	/* JMP32 | JA carries a 32-bit offset in imm (v4). */
+	if (in->code == (EBPF_JMP32 | EBPF_JA))
+		return (int64_t)pc + 1 + in->imm;
+	return (int64_t)pc + 1 + in->off;
+}
+
+/* Registers an instruction reads or writes (as a bit set); src_reg counts only where it names
+ * a register. */
+static uint16_t insn_regs(const struct ebpf_insn *in)
+{
+	uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
+	uint16_t r = 0;
+
+	switch (cls) {
+	case EBPF_ALU:
+	case EBPF_ALU64:
+		r |= 1u << in->dst_reg;
+		if (EBPF_SRC(in->code) == EBPF_X && op != EBPF_END && op != EBPF_NEG)
+			r |= 1u << in->src_reg;
+		break;
+	case EBPF_JMP:
+	case EBPF_JMP32:
+		if (op == EBPF_CALL)
+			r |= 0x3f; /* r0-r5 */
+		else if (op == EBPF_EXIT)
+			r |= 1u;
+		else if (op != EBPF_JA) {
+			r |= 1u << in->dst_reg;
+			if (EBPF_SRC(in->code) == EBPF_X)
+				r |= 1u << in->src_reg;
+		}
+		break;
+	case EBPF_LD:
+		r |= 1u << in->dst_reg;
+		break;
+	case EBPF_LDX:
+	case EBPF_STX:
+		r |= (1u << in->dst_reg) | (1u << in->src_reg);
+		if (cls == EBPF_STX && EBPF_MODE(in->code) == EBPF_ATOMIC)
+			r |= 1u; /* cmpxchg uses r0 */
+		break;
+	case EBPF_ST:
+		r |= 1u << in->dst_reg;
+		break;
+	}
+	return r;
+}
+
+/* Does the instruction write register reg? (conservatively yes for anything unusual) */
+static int insn_writes(const struct ebpf_insn *in, unsigned reg)
+{
+	uint8_t cls = EBPF_CLASS(in->code);
+
+	switch (cls) {
+	case EBPF_ALU:
+	case EBPF_ALU64:
+	case EBPF_LD:
+	case EBPF_LDX:
+		return in->dst_reg == reg;
+	case EBPF_ST:
+		return 0;
+	case EBPF_STX:
+		if (EBPF_MODE(in->code) != EBPF_ATOMIC)
+			return 0;
+		if (in->imm == EBPF_CMPXCHG)
+			return reg == 0;
+		return (in->imm & EBPF_FETCH) && in->src_reg == reg;
+	default:
+		return 1;
+	}
+}
+
+/* For the helper call at pc: the map r1 holds if it is provably a constant map handle loaded in
+ * the same basic block, else NULL. */
+static struct ebpf_map *const_map_in_r1(const struct ebpf_prog *prog, const uint8_t *flags,
+					uint32_t pc)
+{
+	uint32_t j = pc;
+
+	while (j > 0) {
+		const struct ebpf_insn *in;
+
+		if (flags[j] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START))
+			return NULL; /* another path may reach the call with another r1 */
+		j--;
+		if (flags[j] & JIT_INSN_LDDW_TAIL)
+			continue;
+		in = &prog->insns[j];
+		if (EBPF_CLASS(in->code) == EBPF_JMP || EBPF_CLASS(in->code) == EBPF_JMP32)
+			return NULL;
+		if (!insn_writes(in, EBPF_REG_1))
+			continue;
+		if (ebpf_insn_is_lddw(in) && in->dst_reg == EBPF_REG_1) {
+			uint64_t v = (uint32_t)in[0].imm | ((uint64_t)(uint32_t)in[1].imm << 32);
+
+			for (uint32_t k = 0; k < prog->n_maps; k++)
+				if (prog->maps[k] && (uint64_t)(uintptr_t)prog->maps[k] == v)
+					return prog->maps[k];
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/* An ARRAY map's values are one preallocated block: learn its base and stride by looking up
+ * the first, second and last element, and refuse to inline unless they line up. */
+static int array_layout(struct ebpf_map *map, struct jit_inline *out)
+{
+	uint32_t max = ebpf_map__max_entries(map), vs = ebpf_map__value_size(map);
+	uint32_t k0 = 0, k1 = 1, kl, kend;
+	uint8_t *p0, *p1, *pl;
+	uintptr_t stride;
+
+	if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY || ebpf_map__key_size(map) != 4 || !max ||
+	    !vs)
+		return -1;
+	kl = max - 1;
+	kend = max;
+	p0 = ebpf_map__lookup_elem(map, &k0);
+	if (!p0)
+		return -1;
+	if (max == 1) {
+		stride = vs;
+	} else {
+		p1 = ebpf_map__lookup_elem(map, &k1);
+		pl = ebpf_map__lookup_elem(map, &kl);
+		if (!p1 || !pl || p1 <= p0)
+			return -1;
+		stride = (uintptr_t)(p1 - p0);
+		if (stride < vs || stride > INT32_MAX ||
+		    (uintptr_t)(pl - p0) != stride * (uintptr_t)kl)
+			return -1;
+	}
+	if (kend && ebpf_map__lookup_elem(map, &kend))
+		return -1;
+	out->base = (uint64_t)(uintptr_t)p0;
+	out->stride = (uint32_t)stride;
+	out->max_entries = max;
+	return 0;
+}
+
+static int helper_is_map_lookup(const struct ebpf_prog *prog)
+{
+	const struct ebpf_helper_proto *p;
+
+	if (!prog->helpers || !(p = prog->helpers->by_id[HELPER_MAP_LOOKUP]))
+		return 0;
+	return p->ret == EBPF_RET_MAP_VALUE_OR_NULL && p->args[0] == EBPF_ARG_CONST_MAP &&
+	       p->args[1] == EBPF_ARG_PTR_TO_KEY;
+}
+
+static void analysis_free(struct jit_analysis *an)
+{
+	free(an->insn_flags);
+	memset(an, 0, sizeof(*an));
+}
+
+static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_analysis *an,
+		   char *err, size_t err_len)
+{
+	uint32_t n = prog->n_insns, f = 0, i;
+	const struct ebpf_insn *insns = prog->insns;
+	size_t sz_flags = (n + 7) & ~(size_t)7;
+	uint8_t *block;
+	int inline_ok;
+
+	memset(an, 0, sizeof(*an));
+	an->prog = prog;
+	an->n_insns = n;
+	an->flags = opt_flags;
+	if (!n) {
+		jit_err(err, err_len, "empty program");
+		return -EINVAL;
+	}
+	/* One allocation for every per-instruction array. */
+	block = calloc(1, sz_flags + (size_t)n * (2 * sizeof(uint32_t) + sizeof(struct jit_func) +
+						   sizeof(struct jit_inline)));
+	if (!block) {
+		jit_err(err, err_len, "out of memory");
+		return -ENOMEM;
+	}
+	an->insn_flags = block;
+	an->insn_func = (uint32_t *)(block + sz_flags);
+	an->insn_inline = an->insn_func + n;
+	an->funcs = (struct jit_func *)(an->insn_inline + n);
+	an->inl = (struct jit_inline *)(an->funcs + n);
+
+	an->insn_flags[0] |= JIT_INSN_FUNC_START;
+	for (i = 0; i < n; i++) {
+		const struct ebpf_insn *in = &insns[i];
+
+		if (ebpf_insn_is_lddw(in)) {
+			if (i + 1 < n)
+				an->insn_flags[i + 1] |= JIT_INSN_LDDW_TAIL;
+			i++;
+			continue;
+		}
+		if (in->code == (EBPF_JMP | EBPF_CALL) && in->src_reg == EBPF_PSEUDO_CALL) {
+			int64_t t = (int64_t)i + 1 + in->imm;
+
+			if (t < 0 || t >= n)
+				goto bad_target;
+			an->insn_flags[t] |= JIT_INSN_FUNC_START;
+			an->has_bpf_calls = 1;
+		} else if (is_jump(in)) {
+			int64_t t = jump_target(in, i);
+
+			if (t < 0 || t >= n)
+				goto bad_target;
+			an->insn_flags[t] |= JIT_INSN_TARGET;
+		}
+		continue;
+bad_target:
+		jit_err(err, err_len, "insn %u: jump or call out of range", i);
+		analysis_free(an);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		if ((an->insn_flags[i] & (JIT_INSN_FUNC_START | JIT_INSN_LDDW_TAIL)) ==
+		    (JIT_INSN_FUNC_START | JIT_INSN_LDDW_TAIL)) {
+			jit_err(err, err_len, "insn %u: call into the middle of lddw", i);
+			analysis_free(an);
+			return -EINVAL;
+		}
+		if (an->insn_flags[i] & JIT_INSN_FUNC_START) {
+			if (i)
+				an->funcs[f - 1].end = i;
+			an->funcs[f].start = i;
+			f++;
+		}
+		an->insn_func[i] = f - 1;
+	}
+	an->funcs[f - 1].end = n;
+	an->n_funcs = f;
+
+	inline_ok = !(opt_flags & EBPF_JIT_F_NO_INLINE) && helper_is_map_lookup(prog);
+	for (i = 0; i < n; i++) {
+		const struct ebpf_insn *in = &insns[i];
+		struct jit_func *fn = &an->funcs[an->insn_func[i]];
+		uint16_t regs;
+
+		if (an->insn_flags[i] & JIT_INSN_LDDW_TAIL)
+			continue;
+		regs = insn_regs(in);
+		fn->regs_used |= regs;
+		if (regs & (1u << EBPF_REG_10))
+			fn->uses_stack = 1;
+		if (in->code == (EBPF_JMP | EBPF_CALL)) {
+			if (in->src_reg == EBPF_PSEUDO_HELPER && in->imm == HELPER_MAP_LOOKUP &&
+			    inline_ok) {
+				struct ebpf_map *m = const_map_in_r1(prog, an->insn_flags, i);
+
+				if (m && !array_layout(m, &an->inl[an->n_inl])) {
+					an->insn_flags[i] |= JIT_INSN_INLINE_ARRAY;
+					an->insn_inline[i] = an->n_inl++;
+				}
+			}
+			/* An inlined lookup calls nothing: no stack alignment needed for it. */
+			if (!(an->insn_flags[i] & JIT_INSN_INLINE_ARRAY))
+				fn->calls = 1;
+		}
+		if (is_jump(in)) {
+			int64_t t = jump_target(in, i);
+
+			if (an->insn_func[t] != an->insn_func[i]) {
+				jit_err(err, err_len,
+					"insn %u: jump to insn %lld leaves its function", i,
+					(long long)t);
+				analysis_free(an);
+				return -EINVAL;
+			}
+		}
+	}
+	for (f = 0; f < an->n_funcs; f++) {
+		uint32_t last = an->funcs[f].end - 1;
+		uint8_t code = insns[last].code;
+
+		if ((an->insn_flags[last] & JIT_INSN_LDDW_TAIL) ||
+		    (code != (EBPF_JMP | EBPF_EXIT) && code != (EBPF_JMP | EBPF_JA) &&
+		     code != (EBPF_JMP32 | EBPF_JA))) {
+			jit_err(err, err_len,
+				"insn %u: function ends without exit or jump (falls into the next)",
+				last);
+			analysis_free(an);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* --- Public API ----------------------------------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts,
+			struct ebpf_jit_stats *stats, char *err, size_t err_len)
+{
+	uint32_t flags = 0;
+	uint64_t t0 = now_ns();
+
+	if (!prog) {
+		jit_err(err, err_len, "no program");
+		return -EINVAL;
+	}
+	if (opts && opts->sz >= offsetof(struct ebpf_jit_opts, flags) + sizeof(opts->flags))
+		flags = opts->flags;
+	if (prog->jit_fn) {
+		if (stats)
+			*stats = ebpf_prog__jit_stats(prog);
+		return 0;
+	}
+#ifdef NCCLBPF_HAVE_JIT
+	{
+		struct jit_analysis an;
+		struct jit_image img = {0};
+		int ret;
+
+		ret = analyse(prog, flags, &an, err, err_len);
+		if (ret)
+			return ret;
+		an.fault_counter = &prog->jit_stats.faults;
+		ret = jit_arch_compile(&an, &img, err, err_len);
+		if (!ret) {
+			prog->jit_stats.n_inlined = an.n_inl;
+			ret = jit_mem_seal(img.mem, img.mapped);
+			if (ret) {
+				jit_err(err, err_len, "mprotect of JIT code failed");
+				jit_mem_free(img.mem, img.mapped);
+			}
+		}
+		analysis_free(&an);
+		if (ret)
+			return ret;
+		prog->jit_mem = img.mem;
+		prog->jit_mem_size = img.mapped;
+		prog->jit_stats.code_size = img.code_size;
+		prog->jit_stats.compile_ns = now_ns() - t0;
+		__atomic_store_n(&prog->jit_stats.faults, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&prog->jit_fn, img.entry, __ATOMIC_RELEASE);
+		if (stats)
+			*stats = ebpf_prog__jit_stats(prog);
+		return 0;
+	}
+#else
+	(void)t0;
+	(void)analyse;
+	jit_err(err, err_len, "no JIT backend for this architecture (the interpreter runs)");
+	return -ENOTSUP;
+#endif
+}
+
+int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err,
+		   size_t err_len)
+{
+	return ebpf_prog__jit_opts(prog, NULL, stats, err, err_len);
+}
+
+ebpf_jit_fn ebpf_prog__jit_fn(const struct ebpf_prog *prog)
+{
+	return prog ? __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE) : NULL;
+}
+
+struct ebpf_jit_stats ebpf_prog__jit_stats(const struct ebpf_prog *prog)
+{
+	struct ebpf_jit_stats s = {0};
+
+	if (prog && prog->jit_fn) {
+		s = prog->jit_stats;
+		s.faults = ebpf_prog__jit_faults(prog);
+	}
+	return s;
+}
+
+uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog)
+{
+	return prog ? __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) : 0;
+}
+
+int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+		   uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
+{
+	ebpf_jit_fn fn = ebpf_prog__jit_fn(prog);
+	int interp_only = 0;
+	uint64_t faults, ret;
+
+	if (!prog || !r0)
+		return -EINVAL;
+	if (opts) {
+		if (opts->sz >= offsetof(struct ebpf_run_opts, checked) + sizeof(opts->checked) &&
+		    opts->checked)
+			interp_only = 1;
+		if (opts->sz >= offsetof(struct ebpf_run_opts, insn_limit) +
+					sizeof(opts->insn_limit) &&
+		    opts->insn_limit)
+			interp_only = 1;
+	}
+	switch (engine) {
+	case EBPF_ENGINE_INTERP:
+		return ebpf_interp__run(prog, r1, r2, opts, r0);
+	case EBPF_ENGINE_JIT:
+		if (interp_only)
+			return -EOPNOTSUPP;
+		if (!fn)
+			return -ENOEXEC;
+		break;
+	case EBPF_ENGINE_DEFAULT:
+		if (interp_only || !fn)
+			return ebpf_interp__run(prog, r1, r2, opts, r0);
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* A run aborted on call-depth overflow returns EBPF_JIT_FAULT_R0 and bumps the counter;
+	 * another thread's fault at the same moment can only be misattributed when this run also
+	 * returned that value. */
+	faults = ebpf_prog__jit_faults(prog);
+	ret = fn(r1, r2);
+	*r0 = ret;
+	if (ret == EBPF_JIT_FAULT_R0 && ebpf_prog__jit_faults(prog) != faults) {
+		struct ebpf_fault *fault = NULL;
+
+		if (opts && opts->sz >= offsetof(struct ebpf_run_opts, fault) + sizeof(opts->fault))
+			fault = opts->fault;
+		if (fault) {
+			memset(fault, 0, sizeof(*fault));
+			fault->kind = EBPF_FAULT_CALL_DEPTH;
+			snprintf(fault->msg, sizeof(fault->msg),
+				 "call depth exceeds %d frames (JIT run aborted)", EBPF_MAX_FRAMES);
+		}
+		return -EFAULT;
+	}
+	return 0;
+}

@@ -1,0 +1,67 @@
+/* The contract between the architecture-neutral JIT driver (jit.c) and one backend per
+ * architecture (arch_<arch>/). jit.c analyses the program once (functions, register use, jump
+ * targets, inlinable map lookups) and owns executable memory; a backend only turns the analysed
+ * program into machine code. Adding an architecture means adding arch_<arch>/ with
+ * jit_arch_compile() and nothing else. */
+#ifndef NCCLBPF_JIT_BACKEND_H
+#define NCCLBPF_JIT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "prog_internal.h"
+
+/* Per-instruction facts (jit_analysis.insn_flags). */
+#define JIT_INSN_TARGET 0x01      /* a jump lands here: a new basic block starts */
+#define JIT_INSN_FUNC_START 0x02  /* first instruction of a function (entry or call target) */
+#define JIT_INSN_LDDW_TAIL 0x04   /* second slot of a 64-bit immediate load: emits nothing */
+#define JIT_INSN_INLINE_ARRAY 0x08 /* a map lookup call the backend inlines (jit_inline) */
+
+/* A function: the entry (func 0) or a bpf-to-bpf call target; [start, end) instructions. */
+struct jit_func {
+	uint32_t start, end;
+	uint16_t regs_used; /* bit n: eBPF register n is read or written */
+	uint8_t uses_stack; /* r10 is referenced */
+	uint8_t calls;      /* contains helper or bpf-to-bpf calls */
+};
+
+/* An ARRAY map lookup with a constant map: value = key < max_entries ? base + key * stride : 0. */
+struct jit_inline {
+	uint64_t base;
+	uint32_t stride;
+	uint32_t max_entries;
+};
+
+struct jit_analysis {
+	const struct ebpf_prog *prog;
+	uint32_t n_insns;
+	uint8_t *insn_flags;     /* JIT_INSN_* per instruction */
+	uint32_t *insn_func;     /* index of the function each instruction belongs to */
+	uint32_t *insn_inline;   /* index into inl for JIT_INSN_INLINE_ARRAY calls */
+	struct jit_func *funcs;
+	uint32_t n_funcs;
+	struct jit_inline *inl;
+	uint32_t n_inl;
+	uint8_t has_bpf_calls; /* any bpf-to-bpf call: frame depth must be checked */
+	uint32_t flags;        /* EBPF_JIT_F_* from the options */
+	uint64_t *fault_counter; /* incremented (atomically) when a run aborts on call depth */
+};
+
+/* Executable memory, owned by jit.c: one RW mapping while the backend writes, then RX. */
+void *jit_mem_alloc(size_t size, const void *near_hint, size_t *mapped);
+int jit_mem_seal(void *mem, size_t mapped);
+void jit_mem_free(void *mem, size_t mapped);
+
+struct jit_image {
+	void *mem;        /* mapping from jit_mem_alloc, sealed by jit.c after the backend returns */
+	size_t mapped;    /* size of the mapping */
+	uint32_t code_size;
+	ebpf_jit_fn entry;
+};
+
+/* Compiles the analysed program. On success returns 0 with img filled (mem still writable:
+ * jit.c seals it); on failure returns -errno with one line in err and no mapping left. */
+int jit_arch_compile(const struct jit_analysis *an, struct jit_image *img, char *err,
+		     size_t err_len);
+
+#endif

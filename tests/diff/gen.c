@@ -1,0 +1,784 @@
+/* Random eBPF program generator (see gen.h for the contract).
+ *
+ * Programs are built from structured blocks (straight-line instructions, if / if-else, counted
+ * loops, calls), so every jump target is known to be inside the same function and every loop
+ * is bounded. The generator tracks which registers are initialised (the kernel refuses reads of
+ * uninitialised registers, and r1-r5 die at every call) and which are locked as loop counters.
+ * All values the programs compute are scalars; the only pointers are r10 and r9 (buffer). */
+#include "gen.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#ifdef NCCLBPF_HAVE_DISASM
+#include "ncclbpf/disasm.h"
+#endif
+
+#define BUF_REG 9
+#define RESERVE 128 /* instructions kept free for each function's epilogue and pending calls */
+
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** */
+static uint64_t next64(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+/* Uniform in [0, n), n > 0. The modulo bias is irrelevant here. */
+static uint32_t below(struct rng *r, uint32_t n)
+{
+	return (uint32_t)(next64(r) % n);
+}
+
+/* 1 with probability pct percent. */
+static int chance(struct rng *r, uint32_t pct)
+{
+	return below(r, 100) < pct;
+}
+
+struct gen {
+	struct rng rng;
+	struct gen_prog *p;
+	uint32_t fam;
+	uint32_t max_len, max_loop_iters, max_depth, n_funcs;
+	int has_buf;
+	/* current function */
+	int func;
+	uint32_t win;	 /* stack window bytes */
+	uint16_t init;	 /* registers readable */
+	uint16_t locked; /* loop counters: readable, not writable */
+	uint16_t keep;	 /* registers that must stay readable (live into an enclosing loop) */
+	uint32_t items;	 /* body items left */
+	uint32_t limit;	 /* last pc usable by the body */
+	int loop_depth;
+	/* call fixups */
+	uint32_t n_fix;
+	uint32_t fix_pc[GEN_MAX_INSNS];
+	uint8_t fix_target[GEN_MAX_INSNS];
+	int called[GEN_MAX_FUNCS];
+};
+
+static int has(const struct gen *g, uint32_t f)
+{
+	return (g->fam & f) != 0;
+}
+
+static void emit(struct gen *g, uint8_t code, int dst, int src, int16_t off, int32_t imm)
+{
+	struct ebpf_insn *i = &g->p->insns[g->p->n_insns++];
+	memset(i, 0, sizeof(*i));
+	i->code = code;
+	i->dst_reg = (uint8_t)dst;
+	i->src_reg = (uint8_t)src;
+	i->off = off;
+	i->imm = imm;
+}
+
+static uint32_t pc(const struct gen *g)
+{
+	return g->p->n_insns;
+}
+
+/* --- values --------------------------------------------------------------------------------- */
+
+static int32_t interesting_imm(struct gen *g)
+{
+	static const int32_t table[] = {
+	    0,	     1,		 -1,	    2,		-2,	7,	    31,	    32,
+	    63,	     64,	 0x7f,	    0x80,	0xff,	0x7fff,	    0x8000, 0xffff,
+	    0x10000, 0x7fffffff, INT32_MIN, 0x55555555, -0x100, 0x12345678, -65536, 1000000007};
+	switch (below(&g->rng, 4)) {
+	case 0:
+		return table[below(&g->rng, sizeof(table) / sizeof(table[0]))];
+	case 1:
+		return (int32_t)below(&g->rng, 33) - 16;
+	case 2:
+		return (int32_t)((1u << below(&g->rng, 32)) - below(&g->rng, 2));
+	default:
+		return (int32_t)next64(&g->rng);
+	}
+}
+
+static uint64_t interesting_u64(struct gen *g)
+{
+	static const uint64_t table[] = {0,
+					 1,
+					 ~0ull,
+					 0x8000000000000000ull,
+					 0x7fffffffffffffffull,
+					 0x80000000ull,
+					 0xffffffffull,
+					 0x100000000ull,
+					 0xffffffff80000000ull,
+					 0x00000000ffff8000ull,
+					 0x0123456789abcdefull};
+	switch (below(&g->rng, 3)) {
+	case 0:
+		return table[below(&g->rng, sizeof(table) / sizeof(table[0]))];
+	case 1:
+		return (uint64_t)(int64_t)interesting_imm(g);
+	default:
+		return next64(&g->rng);
+	}
+}
+
+/* --- registers ------------------------------------------------------------------------------ */
+
+static int is_scalar_reg(const struct gen *g, int r)
+{
+	return r >= 0 && r <= 9 && !(g->has_buf && r == BUF_REG);
+}
+
+/* A random readable scalar register (r0 is always readable after the prologue). */
+static int pick_read(struct gen *g)
+{
+	int cand[10], n = 0;
+	for (int r = 0; r <= 9; r++)
+		if (is_scalar_reg(g, r) && (g->init & (1u << r)))
+			cand[n++] = r;
+	return cand[below(&g->rng, (uint32_t)n)];
+}
+
+/* A random writable scalar register; callee-saved registers only when callee_saved. */
+static int pick_write_from(struct gen *g, int lo)
+{
+	int cand[10], n = 0;
+	for (int r = lo; r <= 9; r++)
+		if (is_scalar_reg(g, r) && !(g->locked & (1u << r)))
+			cand[n++] = r;
+	if (!n)
+		return -1;
+	return cand[below(&g->rng, (uint32_t)n)];
+}
+
+static int pick_write(struct gen *g)
+{
+	return pick_write_from(g, 0);
+}
+
+static void mark_init(struct gen *g, int r)
+{
+	g->init |= (uint16_t)(1u << r);
+}
+
+/* dst = a random value, in one of the ways a compiler would set a register. */
+static void set_reg(struct gen *g, int dst)
+{
+	uint32_t how = below(&g->rng, 10);
+	if (how < 2 && has(g, GEN_LDIMM64)) {
+		uint64_t v = interesting_u64(g);
+		emit(g, EBPF_LD | EBPF_DW | EBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v);
+		emit(g, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+	} else if (how < 4) {
+		emit(g, EBPF_ALU | EBPF_MOV | EBPF_K, dst, 0, 0, interesting_imm(g));
+	} else {
+		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, dst, 0, 0, interesting_imm(g));
+	}
+	mark_init(g, dst);
+}
+
+/* --- ALU ------------------------------------------------------------------------------------ */
+
+static void gen_alu(struct gen *g)
+{
+	int wide;
+	if (has(g, GEN_ALU64) && has(g, GEN_ALU32))
+		wide = chance(&g->rng, 60);
+	else
+		wide = has(g, GEN_ALU64) ? 1 : has(g, GEN_ALU32) ? 0 : 1;
+	uint8_t cls = wide ? EBPF_ALU64 : EBPF_ALU;
+	int dst = pick_write(g);
+	if (dst < 0)
+		return;
+	/* A written register must be readable first for ops that read dst. */
+	if (!(g->init & (1u << dst)))
+		set_reg(g, dst);
+
+	uint8_t ops[16];
+	int n = 0;
+	if (has(g, GEN_ALU64 | GEN_ALU32)) {
+		static const uint8_t basic[] = {EBPF_ADD, EBPF_SUB, EBPF_MUL, EBPF_OR,
+						EBPF_AND, EBPF_XOR, EBPF_MOV, EBPF_NEG};
+		for (unsigned k = 0; k < sizeof(basic); k++)
+			ops[n++] = basic[k];
+	}
+	if (has(g, GEN_DIVMOD)) {
+		ops[n++] = EBPF_DIV;
+		ops[n++] = EBPF_MOD;
+	}
+	if (has(g, GEN_SDIVMOD)) {
+		ops[n++] = 0xf0; /* marker: signed div */
+		ops[n++] = 0xf1; /* marker: signed mod */
+	}
+	if (has(g, GEN_SHIFT)) {
+		ops[n++] = EBPF_LSH;
+		ops[n++] = EBPF_RSH;
+		ops[n++] = EBPF_ARSH;
+	}
+	if (has(g, GEN_MOVSX))
+		ops[n++] = 0xf2;
+	if (has(g, GEN_BSWAP))
+		ops[n++] = EBPF_END;
+	if (!n)
+		return;
+	uint8_t op = ops[below(&g->rng, (uint32_t)n)];
+	int use_reg = chance(&g->rng, 50);
+	int bits = wide ? 64 : 32;
+
+	switch (op) {
+	case EBPF_NEG:
+		emit(g, cls | EBPF_NEG | EBPF_K, dst, 0, 0, 0);
+		break;
+	case EBPF_END: {
+		static const int32_t widths[] = {16, 32, 64};
+		int32_t w = widths[below(&g->rng, 3)];
+		if (has(g, GEN_V4_BSWAP) && chance(&g->rng, 33))
+			emit(g, EBPF_ALU64 | EBPF_END | EBPF_TO_LE, dst, 0, 0, w); /* v4 bswap */
+		else
+			emit(g,
+			     EBPF_ALU | EBPF_END | (chance(&g->rng, 50) ? EBPF_TO_BE : EBPF_TO_LE),
+			     dst, 0, 0, w);
+		break;
+	}
+	case 0xf2: { /* movsx: ALU64 8/16/32, ALU32 8/16; register source only */
+		int16_t off =
+		    wide ? (int16_t)(8 << below(&g->rng, 3)) : (int16_t)(8 << below(&g->rng, 2));
+		emit(g, cls | EBPF_MOV | EBPF_X, dst, pick_read(g), off, 0);
+		break;
+	}
+	case EBPF_LSH:
+	case EBPF_RSH:
+	case EBPF_ARSH:
+		if (use_reg)
+			emit(g, cls | op | EBPF_X, dst, pick_read(g), 0, 0);
+		else /* the kernel rejects immediate counts >= width */
+			emit(g, cls | op | EBPF_K, dst, 0, 0,
+			     (int32_t)below(&g->rng, (uint32_t)bits));
+		break;
+	case EBPF_DIV:
+	case EBPF_MOD:
+	case 0xf0:
+	case 0xf1: {
+		int16_t off = op >= 0xf0 ? 1 : 0;
+		uint8_t real = (op == EBPF_DIV || op == 0xf0) ? EBPF_DIV : EBPF_MOD;
+		/* Steer towards the corner cases: INT_MIN / -1 and division by zero. */
+		if (off && chance(&g->rng, 20)) {
+			if (wide) {
+				emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, dst, 0, 0, 1);
+				emit(g, EBPF_ALU64 | EBPF_LSH | EBPF_K, dst, 0, 0, 63);
+			} else {
+				emit(g, EBPF_ALU | EBPF_MOV | EBPF_K, dst, 0, 0, INT32_MIN);
+			}
+			if (!use_reg) {
+				emit(g, cls | real | EBPF_K, dst, 0, off, -1);
+				break;
+			}
+			int s = pick_write(g);
+			if (s >= 0 && s != dst) {
+				emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, s, 0, 0, -1);
+				mark_init(g, s);
+				emit(g, cls | real | EBPF_X, dst, s, off, 0);
+				break;
+			}
+		}
+		if (use_reg) {
+			int s = pick_read(g);
+			if (chance(&g->rng, 15) && s != dst && !(g->locked & (1u << s)) &&
+			    is_scalar_reg(g, s))
+				emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, s, 0, 0, 0);
+			emit(g, cls | real | EBPF_X, dst, s, off, 0);
+		} else {
+			int32_t imm = interesting_imm(g);
+			if (imm == 0) /* the kernel rejects a constant zero divisor */
+				imm = chance(&g->rng, 50) ? -1 : 3;
+			emit(g, cls | real | EBPF_K, dst, 0, off, imm);
+		}
+		break;
+	}
+	default: /* add sub mul or and xor mov */
+		if (use_reg)
+			emit(g, cls | op | EBPF_X, dst, pick_read(g), 0, 0);
+		else
+			emit(g, cls | op | EBPF_K, dst, 0, 0, interesting_imm(g));
+		break;
+	}
+	mark_init(g, dst);
+}
+
+/* --- memory --------------------------------------------------------------------------------- */
+
+static const uint8_t size_code[4] = {EBPF_B, EBPF_H, EBPF_W, EBPF_DW};
+
+/* Picks base register and offset for an access of 1 << lg bytes; aligned when must_align. */
+static int pick_addr(struct gen *g, int lg, int must_align, int *base, int16_t *off)
+{
+	int sz = 1 << lg;
+	int stack = has(g, GEN_STACK), buf = has(g, GEN_BUF) && g->has_buf;
+	if (!stack && !buf)
+		return -1;
+	if (stack && buf)
+		stack = chance(&g->rng, 50), buf = !stack;
+	if (stack) {
+		/* The kernel insists on aligned stack accesses. */
+		uint32_t slots = g->win / (uint32_t)sz;
+		*base = EBPF_REG_10;
+		*off = (int16_t)(-(int32_t)((below(&g->rng, slots) + 1) * (uint32_t)sz));
+	} else {
+		uint32_t len = g->p->buf_len;
+		*base = BUF_REG;
+		if (must_align || chance(&g->rng, 70))
+			*off = (int16_t)(below(&g->rng, len / (uint32_t)sz) * (uint32_t)sz);
+		else
+			*off = (int16_t)below(&g->rng, len - (uint32_t)sz + 1);
+	}
+	return 0;
+}
+
+static void gen_mem(struct gen *g)
+{
+	int base, kind = (int)below(&g->rng, 10);
+	int16_t off;
+	if (kind >= 8 && has(g, GEN_ATOMIC)) {
+		static const int32_t aops[] = {EBPF_ATOMIC_ADD, EBPF_ATOMIC_OR, EBPF_ATOMIC_AND,
+					       EBPF_ATOMIC_XOR, EBPF_XCHG,	EBPF_CMPXCHG};
+		int lg = chance(&g->rng, 50) ? 3 : 2;
+		int32_t aop = aops[below(&g->rng, 6)];
+		if (aop <= EBPF_ATOMIC_XOR && chance(&g->rng, 50))
+			aop |= EBPF_FETCH;
+		if (pick_addr(g, lg, 1, &base, &off))
+			return;
+		/* Fetching forms write the source register (cmpxchg writes r0). */
+		int src = (aop & EBPF_FETCH) && aop != EBPF_CMPXCHG ? pick_write(g) : pick_read(g);
+		if (src < 0)
+			return;
+		if (!(g->init & (1u << src)))
+			set_reg(g, src);
+		emit(g, EBPF_STX | EBPF_ATOMIC | size_code[lg], base, src, off, aop);
+		if (aop == EBPF_CMPXCHG)
+			mark_init(g, 0);
+		return;
+	}
+	int lg = (int)below(&g->rng, 4);
+	if (kind < 4) { /* load */
+		int sx = has(g, GEN_MEMSX) && lg < 3 && chance(&g->rng, 40);
+		int dst = pick_write(g);
+		if (dst < 0 || pick_addr(g, lg, 0, &base, &off))
+			return;
+		emit(g, EBPF_LDX | (sx ? EBPF_MEMSX : EBPF_MEM) | size_code[lg], dst, base, off, 0);
+		mark_init(g, dst);
+	} else if (kind < 7) { /* store a register */
+		if (pick_addr(g, lg, 0, &base, &off))
+			return;
+		emit(g, EBPF_STX | EBPF_MEM | size_code[lg], base, pick_read(g), off, 0);
+	} else { /* store an immediate */
+		if (pick_addr(g, lg, 0, &base, &off))
+			return;
+		emit(g, EBPF_ST | EBPF_MEM | size_code[lg], base, 0, off, interesting_imm(g));
+	}
+}
+
+/* --- control flow --------------------------------------------------------------------------- */
+
+static void gen_block(struct gen *g, int depth);
+
+static uint8_t random_cond(struct gen *g)
+{
+	static const uint8_t conds[] = {EBPF_JEQ, EBPF_JGT,  EBPF_JGE,	EBPF_JSET,
+					EBPF_JNE, EBPF_JSGT, EBPF_JSGE, EBPF_JLT,
+					EBPF_JLE, EBPF_JSLT, EBPF_JSLE};
+	return conds[below(&g->rng, sizeof(conds))];
+}
+
+/* Emits a conditional jump with a placeholder offset; returns its pc. */
+static uint32_t emit_cond(struct gen *g)
+{
+	uint8_t cls = EBPF_JMP;
+	if (has(g, GEN_JMP32) && (!has(g, GEN_JMP) || chance(&g->rng, 50)))
+		cls = EBPF_JMP32;
+	uint32_t at = pc(g);
+	int dst = pick_read(g);
+	if (chance(&g->rng, 50))
+		emit(g, cls | random_cond(g) | EBPF_X, dst, pick_read(g), 0, 0);
+	else
+		emit(g, cls | random_cond(g) | EBPF_K, dst, 0, 0, interesting_imm(g));
+	return at;
+}
+
+static void patch_fwd(struct gen *g, uint32_t at)
+{
+	g->p->insns[at].off = (int16_t)(pc(g) - at - 1);
+}
+
+/* Unconditional forward jump with placeholder; gotol (32-bit offset) when enabled. */
+static uint32_t emit_ja(struct gen *g, int *long_form)
+{
+	uint32_t at = pc(g);
+	*long_form = has(g, GEN_GOTOL) && chance(&g->rng, 40);
+	emit(g, *long_form ? (EBPF_JMP32 | EBPF_JA) : (EBPF_JMP | EBPF_JA), 0, 0, 0, 0);
+	return at;
+}
+
+static void gen_if(struct gen *g, int depth)
+{
+	uint16_t before = g->init;
+	uint32_t j = emit_cond(g);
+	gen_block(g, depth + 1);
+	uint16_t after_then = g->init;
+	if (chance(&g->rng, 40)) {
+		int long_form;
+		uint32_t ja = emit_ja(g, &long_form);
+		patch_fwd(g, j);
+		g->init = before;
+		gen_block(g, depth + 1);
+		if (long_form)
+			g->p->insns[ja].imm = (int32_t)(pc(g) - ja - 1);
+		else
+			patch_fwd(g, ja);
+		g->init &= after_then;
+	} else {
+		patch_fwd(g, j);
+		g->init = before & after_then;
+	}
+}
+
+static void gen_loop(struct gen *g, int depth)
+{
+	/* The counter lives in a callee-saved register so calls in the body keep it. */
+	int c = pick_write_from(g, 6);
+	if (c < 0)
+		return;
+	uint32_t iters = 1 + below(&g->rng, g->max_loop_iters);
+	int up = chance(&g->rng, 40);
+	int w32 = has(g, GEN_JMP32) && chance(&g->rng, 50);
+	emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_MOV | EBPF_K, c, 0, 0,
+	     up ? 0 : (int32_t)iters);
+	mark_init(g, c);
+	uint16_t saved_keep = g->keep, saved_locked = g->locked;
+	/* Everything readable at the top must still be readable at the back edge. */
+	g->keep |= g->init;
+	g->locked |= (uint16_t)(1u << c);
+	g->loop_depth++;
+	uint32_t top = pc(g);
+	gen_block(g, depth + 1);
+	g->loop_depth--;
+	uint8_t jcls = w32 ? EBPF_JMP32 : EBPF_JMP;
+	if (up) {
+		emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_ADD | EBPF_K, c, 0, 0, 1);
+		emit(g, jcls | (chance(&g->rng, 50) ? EBPF_JLT : EBPF_JSLT) | EBPF_K, c, 0,
+		     (int16_t)(top - pc(g) - 1), (int32_t)iters);
+	} else {
+		if (chance(&g->rng, 50))
+			emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_ADD | EBPF_K, c, 0, 0, -1);
+		else
+			emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_SUB | EBPF_K, c, 0, 0, 1);
+		static const uint8_t downs[] = {EBPF_JNE, EBPF_JGT, EBPF_JSGT};
+		emit(g, jcls | downs[below(&g->rng, 3)] | EBPF_K, c, 0, (int16_t)(top - pc(g) - 1),
+		     0);
+	}
+	g->keep = saved_keep;
+	g->locked = saved_locked;
+}
+
+static void emit_call(struct gen *g, int target)
+{
+	/* Arguments: scalars in r2-r5, then the buffer in r1 (when there is one; last, so that
+	 * no scalar argument is copied from the pointer). */
+	for (int r = 2; r <= 5; r++) {
+		if (chance(&g->rng, 50))
+			set_reg(g, r);
+		else
+			emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, r, pick_read(g), 0, 0);
+		mark_init(g, r);
+	}
+	if (g->has_buf)
+		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, 1, BUF_REG, 0, 0);
+	else if (chance(&g->rng, 50))
+		set_reg(g, 1);
+	else
+		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, 1, pick_read(g), 0, 0);
+	g->fix_pc[g->n_fix] = pc(g);
+	g->fix_target[g->n_fix++] = (uint8_t)target;
+	g->called[target] = 1;
+	emit(g, EBPF_JMP | EBPF_CALL, 0, EBPF_PSEUDO_CALL, 0, 0);
+	g->init &= (uint16_t)~0x3e; /* r1-r5 are dead after a call */
+	mark_init(g, 0);
+	/* Restore what an enclosing loop reads again, and some more. */
+	for (int r = 1; r <= 5; r++)
+		if ((g->keep & (1u << r)) || chance(&g->rng, 30))
+			set_reg(g, r);
+}
+
+static void gen_item(struct gen *g, int depth)
+{
+	uint32_t w = below(&g->rng, 100);
+	int can_nest = depth < (int)g->max_depth;
+	if (w < 8 && can_nest && has(g, GEN_JMP | GEN_JMP32)) {
+		gen_if(g, depth);
+	} else if (w < 11 && can_nest && has(g, GEN_LOOP) && g->loop_depth < 2) {
+		gen_loop(g, depth);
+	} else if (w < 14 && has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs) {
+		emit_call(g, g->func + 1 + (int)below(&g->rng, g->n_funcs - (uint32_t)g->func - 1));
+	} else if (w < 17 && has(g, GEN_LDIMM64)) {
+		int d = pick_write(g);
+		if (d >= 0) {
+			uint64_t v = interesting_u64(g);
+			emit(g, EBPF_LD | EBPF_DW | EBPF_IMM, d, 0, 0, (int32_t)(uint32_t)v);
+			emit(g, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+			mark_init(g, d);
+		}
+	} else if (w < 45 && has(g, GEN_STACK | GEN_BUF | GEN_ATOMIC)) {
+		gen_mem(g);
+	} else {
+		gen_alu(g);
+	}
+}
+
+static void gen_block(struct gen *g, int depth)
+{
+	/* Blocks get a share of the remaining items; the top level takes what is left. */
+	uint32_t n = depth == 0 ? g->items : 1 + below(&g->rng, 6);
+	for (uint32_t k = 0; k < n && g->items > 0 && pc(g) < g->limit; k++) {
+		g->items--;
+		gen_item(g, depth);
+	}
+}
+
+/* --- functions ------------------------------------------------------------------------------ */
+
+static void gen_function(struct gen *g, int f, const int *caller_of)
+{
+	g->func = f;
+	g->init = 0;
+	g->locked = 0;
+	g->keep = 0;
+	g->loop_depth = 0;
+	g->p->func_start[f] = pc(g);
+	/* Stack windows: multiples of 32 so the kernel's combined-stack rounding stays < 512. */
+	g->win = f == 0 ? 32u * (1 + below(&g->rng, 4)) : 32u * (1 + below(&g->rng, 2));
+
+	/* Prologue: take the buffer, initialise every scalar register and the stack window. */
+	if (g->has_buf)
+		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, BUF_REG, 1, 0, 0);
+	if (f == 0)
+		mark_init(g, 2); /* r2 = buffer length */
+	else
+		g->init |=
+		    g->has_buf ? 0x3c : 0x3e; /* arguments (r1 is the buffer when there is one) */
+	for (int r = 0; r <= 9; r++)
+		if (is_scalar_reg(g, r) && !(g->init & (1u << r)))
+			set_reg(g, r);
+	for (uint32_t o = 8; o <= g->win; o += 8) {
+		if (chance(&g->rng, 50))
+			emit(g, EBPF_ST | EBPF_MEM | EBPF_DW, EBPF_REG_10, 0,
+			     (int16_t) - (int32_t)o, interesting_imm(g));
+		else
+			emit(g, EBPF_STX | EBPF_MEM | EBPF_DW, EBPF_REG_10, pick_read(g),
+			     (int16_t) - (int32_t)o, 0);
+	}
+	/* Calls that make every callee reachable come first, outside any branch. */
+	for (int t = f + 1; t < (int)g->n_funcs; t++)
+		if (caller_of[t] == f)
+			emit_call(g, t);
+
+	uint32_t funcs_left = g->n_funcs - (uint32_t)f;
+	uint32_t room = GEN_MAX_INSNS - pc(g);
+	g->limit = pc(g) + (room > funcs_left * RESERVE ? room / funcs_left - RESERVE : 0);
+	g->items = g->max_len / 4 + below(&g->rng, g->max_len - g->max_len / 4 + 1);
+	gen_block(g, 0);
+
+	/* Epilogue: fold every readable scalar register and the stack window into r0. */
+	int tmp = -1;
+	for (int r = 1; r <= 9; r++) {
+		if (!is_scalar_reg(g, r) || !(g->init & (1u << r)))
+			continue;
+		emit(g, EBPF_ALU64 | EBPF_MUL | EBPF_K, 0, 0, 0, 0x2f0b3c8d | 1);
+		emit(g, EBPF_ALU64 | EBPF_XOR | EBPF_X, 0, r, 0, 0);
+		tmp = r;
+	}
+	if (tmp < 0)
+		tmp = 1;
+	for (uint32_t o = 8; o <= g->win; o += 8) {
+		emit(g, EBPF_LDX | EBPF_MEM | EBPF_DW, tmp, EBPF_REG_10, (int16_t) - (int32_t)o, 0);
+		emit(g, EBPF_ALU64 | EBPF_MUL | EBPF_K, 0, 0, 0, 0x1000193);
+		emit(g, EBPF_ALU64 | EBPF_ADD | EBPF_X, 0, tmp, 0, 0);
+	}
+	emit(g, EBPF_JMP | EBPF_EXIT, 0, 0, 0, 0);
+}
+
+int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out)
+{
+	struct gen_opts o = {0};
+	if (opts) {
+		if (opts->sz < sizeof(size_t))
+			return -EINVAL;
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	if (!o.families)
+		o.families = GEN_ALL_FAMILIES;
+	if (!o.max_len)
+		o.max_len = 40;
+	if (!o.max_funcs)
+		o.max_funcs = GEN_MAX_FUNCS;
+	if (!o.max_loop_iters)
+		o.max_loop_iters = 5;
+	if (!o.max_depth)
+		o.max_depth = 3;
+	if (o.max_len > 2000 || o.max_funcs > GEN_MAX_FUNCS || o.max_loop_iters > 16 ||
+	    o.max_depth > 8 || o.buf_len > GEN_MAX_BUF || o.buf_len % 8)
+		return -EINVAL;
+
+	struct gen gs;
+	struct gen *g = &gs;
+	memset(g, 0, sizeof(*g));
+	uint64_t x = seed;
+	for (int k = 0; k < 4; k++)
+		g->rng.s[k] = splitmix64(&x);
+	memset(out, 0, sizeof(*out));
+	out->seed = seed;
+	out->families = o.families;
+	g->p = out;
+	g->fam = o.families;
+	g->max_len = o.max_len;
+	g->max_loop_iters = o.max_loop_iters;
+	g->max_depth = o.max_depth;
+	g->n_funcs = (o.families & GEN_CALL) ? 1 + below(&g->rng, o.max_funcs) : 1;
+	g->has_buf = (o.families & GEN_BUF) != 0;
+	if (g->has_buf) {
+		out->buf_len = o.buf_len ? o.buf_len : 8u * (1 + below(&g->rng, GEN_MAX_BUF / 8));
+		for (uint32_t k = 0; k < out->buf_len; k++)
+			out->buf[k] = (uint8_t)next64(&g->rng);
+	}
+	/* Every callee gets a designated caller earlier in the list, so all are reachable. */
+	int caller_of[GEN_MAX_FUNCS] = {0};
+	for (uint32_t f = 1; f < g->n_funcs; f++)
+		caller_of[f] = (int)below(&g->rng, f);
+	out->n_funcs = g->n_funcs;
+	for (uint32_t f = 0; f < g->n_funcs; f++)
+		gen_function(g, (int)f, caller_of);
+	for (uint32_t k = 0; k < g->n_fix; k++) {
+		uint32_t at = g->fix_pc[k];
+		out->insns[at].imm = (int32_t)(out->func_start[g->fix_target[k]] - at - 1);
+	}
+	return 0;
+}
+
+/* --- names and printing --------------------------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	uint32_t mask;
+} family_names[] = {
+    {"alu64", GEN_ALU64},      {"alu32", GEN_ALU32},	{"divmod", GEN_DIVMOD},
+    {"sdivmod", GEN_SDIVMOD},  {"shift", GEN_SHIFT},	{"movsx", GEN_MOVSX},
+    {"bswap", GEN_BSWAP},      {"jmp", GEN_JMP},	{"jmp32", GEN_JMP32},
+    {"gotol", GEN_GOTOL},      {"loop", GEN_LOOP},	{"stack", GEN_STACK},
+    {"buf", GEN_BUF},	       {"memsx", GEN_MEMSX},	{"atomic", GEN_ATOMIC},
+    {"ldimm64", GEN_LDIMM64},  {"call", GEN_CALL},	{"bswap64", GEN_V4_BSWAP},
+    {"all", GEN_ALL_FAMILIES}, {"v3", GEN_V3_FAMILIES},
+};
+
+int gen_parse_families(const char *s, uint32_t *mask)
+{
+	uint32_t m = 0;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		int neg = *s == '-';
+		const char *name = s + neg;
+		size_t len = n - (size_t)neg;
+		size_t k;
+		for (k = 0; k < sizeof(family_names) / sizeof(family_names[0]); k++)
+			if (strlen(family_names[k].name) == len &&
+			    !strncmp(family_names[k].name, name, len))
+				break;
+		if (k == sizeof(family_names) / sizeof(family_names[0]))
+			return -EINVAL;
+		if (neg)
+			m &= ~family_names[k].mask;
+		else
+			m |= family_names[k].mask;
+		s += n;
+		if (*s == ',')
+			s++;
+	}
+	*mask = m;
+	return 0;
+}
+
+void gen_format_families(uint32_t mask, char *buf, size_t len)
+{
+	size_t used = 0;
+	buf[0] = 0;
+	for (size_t k = 0; k < sizeof(family_names) / sizeof(family_names[0]) - 2; k++) {
+		if (!(mask & family_names[k].mask))
+			continue;
+		int n =
+		    snprintf(buf + used, len - used, "%s%s", used ? "," : "", family_names[k].name);
+		if (n < 0 || (size_t)n >= len - used)
+			return;
+		used += (size_t)n;
+	}
+}
+
+void gen_print(FILE *f, const struct gen_prog *p)
+{
+	char fams[256];
+	gen_format_families(p->families, fams, sizeof(fams));
+	fprintf(f, "program seed %" PRIu64 " (0x%" PRIx64 "): %u insns, %u functions, buf_len %u\n",
+		p->seed, p->seed, p->n_insns, p->n_funcs, p->buf_len);
+	fprintf(f, "families: %s\n", fams);
+	for (uint32_t pcv = 0; pcv < p->n_insns; pcv++) {
+		for (uint32_t fn = 0; fn < p->n_funcs; fn++)
+			if (p->func_start[fn] == pcv)
+				fprintf(f, "func%u:\n", fn);
+		const struct ebpf_insn *i = &p->insns[pcv];
+		uint8_t b[8];
+		memcpy(b, i, 8);
+		fprintf(f, "%5u: %02x %02x %02x %02x %02x %02x %02x %02x", pcv, b[0], b[1], b[2],
+			b[3], b[4], b[5], b[6], b[7]);
+#ifdef NCCLBPF_HAVE_DISASM
+		char text[128];
+		int used = ebpf_disasm_insn(p->insns, p->n_insns, pcv, text, sizeof(text));
+		fprintf(f, "  %s\n", text);
+		if (used == 2) {
+			memcpy(b, i + 1, 8);
+			pcv++;
+			fprintf(f, "%5u: %02x %02x %02x %02x %02x %02x %02x %02x\n", pcv, b[0],
+				b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
+		}
+#else
+		fputc('\n', f);
+#endif
+	}
+	if (p->buf_len) {
+		fprintf(f, "buffer (%u bytes):", p->buf_len);
+		for (uint32_t k = 0; k < p->buf_len; k++)
+			fprintf(f, "%s%02x", k % 32 ? " " : "\n  ", p->buf[k]);
+		fputc('\n', f);
+	}
+}

@@ -1,0 +1,89 @@
+/* The kernel's verifier accepts what the generator produces: runs --count generated programs
+ * (a spread of options) through the kernel oracle and fails when more than 1% are rejected,
+ * printing the most common reasons. Skips visibly when bpf() is refused here. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "kernel_oracle.h"
+
+#define MAX_REASONS 16
+
+struct reason {
+	char text[160];
+	uint64_t count;
+	uint64_t seed;
+};
+
+int main(int argc, char **argv)
+{
+	uint64_t count = 2000, seed = 1;
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--count") && k + 1 < argc)
+			count = strtoull(argv[++k], NULL, 0);
+		else if (!strcmp(argv[k], "--seed") && k + 1 < argc)
+			seed = strtoull(argv[++k], NULL, 0);
+		else {
+			fprintf(stderr, "usage: %s [--count N] [--seed S]\n", argv[0]);
+			return 2;
+		}
+	}
+	char err[256];
+	struct kernel_oracle *ko;
+	int rc = kernel_oracle__open(&ko, err, sizeof(err));
+	if (rc == -EPERM || rc == -ENOSYS || rc == -EACCES) {
+		printf("SKIP: bpf() refused: %s\n", err);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "kernel oracle: %s\n", err);
+		return 1;
+	}
+	static struct gen_prog p;
+	static char log[4096];
+	struct reason reasons[MAX_REASONS];
+	unsigned n_reasons = 0;
+	uint64_t ran = 0, rejected = 0;
+	for (uint64_t i = 0; i < count; i++) {
+		struct gen_opts o = {.sz = sizeof(o),
+				     .max_len = 8 + (uint32_t)(i % 120),
+				     .max_depth = 1 + (uint32_t)(i % 4)};
+		gen_program(seed + i, &o, &p);
+		uint64_t r0;
+		rc = kernel_oracle__run(ko, p.insns, p.n_insns, p.buf, p.buf_len, &r0, log,
+					sizeof(log));
+		if (rc == KO_RAN) {
+			ran++;
+			continue;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "seed %" PRIu64 ": %s\n", seed + i, log);
+			kernel_oracle__close(ko);
+			return 1;
+		}
+		rejected++;
+		char why[160];
+		kernel_oracle__reason(log, why, sizeof(why));
+		unsigned r;
+		for (r = 0; r < n_reasons && strcmp(reasons[r].text, why); r++)
+			;
+		if (r == n_reasons && n_reasons < MAX_REASONS) {
+			snprintf(reasons[r].text, sizeof(reasons[r].text), "%s", why);
+			reasons[r].count = 0;
+			reasons[r].seed = seed + i;
+			n_reasons++;
+		}
+		if (r < n_reasons)
+			reasons[r].count++;
+	}
+	kernel_oracle__close(ko);
+	printf("kernel_accept: %" PRIu64 " programs from seed %" PRIu64 ": %" PRIu64
+	       " ran, %" PRIu64 " rejected (%.3f%%)\n",
+	       count, seed, ran, rejected, count ? 100.0 * (double)rejected / (double)count : 0.0);
+	for (unsigned r = 0; r < n_reasons; r++)
+		printf("  %" PRIu64 "x %s (first: seed %" PRIu64 ")\n", reasons[r].count,
+		       reasons[r].text, reasons[r].seed);
+	return rejected * 100 > count ? 1 : 0;
+}

@@ -1,0 +1,173 @@
+/* The generator's contract: deterministic per seed, structurally valid (every jump lands inside
+ * its own function, every function ends in exit, every callee is called, 64-bit immediates are
+ * whole), and it only uses the families it was asked for. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gen.h"
+
+static int is_jmp_class(uint8_t code)
+{
+	return EBPF_CLASS(code) == EBPF_JMP || EBPF_CLASS(code) == EBPF_JMP32;
+}
+
+/* 1 when p satisfies the structural contract; reports the first violation. */
+static int structurally_valid(const struct gen_prog *p)
+{
+	int called[GEN_MAX_FUNCS] = {1};
+	for (uint32_t f = 0; f < p->n_funcs; f++) {
+		uint32_t lo = p->func_start[f];
+		uint32_t hi = f + 1 < p->n_funcs ? p->func_start[f + 1] : p->n_insns;
+		if (p->insns[hi - 1].code != (EBPF_JMP | EBPF_EXIT)) {
+			fprintf(stderr, "seed %llu: func %u does not end in exit\n",
+				(unsigned long long)p->seed, f);
+			return 0;
+		}
+		for (uint32_t pc = lo; pc < hi; pc++) {
+			const struct ebpf_insn *i = &p->insns[pc];
+			if (ebpf_insn_is_lddw(i)) {
+				if (pc + 1 >= hi || p->insns[pc + 1].code) {
+					fprintf(stderr, "seed %llu: bad lddw at %u\n",
+						(unsigned long long)p->seed, pc);
+					return 0;
+				}
+				pc++;
+				continue;
+			}
+			if (!is_jmp_class(i->code))
+				continue;
+			uint8_t op = EBPF_OP(i->code);
+			if (op == EBPF_EXIT)
+				continue;
+			int64_t target;
+			if (op == EBPF_CALL) {
+				target = (int64_t)pc + 1 + i->imm;
+				uint32_t k;
+				for (k = 0; k < p->n_funcs; k++)
+					if (p->func_start[k] == target)
+						break;
+				if (i->src_reg != EBPF_PSEUDO_CALL || k == p->n_funcs || k <= f) {
+					fprintf(stderr, "seed %llu: bad call at %u\n",
+						(unsigned long long)p->seed, pc);
+					return 0;
+				}
+				called[k] = 1;
+				continue;
+			}
+			if (op == EBPF_JA && EBPF_CLASS(i->code) == EBPF_JMP32)
+				target = (int64_t)pc + 1 + i->imm;
+			else
+				target = (int64_t)pc + 1 + i->off;
+			if (target < lo || target >= hi) {
+				fprintf(stderr, "seed %llu: jump at %u leaves its function\n",
+					(unsigned long long)p->seed, pc);
+				return 0;
+			}
+		}
+	}
+	for (uint32_t f = 0; f < p->n_funcs; f++)
+		if (!called[f]) {
+			fprintf(stderr, "seed %llu: func %u never called\n",
+				(unsigned long long)p->seed, f);
+			return 0;
+		}
+	return 1;
+}
+
+/* 1 when p contains an instruction only a family outside mask would produce. */
+static int uses_outside(const struct gen_prog *p, uint32_t mask)
+{
+	for (uint32_t pc = 0; pc < p->n_insns; pc++) {
+		const struct ebpf_insn *i = &p->insns[pc];
+		uint8_t cls = EBPF_CLASS(i->code), op = EBPF_OP(i->code);
+		if (ebpf_insn_is_lddw(i)) {
+			pc++;
+			continue;
+		}
+		if ((cls == EBPF_ALU || cls == EBPF_ALU64) && (op == EBPF_DIV || op == EBPF_MOD) &&
+		    !(mask & (i->off ? GEN_SDIVMOD : GEN_DIVMOD)))
+			return 1;
+		if ((cls == EBPF_ALU || cls == EBPF_ALU64) && op == EBPF_MOV && i->off &&
+		    !(mask & GEN_MOVSX))
+			return 1;
+		if (cls == EBPF_ALU64 && op == EBPF_END && !(mask & GEN_V4_BSWAP))
+			return 1;
+		if (cls == EBPF_LDX && EBPF_MODE(i->code) == EBPF_MEMSX && !(mask & GEN_MEMSX))
+			return 1;
+		if (cls == EBPF_STX && EBPF_MODE(i->code) == EBPF_ATOMIC && !(mask & GEN_ATOMIC))
+			return 1;
+		if (cls == EBPF_JMP && op == EBPF_CALL && !(mask & GEN_CALL))
+			return 1;
+		if (cls == EBPF_JMP32 && op == EBPF_JA && !(mask & GEN_GOTOL))
+			return 1;
+		if ((cls == EBPF_LDX || cls == EBPF_STX || cls == EBPF_ST) && i->dst_reg == 9 &&
+		    cls != EBPF_LDX && !(mask & GEN_BUF))
+			return 1;
+	}
+	return 0;
+}
+
+int main(void)
+{
+	static struct gen_prog a, b;
+	struct gen_opts o = {.sz = sizeof(o)};
+
+	/* Determinism, and different seeds give different programs. */
+	int differ = 0;
+	for (uint64_t s = 0; s < 200; s++) {
+		CHECK(gen_program(s, &o, &a) == 0);
+		CHECK(gen_program(s, &o, &b) == 0);
+		CHECK(a.n_insns == b.n_insns &&
+		      !memcmp(a.insns, b.insns, sizeof(a.insns[0]) * a.n_insns));
+		CHECK(a.buf_len == b.buf_len && !memcmp(a.buf, b.buf, a.buf_len));
+		CHECK(gen_program(s + 1000, &o, &b) == 0);
+		differ += a.n_insns != b.n_insns ||
+			  memcmp(a.insns, b.insns, sizeof(a.insns[0]) * a.n_insns);
+	}
+	CHECK(differ > 190);
+
+	/* Structure over many seeds and a spread of options. */
+	int bad = 0;
+	for (uint64_t s = 0; s < 20000; s++) {
+		struct gen_opts v = {.sz = sizeof(v),
+				     .max_len = 1 + (uint32_t)(s % 200),
+				     .max_depth = 1 + (uint32_t)(s % 5),
+				     .max_loop_iters = 1 + (uint32_t)(s % 16)};
+		CHECK(gen_program(s * 7919, &v, &a) == 0);
+		CHECK(a.n_insns > 0 && a.n_insns <= GEN_MAX_INSNS);
+		if (!structurally_valid(&a) && ++bad > 3)
+			break;
+	}
+	CHECK(bad == 0);
+
+	/* Family restrictions are honoured. */
+	static const uint32_t masks[] = {GEN_ALU64,
+					 GEN_ALU32 | GEN_JMP32,
+					 GEN_V3_FAMILIES,
+					 GEN_STACK | GEN_ALU64,
+					 GEN_BUF | GEN_ATOMIC | GEN_ALU32,
+					 GEN_ALL_FAMILIES & ~GEN_CALL};
+	for (unsigned m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		o.families = masks[m];
+		for (uint64_t s = 0; s < 500; s++) {
+			CHECK(gen_program(s, &o, &a) == 0);
+			CHECK(!uses_outside(&a, masks[m]));
+			CHECK(structurally_valid(&a));
+			CHECK(!(masks[m] & GEN_BUF) == !a.buf_len);
+		}
+	}
+
+	/* Option checks and family names. */
+	struct gen_opts badopt = {.sz = sizeof(badopt), .buf_len = 12};
+	CHECK(gen_program(1, &badopt, &a) == -22);
+	uint32_t mask = 0;
+	CHECK(gen_parse_families("all,-call", &mask) == 0 &&
+	      mask == (GEN_ALL_FAMILIES & ~GEN_CALL));
+	CHECK(gen_parse_families("alu64,jmp", &mask) == 0 && mask == (GEN_ALU64 | GEN_JMP));
+	CHECK(gen_parse_families("alu64,nope", &mask) != 0);
+	char names[256];
+	gen_format_families(GEN_ALU32 | GEN_LOOP, names, sizeof(names));
+	CHECK(!strcmp(names, "alu32,loop"));
+	return check_summary("test_gen");
+}
