@@ -23,6 +23,15 @@
 
 #include "ncclbpf/epoch.h"
 
+/* ThreadSanitizer does not model fences (gcc refuses them under -fsanitize=thread); a seq_cst
+ * read-modify-write is a full barrier too and TSan understands it. */
+#ifdef __SANITIZE_THREAD__
+static _Atomic int fence_var;
+#define full_fence() atomic_fetch_add_explicit(&fence_var, 0, memory_order_seq_cst)
+#else
+#define full_fence() atomic_thread_fence(memory_order_seq_cst)
+#endif
+
 #define RETIRE_BATCH 64 /* try to reclaim every this many retires per thread */
 
 struct retired {
@@ -165,7 +174,7 @@ static void reader_barrier(void)
 		abort();
 	}
 #endif
-	atomic_thread_fence(memory_order_seq_cst);
+	full_fence();
 }
 
 /* Moves the global epoch forward by one if every thread inside a section has seen it. */
@@ -281,7 +290,7 @@ void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn)
 		return;
 	struct epoch_rec *r = rec_get();
 	/* Tag after the caller's unlink: seq_cst orders the unlink before this load. */
-	atomic_thread_fence(memory_order_seq_cst);
+	full_fence();
 	struct retired it = {ptr, free_fn,
 			     atomic_load_explicit(&global_epoch, memory_order_seq_cst)};
 	pthread_mutex_lock(&r->lock);

@@ -45,11 +45,11 @@ static void *reader_thread(void *arg)
 	return NULL;
 }
 
-static _Atomic int sync_done;
+static _Atomic int sync_done, sync_rc;
 
 static void *sync_thread(void *arg)
 {
-	CHECK(ebpf_epoch_synchronize() == 0);
+	atomic_store(&sync_rc, ebpf_epoch_synchronize());
 	atomic_store(&sync_done, 1);
 	return NULL;
 }
@@ -77,6 +77,7 @@ static void test_reader_blocks_free(void)
 	pthread_join(r, NULL);
 	pthread_join(s, NULL);
 	CHECK(atomic_load(&sync_done) == 1);
+	CHECK(atomic_load(&sync_rc) == 0);
 	CHECK(ebpf_epoch_synchronize() == 0);
 	CHECK(atomic_load(&freed_flag) == 1);
 }

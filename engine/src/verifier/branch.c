@@ -1,0 +1,245 @@
+/* Conditional jumps on scalars: deciding branches whose outcome the ranges already fix, and
+ * narrowing both operands on each side of an undecided branch. */
+#include "state.h"
+
+/* Bounds of one width viewed uniformly. */
+struct view {
+	uint64_t umin, umax;
+	int64_t smin, smax;
+	struct tnum t;
+};
+
+static struct view view_of(const struct reg *r, bool is64)
+{
+	struct view v;
+
+	if (is64) {
+		v.umin = r->umin;
+		v.umax = r->umax;
+		v.smin = r->smin;
+		v.smax = r->smax;
+		v.t = r->var_off;
+	} else {
+		v.umin = r->u32_min;
+		v.umax = r->u32_max;
+		v.smin = r->s32_min;
+		v.smax = r->s32_max;
+		v.t = tnum_subreg(r->var_off);
+	}
+	return v;
+}
+
+static void view_store(struct reg *r, const struct view *v, bool is64)
+{
+	if (is64) {
+		r->umin = v->umin;
+		r->umax = v->umax;
+		r->smin = v->smin;
+		r->smax = v->smax;
+		r->var_off = v->t;
+	} else {
+		r->u32_min = (uint32_t)v->umin;
+		r->u32_max = (uint32_t)v->umax;
+		r->s32_min = (int32_t)v->smin;
+		r->s32_max = (int32_t)v->smax;
+		r->var_off = tnum_with_subreg(r->var_off, v->t);
+	}
+}
+
+static bool v_const(const struct view *v)
+{
+	return tnum_is_const(v->t);
+}
+
+static uint8_t negate_op(uint8_t op)
+{
+	switch (op) {
+	case EBPF_JEQ:
+		return EBPF_JNE;
+	case EBPF_JNE:
+		return EBPF_JEQ;
+	case EBPF_JGT:
+		return EBPF_JLE;
+	case EBPF_JLE:
+		return EBPF_JGT;
+	case EBPF_JGE:
+		return EBPF_JLT;
+	case EBPF_JLT:
+		return EBPF_JGE;
+	case EBPF_JSGT:
+		return EBPF_JSLE;
+	case EBPF_JSLE:
+		return EBPF_JSGT;
+	case EBPF_JSGE:
+		return EBPF_JSLT;
+	case EBPF_JSLT:
+		return EBPF_JSGE;
+	default:
+		return 0xff; /* JSET not taken */
+	}
+}
+
+static int taken_view(const struct view *a, const struct view *b, uint8_t op)
+{
+	switch (op) {
+	case EBPF_JEQ:
+		if (v_const(a) && v_const(b))
+			return a->t.value == b->t.value;
+		if (a->umin > b->umax || a->umax < b->umin || a->smin > b->smax ||
+		    a->smax < b->smin || !tnum_overlap(a->t, b->t))
+			return 0;
+		return -1;
+	case EBPF_JNE: {
+		int r = taken_view(a, b, EBPF_JEQ);
+		return r < 0 ? r : !r;
+	}
+	case EBPF_JGT:
+		return a->umin > b->umax ? 1 : a->umax <= b->umin ? 0 : -1;
+	case EBPF_JGE:
+		return a->umin >= b->umax ? 1 : a->umax < b->umin ? 0 : -1;
+	case EBPF_JLT:
+		return a->umax < b->umin ? 1 : a->umin >= b->umax ? 0 : -1;
+	case EBPF_JLE:
+		return a->umax <= b->umin ? 1 : a->umin > b->umax ? 0 : -1;
+	case EBPF_JSGT:
+		return a->smin > b->smax ? 1 : a->smax <= b->smin ? 0 : -1;
+	case EBPF_JSGE:
+		return a->smin >= b->smax ? 1 : a->smax < b->smin ? 0 : -1;
+	case EBPF_JSLT:
+		return a->smax < b->smin ? 1 : a->smin >= b->smax ? 0 : -1;
+	case EBPF_JSLE:
+		return a->smax <= b->smin ? 1 : a->smin > b->smax ? 0 : -1;
+	case EBPF_JSET:
+		if (a->t.value & b->t.value)
+			return 1;
+		if (!((a->t.value | a->t.mask) & (b->t.value | b->t.mask)))
+			return 0;
+		return -1;
+	default:
+		return -1;
+	}
+}
+
+int scalar_branch_taken(const struct reg *a, const struct reg *b, uint8_t op, bool is64)
+{
+	struct view va = view_of(a, is64), vb = view_of(b, is64);
+
+	return taken_view(&va, &vb, op);
+}
+
+static uint64_t u_max(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+static uint64_t u_min(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+static int64_t s_max(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+static int64_t s_min(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Narrow a and b assuming "a OP b" holds. Returns false when it cannot hold. */
+static bool refine_view(struct view *a, struct view *b, uint8_t op, bool is64)
+{
+	uint64_t umaxv = is64 ? U64_MAX : U32_MAX;
+	int64_t smaxv = is64 ? S64_MAX : S32_MAX, sminv = is64 ? S64_MIN : S32_MIN;
+
+	switch (op) {
+	case EBPF_JEQ:
+		if (!tnum_overlap(a->t, b->t))
+			return false;
+		a->umin = b->umin = u_max(a->umin, b->umin);
+		a->umax = b->umax = u_min(a->umax, b->umax);
+		a->smin = b->smin = s_max(a->smin, b->smin);
+		a->smax = b->smax = s_min(a->smax, b->smax);
+		a->t = b->t = tnum_intersect(a->t, b->t);
+		break;
+	case EBPF_JNE:
+		if (v_const(b)) {
+			uint64_t c = b->t.value;
+			int64_t sc = is64 ? (int64_t)c : (int64_t)(int32_t)c;
+			if (v_const(a) && a->t.value == c)
+				return false;
+			if ((a->umin == c && a->umax == c) || (a->smin == sc && a->smax == sc))
+				return false;
+			if (a->umin == c)
+				a->umin++;
+			else if (a->umax == c)
+				a->umax--;
+			if (a->smin == sc)
+				a->smin++;
+			else if (a->smax == sc)
+				a->smax--;
+		} else if (v_const(a)) {
+			return refine_view(b, a, op, is64);
+		}
+		break;
+	case EBPF_JGT:
+		if (b->umin == umaxv || a->umax == 0)
+			return false;
+		a->umin = u_max(a->umin, b->umin + 1);
+		b->umax = u_min(b->umax, a->umax - 1);
+		break;
+	case EBPF_JGE:
+		a->umin = u_max(a->umin, b->umin);
+		b->umax = u_min(b->umax, a->umax);
+		break;
+	case EBPF_JLT:
+		return refine_view(b, a, EBPF_JGT, is64);
+	case EBPF_JLE:
+		return refine_view(b, a, EBPF_JGE, is64);
+	case EBPF_JSGT:
+		if (b->smin == smaxv || a->smax == sminv)
+			return false;
+		a->smin = s_max(a->smin, b->smin + 1);
+		b->smax = s_min(b->smax, a->smax - 1);
+		break;
+	case EBPF_JSGE:
+		a->smin = s_max(a->smin, b->smin);
+		b->smax = s_min(b->smax, a->smax);
+		break;
+	case EBPF_JSLT:
+		return refine_view(b, a, EBPF_JSGT, is64);
+	case EBPF_JSLE:
+		return refine_view(b, a, EBPF_JSGE, is64);
+	case EBPF_JSET:
+		/* a single known bit tested set becomes known */
+		if (v_const(b) && b->t.value && !(b->t.value & (b->t.value - 1))) {
+			if (!(a->t.mask & b->t.value) && !(a->t.value & b->t.value))
+				return false;
+			a->t.value |= b->t.value;
+			a->t.mask &= ~b->t.value;
+		}
+		break;
+	case 0xff: /* JSET not taken: every bit of a constant b is clear in a */
+		if (v_const(b)) {
+			if (a->t.value & b->t.value)
+				return false;
+			a->t = tnum_and(a->t, tnum_const(~b->t.value));
+		}
+		break;
+	}
+	return a->umin <= a->umax && a->smin <= a->smax && b->umin <= b->umax &&
+	       b->smin <= b->smax;
+}
+
+bool scalar_refine(struct reg *a, struct reg *b, uint8_t op, bool is64, bool taken)
+{
+	struct view va = view_of(a, is64), vb = view_of(b, is64);
+
+	if (!taken)
+		op = negate_op(op);
+	if (!refine_view(&va, &vb, op, is64))
+		return false;
+	view_store(a, &va, is64);
+	view_store(b, &vb, is64);
+	scalar_sync(a);
+	scalar_sync(b);
+	return !scalar_is_empty(a) && !scalar_is_empty(b);
+}

@@ -1,0 +1,718 @@
+/* Structural checks before the abstract interpretation: opcodes and reserved fields, jump and
+ * call targets, 64-bit immediate loads, subprogram boundaries, reachability, recursion. Also
+ * computes per-instruction register liveness (for pruning) and the immediate post-dominator of
+ * every conditional jump (where control dependence on a rank-local value ends). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclbpf/maps.h"
+#include "state.h"
+
+#define NONE UINT32_MAX
+
+static bool is_jmp_class(uint8_t cls)
+{
+	return cls == EBPF_JMP || cls == EBPF_JMP32;
+}
+
+static bool is_cond_jmp(const struct ebpf_insn *i)
+{
+	uint8_t op = EBPF_OP(i->code);
+
+	return is_jmp_class(EBPF_CLASS(i->code)) && op != EBPF_JA && op != EBPF_CALL &&
+	       op != EBPF_EXIT;
+}
+
+static bool is_uncond_ja(const struct ebpf_insn *i)
+{
+	return is_jmp_class(EBPF_CLASS(i->code)) && EBPF_OP(i->code) == EBPF_JA;
+}
+
+/* Target of a jump at pc. */
+static int64_t jmp_target(const struct ebpf_insn *i, uint32_t pc)
+{
+	if (EBPF_CLASS(i->code) == EBPF_JMP32 && EBPF_OP(i->code) == EBPF_JA)
+		return (int64_t)pc + 1 + i->imm;
+	return (int64_t)pc + 1 + i->off;
+}
+
+static int check_alu(struct env *env, const struct ebpf_insn *i, uint32_t pc)
+{
+	uint8_t op = EBPF_OP(i->code), cls = EBPF_CLASS(i->code);
+	bool x = EBPF_SRC(i->code) == EBPF_X;
+
+	switch (op) {
+	case EBPF_NEG:
+		if (x || i->src_reg || i->off || i->imm)
+			return verr(env, pc, -EINVAL, "BPF_NEG uses reserved fields");
+		break;
+	case EBPF_END:
+		if (i->src_reg || i->off || (cls == EBPF_ALU64 && x) ||
+		    (i->imm != 16 && i->imm != 32 && i->imm != 64))
+			return verr(env, pc, -EINVAL, "BPF_END uses reserved fields");
+		break;
+	case EBPF_MOV:
+		if (x) {
+			if (i->imm || (i->off && i->off != 8 && i->off != 16 &&
+				       (i->off != 32 || cls != EBPF_ALU64)))
+				return verr(env, pc, -EINVAL, "BPF_MOV uses reserved fields");
+		} else if (i->src_reg || i->off) {
+			return verr(env, pc, -EINVAL, "BPF_MOV uses reserved fields");
+		}
+		break;
+	case EBPF_ADD:
+	case EBPF_SUB:
+	case EBPF_MUL:
+	case EBPF_OR:
+	case EBPF_AND:
+	case EBPF_LSH:
+	case EBPF_RSH:
+	case EBPF_XOR:
+	case EBPF_ARSH:
+	case EBPF_DIV:
+	case EBPF_MOD:
+		if ((x ? i->imm != 0 : i->src_reg != 0) ||
+		    (i->off && !((op == EBPF_DIV || op == EBPF_MOD) && i->off == 1)))
+			return verr(env, pc, -EINVAL, "BPF_ALU uses reserved fields");
+		if (!x && (op == EBPF_DIV || op == EBPF_MOD) && i->imm == 0)
+			return verr(env, pc, -EACCES, "division by zero");
+		if (!x && (op == EBPF_LSH || op == EBPF_RSH || op == EBPF_ARSH) &&
+		    (i->imm < 0 || i->imm >= (cls == EBPF_ALU64 ? 64 : 32)))
+			return verr(env, pc, -EINVAL, "invalid shift %d", i->imm);
+		break;
+	default:
+		return verr(env, pc, -EINVAL, "invalid BPF_ALU opcode 0x%02x", i->code);
+	}
+	if (i->dst_reg == EBPF_REG_10)
+		return verr(env, pc, -EACCES, "frame pointer is read only");
+	return 0;
+}
+
+static int check_mem_insn(struct env *env, const struct ebpf_insn *i, uint32_t pc)
+{
+	uint8_t cls = EBPF_CLASS(i->code), mode = EBPF_MODE(i->code), sz = EBPF_SIZE(i->code);
+
+	switch (cls) {
+	case EBPF_LDX:
+		if ((mode != EBPF_MEM && mode != EBPF_MEMSX) || i->imm ||
+		    (mode == EBPF_MEMSX && sz == EBPF_DW))
+			return verr(env, pc, -EINVAL, "BPF_LDX uses reserved fields");
+		if (i->dst_reg == EBPF_REG_10)
+			return verr(env, pc, -EACCES, "frame pointer is read only");
+		break;
+	case EBPF_ST:
+		if (mode != EBPF_MEM || i->src_reg)
+			return verr(env, pc, -EINVAL, "BPF_ST uses reserved fields");
+		break;
+	case EBPF_STX:
+		if (mode == EBPF_ATOMIC) {
+			int32_t op = i->imm;
+			if (sz != EBPF_W && sz != EBPF_DW)
+				return verr(env, pc, -EINVAL, "invalid atomic operand size");
+			if (op != EBPF_ATOMIC_ADD && op != EBPF_ATOMIC_OR && op != EBPF_ATOMIC_AND &&
+			    op != EBPF_ATOMIC_XOR && op != (EBPF_ATOMIC_ADD | EBPF_FETCH) &&
+			    op != (EBPF_ATOMIC_OR | EBPF_FETCH) &&
+			    op != (EBPF_ATOMIC_AND | EBPF_FETCH) &&
+			    op != (EBPF_ATOMIC_XOR | EBPF_FETCH) && op != EBPF_XCHG &&
+			    op != EBPF_CMPXCHG)
+				return verr(env, pc, -EINVAL, "BPF_ATOMIC uses invalid atomic opcode %02x",
+					    op);
+		} else if (mode != EBPF_MEM || i->imm) {
+			return verr(env, pc, -EINVAL, "BPF_STX uses reserved fields");
+		}
+		break;
+	}
+	return 0;
+}
+
+static int check_jmp(struct env *env, const struct ebpf_insn *i, uint32_t pc)
+{
+	uint8_t op = EBPF_OP(i->code), cls = EBPF_CLASS(i->code);
+	bool x = EBPF_SRC(i->code) == EBPF_X;
+
+	switch (op) {
+	case EBPF_JA:
+		if (x || i->src_reg || i->dst_reg || (cls == EBPF_JMP ? i->imm != 0 : i->off != 0))
+			return verr(env, pc, -EINVAL, "BPF_JA uses reserved fields");
+		break;
+	case EBPF_CALL:
+		if (cls != EBPF_JMP || x || i->off || i->dst_reg)
+			return verr(env, pc, -EINVAL, "BPF_CALL uses reserved fields");
+		if (i->src_reg == EBPF_PSEUDO_KFUNC)
+			return verr(env, pc, -EINVAL, "kernel function calls are not supported");
+		if (i->src_reg != EBPF_PSEUDO_HELPER && i->src_reg != EBPF_PSEUDO_CALL)
+			return verr(env, pc, -EINVAL, "BPF_CALL uses reserved fields");
+		break;
+	case EBPF_EXIT:
+		if (cls != EBPF_JMP || x || i->src_reg || i->dst_reg || i->off || i->imm)
+			return verr(env, pc, -EINVAL, "BPF_EXIT uses reserved fields");
+		break;
+	case EBPF_JEQ:
+	case EBPF_JGT:
+	case EBPF_JGE:
+	case EBPF_JSET:
+	case EBPF_JNE:
+	case EBPF_JSGT:
+	case EBPF_JSGE:
+	case EBPF_JLT:
+	case EBPF_JLE:
+	case EBPF_JSLT:
+	case EBPF_JSLE:
+		if (x ? i->imm != 0 : i->src_reg != 0)
+			return verr(env, pc, -EINVAL, "BPF_JMP/JMP32 uses reserved fields");
+		break;
+	default:
+		return verr(env, pc, -EINVAL, "invalid BPF_JMP opcode 0x%02x", i->code);
+	}
+	return 0;
+}
+
+static int check_lddw(struct env *env, const struct ebpf_insn *i, uint32_t pc)
+{
+	const struct ebpf_insn *n = i + 1;
+
+	if (pc + 1 >= env->n)
+		return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
+	if (n->code || n->dst_reg || n->src_reg || n->off || i->off)
+		return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
+	if (i->dst_reg == EBPF_REG_10)
+		return verr(env, pc, -EACCES, "frame pointer is read only");
+	switch (i->src_reg) {
+	case 0:
+		break;
+	case EBPF_PSEUDO_MAP_FD:
+	case EBPF_PSEUDO_MAP_VALUE:
+		if (i->imm < 0 || (uint32_t)i->imm >= env->opts->n_maps || !env->opts->maps ||
+		    !env->opts->maps[i->imm])
+			return verr(env, pc, -EINVAL, "map index %d out of range (%u maps)", i->imm,
+				    env->opts->n_maps);
+		if (i->src_reg == EBPF_PSEUDO_MAP_FD && n->imm)
+			return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
+		if (i->src_reg == EBPF_PSEUDO_MAP_VALUE &&
+		    ((uint32_t)n->imm >= ebpf_map__value_size(env->opts->maps[i->imm]) ||
+		     map_is_ringbuf(env, (uint32_t)i->imm)))
+			return verr(env, pc, -EACCES, "invalid access to map value pointer, value_size=%u off=%u",
+				    ebpf_map__value_size(env->opts->maps[i->imm]), (uint32_t)n->imm);
+		break;
+	default:
+		return verr(env, pc, -EINVAL, "unsupported bpf_ld_imm64 src_reg %u", i->src_reg);
+	}
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Per-instruction pass: encodings and subprogram starts. */
+static int scan(struct env *env, uint32_t **starts_out, uint32_t *n_starts)
+{
+	uint32_t *starts = malloc(sizeof(*starts) * (env->n + 1)), ns = 0;
+	int err = 0;
+
+	if (!starts)
+		return -ENOMEM;
+	starts[ns++] = 0;
+	for (uint32_t pc = 0; pc < env->n && !err; pc++) {
+		const struct ebpf_insn *i = &env->insns[pc];
+		uint8_t cls = EBPF_CLASS(i->code);
+
+		if (i->dst_reg > 10 || i->src_reg > 10) {
+			err = verr(env, pc, -EINVAL, "R%u is invalid",
+				   i->dst_reg > 10 ? i->dst_reg : i->src_reg);
+			break;
+		}
+		switch (cls) {
+		case EBPF_ALU:
+		case EBPF_ALU64:
+			err = check_alu(env, i, pc);
+			break;
+		case EBPF_LDX:
+		case EBPF_ST:
+		case EBPF_STX:
+			err = check_mem_insn(env, i, pc);
+			break;
+		case EBPF_LD:
+			if (!ebpf_insn_is_lddw(i)) {
+				err = verr(env, pc, -EINVAL, "BPF_LD_[ABS|IND] are not supported");
+				break;
+			}
+			err = check_lddw(env, i, pc);
+			pc++;
+			break;
+		default:
+			err = check_jmp(env, i, pc);
+			if (!err && EBPF_OP(i->code) == EBPF_CALL && i->src_reg == EBPF_PSEUDO_CALL) {
+				int64_t t = (int64_t)pc + 1 + i->imm;
+				if (t < 0 || t >= env->n)
+					err = verr(env, pc, -EINVAL, "call to invalid destination %lld",
+						   (long long)t);
+				else
+					starts[ns++] = (uint32_t)t;
+			}
+			break;
+		}
+	}
+	if (err) {
+		free(starts);
+		return err;
+	}
+	qsort(starts, ns, sizeof(*starts), cmp_u32);
+	{
+		uint32_t k = 0;
+		for (uint32_t j = 0; j < ns; j++)
+			if (!k || starts[k - 1] != starts[j])
+				starts[k++] = starts[j];
+		ns = k;
+	}
+	*starts_out = starts;
+	*n_starts = ns;
+	return 0;
+}
+
+/* Successors of pc inside its subprogram (calls fall through). Returns the count. */
+static int successors(const struct env *env, uint32_t pc, uint32_t out[2])
+{
+	const struct ebpf_insn *i = &env->insns[pc];
+	uint8_t cls = EBPF_CLASS(i->code);
+
+	if (ebpf_insn_is_lddw(i)) {
+		out[0] = pc + 2;
+		return 1;
+	}
+	if (!is_jmp_class(cls)) {
+		out[0] = pc + 1;
+		return 1;
+	}
+	switch (EBPF_OP(i->code)) {
+	case EBPF_EXIT:
+		return 0;
+	case EBPF_CALL:
+		out[0] = pc + 1;
+		return 1;
+	case EBPF_JA:
+		out[0] = (uint32_t)jmp_target(i, pc);
+		return 1;
+	default:
+		out[0] = pc + 1;
+		out[1] = (uint32_t)jmp_target(i, pc);
+		return out[1] == out[0] ? 1 : 2;
+	}
+}
+
+static int check_targets(struct env *env)
+{
+	for (uint32_t s = 0; s < env->n_subprogs; s++) {
+		struct subprog *sp = &env->subprogs[s];
+		const struct ebpf_insn *last = &env->insns[sp->end - 1];
+
+		if (sp->end - 1 > sp->start && ebpf_insn_is_lddw(&env->insns[sp->end - 2]))
+			return verr(env, sp->end - 1, -EINVAL, "last insn is not an exit or jmp");
+		if (!(is_jmp_class(EBPF_CLASS(last->code)) &&
+		      (EBPF_OP(last->code) == EBPF_EXIT || EBPF_OP(last->code) == EBPF_JA)))
+			return verr(env, sp->end - 1, -EINVAL, "last insn is not an exit or jmp");
+		for (uint32_t pc = sp->start; pc < sp->end; pc++) {
+			const struct ebpf_insn *i = &env->insns[pc];
+			env->aux[pc].subprog = s;
+			if (ebpf_insn_is_lddw(i)) {
+				if (pc + 1 < env->n)
+					env->aux[pc + 1].subprog = s;
+				pc++;
+				continue;
+			}
+			if (is_jmp_class(EBPF_CLASS(i->code)) &&
+			    (is_cond_jmp(i) || is_uncond_ja(i))) {
+				int64_t t = jmp_target(i, pc);
+				if (t < sp->start || t >= sp->end)
+					return verr(env, pc, -EINVAL, "jump out of range from insn %u to %lld",
+						    pc, (long long)t);
+				env->aux[t].prune_point = 1;
+				env->aux[pc + 1].prune_point = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Marks second halves of 64-bit immediate loads and rejects jumps into them. */
+static int check_lddw_targets(struct env *env, uint8_t *half)
+{
+	for (uint32_t pc = 0; pc < env->n; pc++)
+		if (ebpf_insn_is_lddw(&env->insns[pc]))
+			half[++pc] = 1;
+	for (uint32_t pc = 0; pc < env->n; pc++) {
+		const struct ebpf_insn *i = &env->insns[pc];
+		if (half[pc])
+			continue;
+		if (is_cond_jmp(i) || is_uncond_ja(i)) {
+			int64_t t = jmp_target(i, pc);
+			if (half[t])
+				return verr(env, pc, -EINVAL,
+					    "jump into the middle of ldimm64 insn %lld", (long long)t - 1);
+		}
+		if (is_jmp_class(EBPF_CLASS(i->code)) && EBPF_OP(i->code) == EBPF_CALL &&
+		    i->src_reg == EBPF_PSEUDO_CALL && half[pc + 1 + i->imm])
+			return verr(env, pc, -EINVAL, "call into the middle of ldimm64 insn");
+	}
+	return 0;
+}
+
+/* Depth-first reachability from the entry; subprograms become reachable through calls.
+ * Also detects recursion (a call to a subprogram already on the static call chain). */
+static int reach(struct env *env, const uint8_t *half)
+{
+	uint32_t *work = malloc(sizeof(*work) * (env->n + 1)), nw = 0;
+	int err = 0;
+
+	if (!work)
+		return -ENOMEM;
+	env->aux[0].seen = 1;
+	work[nw++] = 0;
+	env->subprogs[0].called = true;
+	while (nw) {
+		uint32_t pc = work[--nw], succ[2];
+		const struct ebpf_insn *i = &env->insns[pc];
+		int ns = successors(env, pc, succ);
+
+		if (is_jmp_class(EBPF_CLASS(i->code)) && EBPF_OP(i->code) == EBPF_CALL &&
+		    i->src_reg == EBPF_PSEUDO_CALL) {
+			uint32_t t = pc + 1 + (uint32_t)i->imm;
+			env->subprogs[env->aux[t].subprog].called = true;
+			env->aux[pc + 1].prune_point = 1;
+			if (!env->aux[t].seen) {
+				env->aux[t].seen = 1;
+				work[nw++] = t;
+			}
+		}
+		for (int k = 0; k < ns; k++) {
+			if (succ[k] >= env->n) {
+				err = verr(env, pc, -EINVAL, "jump out of range from insn %u to %u", pc,
+					   succ[k]);
+				goto out;
+			}
+			if (!env->aux[succ[k]].seen) {
+				env->aux[succ[k]].seen = 1;
+				work[nw++] = succ[k];
+			}
+		}
+	}
+	for (uint32_t pc = 0; pc < env->n; pc++) {
+		if (!env->aux[pc].seen && !half[pc]) {
+			err = verr(env, pc, -EINVAL, "unreachable insn %u", pc);
+			goto out;
+		}
+	}
+out:
+	free(work);
+	return err;
+}
+
+/* Static call graph, memoised depth-first: no recursion, at most EBPF_MAX_FRAMES deep, and
+ * (with use_stack) the combined stack of any call chain within EBPF_STACK_SIZE. Linux rounds each
+ * frame to 32 bytes; so do we. mark: 0 new, 1 on the current chain, 2 done. */
+static int call_graph(struct env *env, uint32_t s, uint8_t *mark, uint32_t *frames,
+		      uint32_t *stack, bool use_stack)
+{
+	uint32_t best_f = 0, best_s = 0;
+	int err;
+
+	mark[s] = 1;
+	for (uint32_t pc = env->subprogs[s].start; pc < env->subprogs[s].end; pc++) {
+		const struct ebpf_insn *i = &env->insns[pc];
+		uint32_t t;
+		if (ebpf_insn_is_lddw(i)) {
+			pc++;
+			continue;
+		}
+		if (!(EBPF_CLASS(i->code) == EBPF_JMP && EBPF_OP(i->code) == EBPF_CALL &&
+		      i->src_reg == EBPF_PSEUDO_CALL))
+			continue;
+		t = env->aux[pc + 1 + (uint32_t)i->imm].subprog;
+		if (mark[t] == 1)
+			return verr(env, pc, -EACCES, "recursive call from insn %u to insn %u", pc,
+				    env->subprogs[t].start);
+		if (mark[t] == 0) {
+			err = call_graph(env, t, mark, frames, stack, use_stack);
+			if (err)
+				return err;
+		}
+		if (frames[t] > best_f)
+			best_f = frames[t];
+		if (stack[t] > best_s)
+			best_s = stack[t];
+		if (best_f + 1 > EBPF_MAX_FRAMES)
+			return verr(env, pc, -EACCES, "the call stack of %u frames is too deep",
+				    best_f + 1);
+	}
+	mark[s] = 2;
+	frames[s] = best_f + 1;
+	stack[s] = best_s + ((env->subprogs[s].stack_depth + 31) & ~31u);
+	if (use_stack && stack[s] > EBPF_STACK_SIZE)
+		return verr(env, env->subprogs[s].start, -EACCES,
+			    "combined stack size of %u calls is %u bytes, too large (limit %u)",
+			    frames[s], stack[s], EBPF_STACK_SIZE);
+	return 0;
+}
+
+int cfg_check_calls(struct env *env, bool use_stack)
+{
+	uint32_t ns = env->n_subprogs;
+	uint8_t *mark = calloc(ns, 1);
+	uint32_t *frames = calloc(ns, sizeof(uint32_t)), *stack = calloc(ns, sizeof(uint32_t));
+	int err = -ENOMEM;
+
+	if (mark && frames && stack)
+		err = call_graph(env, 0, mark, frames, stack, use_stack);
+	free(mark);
+	free(frames);
+	free(stack);
+	return err;
+}
+
+/* Register use/def of one instruction, for liveness. */
+static void use_def(const struct ebpf_insn *i, uint16_t *use, uint16_t *def)
+{
+	uint8_t cls = EBPF_CLASS(i->code), op = EBPF_OP(i->code);
+	uint16_t d = (uint16_t)(1u << i->dst_reg), s = (uint16_t)(1u << i->src_reg);
+	bool x = EBPF_SRC(i->code) == EBPF_X;
+
+	*use = *def = 0;
+	switch (cls) {
+	case EBPF_ALU:
+	case EBPF_ALU64:
+		*def = d;
+		if (op != EBPF_MOV)
+			*use |= d;
+		if (x && op != EBPF_END)
+			*use |= s;
+		break;
+	case EBPF_LDX:
+		*use = s;
+		*def = d;
+		break;
+	case EBPF_ST:
+		*use = d;
+		break;
+	case EBPF_STX:
+		*use = d | s;
+		if (EBPF_MODE(i->code) == EBPF_ATOMIC) {
+			if (i->imm == EBPF_CMPXCHG) {
+				*use |= 1;
+				*def = 1;
+			} else if (i->imm & EBPF_FETCH) {
+				*def = s;
+			}
+		}
+		break;
+	case EBPF_LD:
+		*def = d;
+		break;
+	default:
+		if (op == EBPF_CALL) {
+			*use = 0x3e;
+			*def = 0x3f;
+		} else if (op == EBPF_EXIT) {
+			*use = 1;
+		} else if (op != EBPF_JA) {
+			*use = d | (x ? s : 0);
+		}
+		break;
+	}
+}
+
+static void liveness(struct env *env, const uint8_t *half)
+{
+	bool changed = true;
+
+	while (changed) {
+		changed = false;
+		for (uint32_t k = env->n; k-- > 0;) {
+			uint32_t succ[2];
+			uint16_t use, def, out = 0, in;
+			int ns;
+
+			if (half[k])
+				continue;
+			ns = successors(env, k, succ);
+			for (int j = 0; j < ns; j++)
+				out |= env->aux[succ[j]].live_in;
+			use_def(&env->insns[k], &use, &def);
+			in = (uint16_t)(use | (out & ~def)) | (1u << EBPF_REG_10);
+			if (in != env->aux[k].live_in) {
+				env->aux[k].live_in = in;
+				changed = true;
+			}
+		}
+	}
+}
+
+/* Immediate post-dominators of conditional jumps (Cooper, Harvey and Kennedy's iterative
+ * dominator algorithm on the reversed control-flow graph of each subprogram). */
+static int post_dominators(struct env *env, const uint8_t *half)
+{
+	uint32_t n = env->n, X = n; /* virtual exit node */
+	uint32_t *npred = calloc(n + 2, sizeof(uint32_t)), *pidx = NULL, *preds = NULL;
+	uint32_t *po = NULL, *order = NULL, *idom = NULL, *stack = NULL;
+	uint8_t *vis = NULL;
+	uint32_t total = 0, cnt = 0;
+	int err = -ENOMEM;
+
+	if (!npred)
+		return -ENOMEM;
+	/* forward predecessors = successors in the reverse graph */
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t succ[2];
+		int ns;
+		if (half[k])
+			continue;
+		ns = successors(env, k, succ);
+		if (!ns)
+			npred[X]++;
+		for (int j = 0; j < ns; j++)
+			npred[succ[j]]++;
+		total += (uint32_t)ns + (ns == 0);
+	}
+	pidx = calloc(n + 2, sizeof(uint32_t));
+	preds = malloc(sizeof(uint32_t) * (total + 1));
+	po = malloc(sizeof(uint32_t) * (n + 1));
+	order = malloc(sizeof(uint32_t) * (n + 1));
+	idom = malloc(sizeof(uint32_t) * (n + 1));
+	stack = malloc(sizeof(uint32_t) * 2 * (n + 1));
+	vis = calloc(n + 1, 1);
+	if (!pidx || !preds || !po || !order || !idom || !stack || !vis)
+		goto out;
+	for (uint32_t k = 0; k <= n; k++)
+		pidx[k + 1] = pidx[k] + npred[k];
+	memset(npred, 0, (n + 2) * sizeof(uint32_t));
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t succ[2];
+		int ns;
+		if (half[k])
+			continue;
+		ns = successors(env, k, succ);
+		if (!ns)
+			preds[pidx[X] + npred[X]++] = k;
+		for (int j = 0; j < ns; j++)
+			preds[pidx[succ[j]] + npred[succ[j]]++] = k;
+	}
+	/* iterative DFS postorder from X over the reverse graph */
+	{
+		uint32_t sp = 0;
+		stack[sp++] = X;
+		stack[sp++] = 0;
+		vis[X] = 1;
+		while (sp) {
+			uint32_t v = stack[sp - 2], *it = &stack[sp - 1];
+			if (*it < npred[v]) {
+				uint32_t w = preds[pidx[v] + (*it)++];
+				if (!vis[w]) {
+					vis[w] = 1;
+					stack[sp++] = w;
+					stack[sp++] = 0;
+				}
+			} else {
+				po[v] = cnt;
+				order[cnt++] = v;
+				sp -= 2;
+			}
+		}
+	}
+	for (uint32_t k = 0; k <= n; k++)
+		idom[k] = NONE;
+	idom[X] = X;
+	for (bool changed = true; changed;) {
+		changed = false;
+		for (uint32_t r = cnt - 1; r-- > 0;) { /* reverse postorder, root excluded */
+			uint32_t b = order[r], nid = NONE, succ[2];
+			int ns = successors(env, b, succ);
+			uint32_t cand[3], nc = 0;
+			if (!ns)
+				cand[nc++] = X;
+			for (int j = 0; j < ns; j++)
+				cand[nc++] = succ[j];
+			for (uint32_t j = 0; j < nc; j++) {
+				uint32_t p = cand[j];
+				if (idom[p] == NONE)
+					continue;
+				if (nid == NONE) {
+					nid = p;
+					continue;
+				}
+				uint32_t f1 = p, f2 = nid;
+				while (f1 != f2) {
+					while (po[f1] < po[f2])
+						f1 = idom[f1];
+					while (po[f2] < po[f1])
+						f2 = idom[f2];
+				}
+				nid = f1;
+			}
+			if (nid != idom[b]) {
+				idom[b] = nid;
+				changed = true;
+			}
+		}
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (half[k] || !is_cond_jmp(&env->insns[k]))
+			continue;
+		env->aux[k].ipdom = (idom[k] == NONE || idom[k] == X) ? NONE : idom[k];
+	}
+	err = 0;
+out:
+	free(npred);
+	free(pidx);
+	free(preds);
+	free(po);
+	free(order);
+	free(idom);
+	free(stack);
+	free(vis);
+	return err;
+}
+
+int cfg_check(struct env *env)
+{
+	uint32_t *starts = NULL, ns = 0;
+	uint8_t *half = NULL;
+	int err;
+
+	err = scan(env, &starts, &ns);
+	if (err)
+		return err;
+	env->subprogs = calloc(ns, sizeof(*env->subprogs));
+	half = calloc(env->n + 1, 1);
+	if (!env->subprogs || !half) {
+		err = -ENOMEM;
+		goto out;
+	}
+	env->n_subprogs = ns;
+	for (uint32_t s = 0; s < ns; s++) {
+		env->subprogs[s].start = starts[s];
+		env->subprogs[s].end = s + 1 < ns ? starts[s + 1] : env->n;
+	}
+	err = check_lddw_targets(env, half);
+	if (!err)
+		for (uint32_t s = 1; s < ns && !err; s++)
+			if (half[starts[s]])
+				err = verr(env, starts[s], -EINVAL, "call into the middle of ldimm64 insn");
+	if (!err)
+		err = check_targets(env);
+	if (!err)
+		err = reach(env, half);
+	if (!err)
+		err = cfg_check_calls(env, false);
+	if (err)
+		goto out;
+	liveness(env, half);
+	if (env->rank_check)
+		err = post_dominators(env, half);
+out:
+	free(starts);
+	free(half);
+	return err;
+}

@@ -1,0 +1,246 @@
+/* State pruning: explored states are stored at prune points (jump targets, branch fall-throughs,
+ * returns from calls); a new state that is subsumed by a fully explored one needs no further
+ * analysis. A new state exactly equal to one still being explored on the same path is an
+ * infinite loop. Stored states also carry the longest remaining path, which makes the
+ * worst-case cost bound survive pruning. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state.h"
+
+#define MAX_STATES_PER_INSN 64
+#define MAX_CHECKPOINTS 65536
+#define CHECKPOINT_EVERY 4
+
+struct idmap {
+	uint32_t n;
+	uint32_t old[64], cur[64];
+};
+
+/* The same old id must always meet the same current id (old correlations must hold in cur). */
+static bool check_ids(struct idmap *m, uint32_t old_id, uint32_t cur_id)
+{
+	if (!old_id)
+		return true;
+	if (!cur_id)
+		return false;
+	for (uint32_t i = 0; i < m->n; i++)
+		if (m->old[i] == old_id)
+			return m->cur[i] == cur_id;
+	if (m->n == 64)
+		return false;
+	m->old[m->n] = old_id;
+	m->cur[m->n++] = cur_id;
+	return true;
+}
+
+static bool range_within(const struct reg *o, const struct reg *c)
+{
+	return o->umin <= c->umin && c->umax <= o->umax && o->smin <= c->smin &&
+	       c->smax <= o->smax && o->u32_min <= c->u32_min && c->u32_max <= o->u32_max &&
+	       o->s32_min <= c->s32_min && c->s32_max <= o->s32_max &&
+	       tnum_in(o->var_off, c->var_off);
+}
+
+static bool range_equal(const struct reg *o, const struct reg *c)
+{
+	return o->umin == c->umin && c->umax == o->umax && o->smin == c->smin &&
+	       c->smax == o->smax && o->u32_min == c->u32_min && c->u32_max == o->u32_max &&
+	       o->s32_min == c->s32_min && c->s32_max == o->s32_max &&
+	       o->var_off.value == c->var_off.value && o->var_off.mask == c->var_off.mask;
+}
+
+static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, bool exact)
+{
+	if (o->type == NOT_INIT)
+		return !exact || c->type == NOT_INIT;
+	if (o->type != c->type)
+		return false;
+	if (exact ? o->local != c->local : (c->local && !o->local))
+		return false;
+	if (!(exact ? range_equal(o, c) : range_within(o, c)))
+		return false;
+	switch (o->type) {
+	case SCALAR:
+		/* copies refined together in old must be copies in cur too */
+		return check_ids(m, o->id, c->id);
+	case PTR_TO_CTX:
+		return o->off == c->off;
+	case PTR_TO_STACK:
+		return o->off == c->off && o->frameno == c->frameno;
+	case CONST_PTR_TO_MAP:
+		return o->map_idx == c->map_idx;
+	case PTR_TO_MAP_VALUE:
+		return o->off == c->off && o->map_idx == c->map_idx;
+	case PTR_TO_MAP_VALUE_OR_NULL:
+		return o->off == c->off && o->map_idx == c->map_idx && check_ids(m, o->id, c->id);
+	case PTR_TO_MEM:
+	case PTR_TO_MEM_OR_NULL:
+		return o->off == c->off && o->mem_size == c->mem_size &&
+		       check_ids(m, o->id, c->id) && check_ids(m, o->ref_id, c->ref_id);
+	default:
+		return false;
+	}
+}
+
+static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *cs, bool exact)
+{
+	uint8_t ok = STACK_KIND(ob), ck = STACK_KIND(cb);
+
+	if (exact)
+		return ob == cb;
+	if ((cb & STACK_LOCAL) && !(ob & STACK_LOCAL) && ok != STACK_INVALID)
+		return false;
+	switch (ok) {
+	case STACK_INVALID:
+		return true;
+	case STACK_MISC:
+		return ck == STACK_MISC || ck == STACK_ZERO ||
+		       (ck == STACK_SPILL && cs->spill.type == SCALAR);
+	case STACK_ZERO:
+		return ck == STACK_ZERO ||
+		       (ck == STACK_SPILL && cs->spill.type == SCALAR &&
+			tnum_equals_const(cs->spill.var_off, 0));
+	default:
+		return ck == STACK_SPILL;
+	}
+}
+
+static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap *m, bool exact)
+{
+	static const struct slot empty;
+	uint32_t n = o->nslots > c->nslots ? o->nslots : c->nslots;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct slot *os = i < o->nslots ? &o->slots[i] : &empty;
+		const struct slot *cs = i < c->nslots ? &c->slots[i] : &empty;
+		for (int b = 0; b < 8; b++)
+			if (!byte_safe(os->bytes[b], cs->bytes[b], cs, exact))
+				return false;
+		if (STACK_KIND(os->bytes[0]) == STACK_SPILL &&
+		    !regsafe(&os->spill, &cs->spill, m, exact))
+			return false;
+	}
+	return true;
+}
+
+static bool states_equal(struct env *env, const struct vstate *o, const struct vstate *c,
+			 bool exact)
+{
+	struct idmap m;
+
+	m.n = 0;
+	if (o->curframe != c->curframe || o->n_refs != c->n_refs)
+		return false;
+	if (exact || c->n_taint) {
+		if (o->n_taint != c->n_taint)
+			return false;
+		for (uint32_t i = 0; i < o->n_taint; i++)
+			if (o->taint[i].until != c->taint[i].until ||
+			    o->taint[i].frameno != c->taint[i].frameno)
+				return false;
+	}
+	for (uint32_t f = 0; f <= o->curframe; f++) {
+		const struct frame *of = o->frames[f], *cf = c->frames[f];
+		uint16_t live;
+		if (of->callsite != cf->callsite)
+			return false;
+		if (f == o->curframe)
+			live = env->aux[o->insn].live_in;
+		else
+			live = env->aux[o->frames[f + 1]->callsite + 1].live_in & ~0x3f;
+		for (int r = 0; r < EBPF_REG_10; r++)
+			if ((live >> r) & 1 && !regsafe(&of->regs[r], &cf->regs[r], &m, exact))
+				return false;
+		if (!stacksafe(of, cf, &m, exact))
+			return false;
+	}
+	for (uint32_t i = 0; i < o->n_refs; i++)
+		if (!check_ids(&m, o->refs[i], c->refs[i]))
+			return false;
+	return true;
+}
+
+void prune_path_done(struct env *env, uint64_t exit_cost)
+{
+	struct checkpoint *cp;
+
+	if (exit_cost > env->worst_cost)
+		env->worst_cost = exit_cost;
+	for (cp = env->cur.parent; cp; cp = cp->st.parent) {
+		uint64_t rem = exit_cost - cp->st.cost;
+		/* an ancestor's bound already covers this one whenever this one was set */
+		if (cp->rem_set && rem <= cp->max_rem)
+			break;
+		cp->max_rem = rem;
+		cp->rem_set = true;
+	}
+	for (cp = env->cur.parent; cp; cp = cp->st.parent)
+		if (--cp->branches)
+			break;
+}
+
+void prune_path_dead(struct env *env)
+{
+	for (struct checkpoint *cp = env->cur.parent; cp; cp = cp->st.parent)
+		if (--cp->branches)
+			break;
+}
+
+int prune_visit(struct env *env, uint32_t pc)
+{
+	struct insn_aux *aux = &env->aux[pc];
+	struct checkpoint *cp;
+
+	if (!aux->prune_point)
+		return 0;
+	for (cp = aux->states; cp; cp = cp->next_at_insn) {
+		if (cp->branches) {
+			if (cp->st.frames[cp->st.curframe]->callsite ==
+				    env->cur.frames[env->cur.curframe]->callsite &&
+			    states_equal(env, &cp->st, &env->cur, true))
+				return verr(env, pc, -EACCES,
+					    "infinite loop detected at insn %u: the loop state repeats exactly",
+					    pc);
+			continue;
+		}
+		if (states_equal(env, &cp->st, &env->cur, false)) {
+			cp->hit = true;
+			prune_path_done(env, env->cur.cost + cp->max_rem);
+			return 1;
+		}
+	}
+	if (env->cur.since_checkpoint < CHECKPOINT_EVERY || aux->n_states >= MAX_STATES_PER_INSN ||
+	    env->n_checkpoints >= MAX_CHECKPOINTS)
+		return 0;
+	cp = calloc(1, sizeof(*cp));
+	if (!cp || state_copy(&cp->st, &env->cur)) {
+		free(cp);
+		return verr(env, pc, -ENOMEM, "out of memory storing states");
+	}
+	cp->branches = 1;
+	cp->next_at_insn = aux->states;
+	aux->states = cp;
+	aux->n_states++;
+	env->cur.parent = cp;
+	env->cur.since_checkpoint = 0;
+	if (++env->n_checkpoints + env->n_stack > env->peak_states)
+		env->peak_states = env->n_checkpoints + env->n_stack;
+	return 0;
+}
+
+void prune_free_all(struct env *env)
+{
+	if (!env->aux)
+		return;
+	for (uint32_t pc = 0; pc < env->n; pc++) {
+		struct checkpoint *cp = env->aux[pc].states, *nx;
+		for (; cp; cp = nx) {
+			nx = cp->next_at_insn;
+			state_free(&cp->st);
+			free(cp);
+		}
+		env->aux[pc].states = NULL;
+	}
+}

@@ -1,0 +1,260 @@
+/* Abstract state of the verifier: registers, stack frames, the whole machine state of one path,
+ * and the environment shared by all parts of the analysis. Internal to engine/src/verifier/. */
+#ifndef NCCLBPF_VERIFIER_STATE_H
+#define NCCLBPF_VERIFIER_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ncclbpf/verifier.h"
+#include "tnum.h"
+
+enum reg_type {
+	NOT_INIT = 0,
+	SCALAR,
+	PTR_TO_CTX,
+	PTR_TO_STACK,
+	CONST_PTR_TO_MAP,
+	PTR_TO_MAP_VALUE,
+	PTR_TO_MAP_VALUE_OR_NULL,
+	PTR_TO_MEM, /* ring buffer record */
+	PTR_TO_MEM_OR_NULL,
+};
+
+/* One register. For scalars the bounds describe the value; for pointers they describe the
+ * variable part of the offset (the fixed part is `off`). All eight bounds and the tnum are kept
+ * consistent with each other by scalar_sync(). */
+struct reg {
+	uint8_t type;    /* enum reg_type */
+	uint8_t local;   /* rank-local label (value may differ between ranks) */
+	uint8_t frameno; /* PTR_TO_STACK: the frame it points into */
+	uint8_t pad;
+	uint32_t id;      /* *_OR_NULL: copies share it so a null check refines them all */
+	uint32_t ref_id;  /* PTR_TO_MEM(_OR_NULL): ring buffer reservation to release */
+	int32_t off;      /* pointers: fixed offset */
+	uint32_t map_idx; /* map pointers: index in opts->maps */
+	uint32_t mem_size;
+	uint32_t origin;  /* insn that created the pointer (null-check diagnostics) */
+	uint32_t taint;   /* insn where the rank-local value entered (when local) */
+	struct tnum var_off;
+	int64_t smin, smax;
+	uint64_t umin, umax;
+	int32_t s32_min, s32_max;
+	uint32_t u32_min, u32_max;
+};
+
+/* Stack byte kinds (low bits of stack_byte), with the rank-local label in bit 7. */
+enum { STACK_INVALID = 0, STACK_MISC = 1, STACK_ZERO = 2, STACK_SPILL = 3 };
+#define STACK_KIND(b) ((b)&3)
+#define STACK_LOCAL 0x80u
+
+struct slot {
+	uint8_t bytes[8]; /* byte i of the slot is at frame offset -(8*(idx+1)) + i */
+	uint32_t taint;   /* origin of a rank-local label on MISC bytes */
+	struct reg spill; /* valid when all 8 bytes are STACK_SPILL */
+};
+
+#define MAX_SLOTS (EBPF_STACK_SIZE / 8)
+
+struct frame {
+	struct reg regs[EBPF_NREGS];
+	uint32_t callsite; /* insn of the call that created this frame (entry: UINT32_MAX) */
+	uint32_t subprog;
+	uint16_t nslots;   /* slots in use (deepest written / 8) */
+	struct slot *slots; /* nslots entries; slot i covers [-(8i+8), -(8i)) */
+};
+
+/* Control dependence on a rank-local value: values written while an entry is active are
+ * rank-local. The entry ends where the paths of the branch meet again (its immediate
+ * post-dominator) in the same frame, or at the frame's exit. */
+struct ctrl_taint {
+	uint32_t until; /* insn (UINT32_MAX: until the frame returns) */
+	uint16_t frameno;
+	uint32_t origin; /* insn where the branched-on value became rank-local */
+	uint32_t branch; /* the branch insn */
+};
+#define MAX_CTRL_TAINT 8
+#define MAX_REFS 8
+
+struct checkpoint;
+
+struct vstate {
+	struct frame *frames[EBPF_MAX_FRAMES];
+	uint32_t curframe;
+	uint32_t insn; /* next instruction to analyse */
+	uint32_t n_taint;
+	struct ctrl_taint taint[MAX_CTRL_TAINT];
+	uint32_t n_refs;
+	uint32_t refs[MAX_REFS];       /* acquired ring buffer reservations */
+	uint32_t ref_insn[MAX_REFS];   /* where each was acquired */
+	uint64_t cost;                 /* instructions executed along this path so far */
+	uint32_t since_checkpoint;     /* insns since the last checkpoint on this path */
+	struct checkpoint *parent;     /* last checkpoint on this path */
+};
+
+/* A stored state at a prune point: an explored state whose successors are (branches == 0) or
+ * are being (branches > 0) analysed. */
+struct checkpoint {
+	struct vstate st;
+	struct checkpoint *next_at_insn;
+	uint32_t branches;
+	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
+	bool rem_set;
+	bool hit;
+};
+
+struct insn_aux {
+	struct checkpoint *states;
+	uint32_t n_states;
+	uint16_t live_in;  /* registers that may be read before written from here on */
+	uint8_t prune_point;
+	uint8_t seen;
+	uint32_t subprog;
+	uint32_t ipdom; /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
+	const char *taint_src; /* what made a value rank-local here ("ctx->reg_buff", ...) */
+	char taint_buf[48];
+};
+
+struct subprog {
+	uint32_t start, end; /* [start, end) */
+	uint32_t stack_depth;
+	bool called;
+};
+
+struct pending {
+	struct vstate st;
+};
+
+struct env {
+	const struct ebpf_insn *insns;
+	uint32_t n;
+	const struct ebpf_verify_opts *opts;
+	const struct ebpf_prog_type *type;
+	bool rank_check; /* rank consistency enforced */
+	struct insn_aux *aux;
+	struct subprog *subprogs;
+	uint32_t n_subprogs;
+
+	struct vstate cur;
+	struct pending *stack;
+	uint32_t n_stack, cap_stack;
+
+	uint32_t next_id;
+	uint64_t processed, limit;
+	uint32_t n_checkpoints, peak_states;
+	uint64_t worst_cost;
+
+	char *err;
+	size_t err_len;
+	char *log;
+	size_t log_len, log_pos;
+	bool log_on;
+	int status;
+};
+
+/* --- state.c ---------------------------------------------------------------------------- */
+int state_init(struct env *env, struct vstate *st);
+int state_copy(struct vstate *dst, const struct vstate *src);
+void state_free(struct vstate *st);
+struct frame *frame_new(uint32_t callsite, uint32_t subprog);
+/* Makes slot `idx` exist in frame f; -ENOMEM on failure. */
+int frame_grow(struct frame *f, uint32_t nslots);
+static inline struct frame *cur_frame(struct env *env)
+{
+	return env->cur.frames[env->cur.curframe];
+}
+static inline struct reg *cur_regs(struct env *env)
+{
+	return cur_frame(env)->regs;
+}
+
+/* --- scalar.c: bounds of scalars ------------------------------------------------------------ */
+void reg_mark_unknown(struct reg *r);
+void reg_mark_const(struct reg *r, uint64_t v);
+void reg_mark_not_init(struct reg *r);
+void reg_mark_range(struct reg *r, uint64_t umin, uint64_t umax);
+void reg_bounds_reset(struct reg *r);
+void scalar_sync(struct reg *r);
+bool scalar_is_const(const struct reg *r);
+bool scalar_is_empty(const struct reg *r);
+void scalar_trunc32(struct reg *r);
+void scalar_sext(struct reg *r, int bits, bool to32);
+/* dst = dst OP src on scalars; is64 = false for 32-bit ALU (zero-extends). */
+void scalar_alu(struct reg *dst, const struct reg *src, uint8_t op, bool is64, bool sdiv);
+void scalar_bswap(struct reg *dst, int bits, bool to_be);
+
+/* --- branch.c -------------------------------------------------------------------------------- */
+/* 1: always taken, 0: never taken, -1: unknown. */
+int scalar_branch_taken(const struct reg *a, const struct reg *b, uint8_t op, bool is64);
+/* Refines a and b (copies) for the branch being taken; returns false if impossible. */
+bool scalar_refine(struct reg *a, struct reg *b, uint8_t op, bool is64, bool taken);
+
+/* --- cfg.c ------------------------------------------------------------------------------------ */
+int cfg_check(struct env *env);
+/* Call graph: recursion, depth; with use_stack also the combined stack (after analysis). */
+int cfg_check_calls(struct env *env, bool use_stack);
+
+/* --- mem.c ------------------------------------------------------------------------------------ */
+int check_ldx(struct env *env, const struct ebpf_insn *insn);
+int check_store(struct env *env, const struct ebpf_insn *insn);
+int check_atomic(struct env *env, const struct ebpf_insn *insn);
+/* Readable, initialised, pointer-free memory of `size` bytes at reg (helper arguments). */
+int check_helper_mem(struct env *env, uint32_t pc, uint32_t regno, uint64_t size, bool *local);
+
+/* --- call.c ----------------------------------------------------------------------------------- */
+int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc);
+int check_subprog_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc);
+/* Returns 1 when the path ended (exit of the entry function), 0 to continue. */
+int check_exit(struct env *env, uint32_t pc);
+
+/* --- taint.c ---------------------------------------------------------------------------------- */
+bool taint_active(const struct env *env, uint32_t *origin);
+void taint_reg_write(struct env *env, struct reg *r);
+void taint_branch(struct env *env, uint32_t pc, uint32_t origin);
+void taint_at_insn(struct env *env, uint32_t pc);
+void taint_frame_exit(struct env *env);
+int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, const char *field);
+int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val);
+/* Records what made values rank-local at pc, for messages. */
+void taint_source(struct env *env, uint32_t pc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* --- prune.c ---------------------------------------------------------------------------------- */
+/* 1: pruned (path done), 0: continue, <0 error. */
+int prune_visit(struct env *env, uint32_t pc);
+void prune_path_done(struct env *env, uint64_t exit_cost);
+void prune_path_dead(struct env *env);
+void prune_free_all(struct env *env);
+
+/* --- log.c ------------------------------------------------------------------------------------ */
+int verr(struct env *env, uint32_t pc, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void vlog(struct env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_insn_state(struct env *env, uint32_t pc);
+const char *reg_type_str(uint8_t t);
+/* "map_value(off=8,ks=4,vs=16,imm=0)"-like description of a register into buf. */
+void reg_describe(const struct reg *r, char *buf, size_t len);
+const struct ebpf_line_info *line_of(const struct env *env, uint32_t pc);
+const char *insn_line_prefix(const struct env *env, uint32_t pc, char *buf, size_t len);
+
+/* Maps (indices checked by cfg_check). */
+struct ebpf_map *env_map(const struct env *env, uint32_t idx);
+bool map_is_ringbuf(const struct env *env, uint32_t idx);
+bool map_is_rdonly(const struct env *env, uint32_t idx);
+bool map_is_local(const struct env *env, uint32_t idx);
+void map_mark_written(struct env *env, uint32_t idx);
+
+#define U64_MAX UINT64_MAX
+#define S64_MAX INT64_MAX
+#define S64_MIN INT64_MIN
+#define U32_MAX UINT32_MAX
+#define S32_MAX INT32_MAX
+#define S32_MIN INT32_MIN
+#define MAX_VAR_OFF (1ll << 29) /* bound on any pointer offset, as Linux's BPF_MAX_VAR_OFF */
+
+static inline bool reg_is_ptr(const struct reg *r)
+{
+	return r->type != NOT_INIT && r->type != SCALAR;
+}
+
+#endif

@@ -1,0 +1,132 @@
+/* Rank consistency (DESIGN 4.2): values carry a rank-local label (data dependence, in struct reg
+ * and stack bytes); branches on rank-local values make everything written until the paths meet
+ * again rank-local (control dependence, the ctrl_taint stack of a state). Tuner decisions and
+ * uniform maps must never receive a rank-local value. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "ncclbpf/maps.h"
+#include "state.h"
+
+bool taint_active(const struct env *env, uint32_t *origin)
+{
+	if (!env->cur.n_taint)
+		return false;
+	*origin = env->cur.taint[env->cur.n_taint - 1].origin;
+	return true;
+}
+
+void taint_reg_write(struct env *env, struct reg *r)
+{
+	uint32_t origin;
+
+	if (!r->local && taint_active(env, &origin)) {
+		r->local = 1;
+		r->taint = origin;
+	}
+}
+
+void taint_branch(struct env *env, uint32_t pc, uint32_t origin)
+{
+	struct vstate *st = &env->cur;
+	uint32_t until = env->aux[pc].ipdom;
+
+	if (!env->rank_check)
+		return;
+	for (uint32_t i = 0; i < st->n_taint; i++)
+		if (st->taint[i].until == until && st->taint[i].frameno == st->curframe)
+			return;
+	if (st->n_taint == MAX_CTRL_TAINT) {
+		/* too deep: keep the frame tainted until it returns (more conservative) */
+		until = UINT32_MAX;
+		st->n_taint--;
+	}
+	st->taint[st->n_taint++] = (struct ctrl_taint){
+		.until = until, .frameno = (uint16_t)st->curframe, .origin = origin, .branch = pc};
+}
+
+static void taint_remove_if(struct vstate *st, uint32_t pc, bool frame_exit)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < st->n_taint; i++) {
+		const struct ctrl_taint *t = &st->taint[i];
+		bool drop = t->frameno == st->curframe && (frame_exit || t->until == pc);
+		if (!drop)
+			st->taint[k++] = *t;
+	}
+	st->n_taint = k;
+}
+
+void taint_at_insn(struct env *env, uint32_t pc)
+{
+	if (env->cur.n_taint)
+		taint_remove_if(&env->cur, pc, false);
+}
+
+void taint_frame_exit(struct env *env)
+{
+	if (env->cur.n_taint)
+		taint_remove_if(&env->cur, 0, true);
+}
+
+/* "ctx->reg_buff at line 12" */
+static const char *origin_str(const struct env *env, uint32_t origin, char *buf, size_t len)
+{
+	char where[32];
+	const char *what = origin < env->n && env->aux[origin].taint_src ? env->aux[origin].taint_src
+									: "a rank-local source";
+
+	snprintf(buf, len, "%s at %s", what, insn_line_prefix(env, origin, where, sizeof(where)));
+	return buf;
+}
+
+int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, const char *field)
+{
+	char o[160];
+	uint32_t origin;
+
+	if (!env->rank_check)
+		return 0;
+	if (val && val->local)
+		return verr(env, pc, -EACCES,
+			    "tuner decision `%s` depends on a rank-local value (%s); ranks could disagree and hang the collective",
+			    field, origin_str(env, val->taint, o, sizeof(o)));
+	if (taint_active(env, &origin))
+		return verr(env, pc, -EACCES,
+			    "tuner decision `%s` is written under a branch on a rank-local value (%s); ranks could disagree and hang the collective",
+			    field, origin_str(env, origin, o, sizeof(o)));
+	return 0;
+}
+
+int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val)
+{
+	char o[160];
+	uint32_t origin;
+	const char *name = ebpf_map__name(env_map(env, map_idx));
+
+	if (!env->rank_check || map_is_local(env, map_idx))
+		return 0;
+	if (val && val->local)
+		return verr(env, pc, -EACCES,
+			    "rank-local value (%s) stored into map `%s`, which rank-consistent programs read as uniform",
+			    origin_str(env, val->taint, o, sizeof(o)), name ? name : "?");
+	if (taint_active(env, &origin))
+		return verr(env, pc, -EACCES,
+			    "map `%s` written under a branch on a rank-local value (%s), but rank-consistent programs read it as uniform",
+			    name ? name : "?", origin_str(env, origin, o, sizeof(o)));
+	return 0;
+}
+
+void taint_source(struct env *env, uint32_t pc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (pc >= env->n || env->aux[pc].taint_src)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(env->aux[pc].taint_buf, sizeof(env->aux[pc].taint_buf), fmt, ap);
+	va_end(ap);
+	env->aux[pc].taint_src = env->aux[pc].taint_buf;
+}
