@@ -91,9 +91,13 @@ static uint64_t chunk_bad(uint64_t c, uint64_t arg)
 
 __attribute__((constructor)) static void register_natives(void)
 {
-	ncclbpf_rt_register_native("noop", noop, NULL, 0);
-	ncclbpf_rt_register_native("size", size_based, NULL, 0);
-	ncclbpf_rt_register_native("pick", pick, chunk_double, 0);
-	ncclbpf_rt_register_native("bad_range", bad_range, chunk_bad, 0);
-	ncclbpf_rt_register_native("bad_cell", bad_cell, NULL, 0);
+	static const struct ncclbpf_native_policy list[] = {
+	    {.sz = sizeof(list[0]), .name = "noop", .tuner = noop},
+	    {.sz = sizeof(list[0]), .name = "size", .tuner = size_based},
+	    {.sz = sizeof(list[0]), .name = "pick", .tuner = pick, .chunk = chunk_double},
+	    {.sz = sizeof(list[0]), .name = "bad_range", .tuner = bad_range, .chunk = chunk_bad},
+	    {.sz = sizeof(list[0]), .name = "bad_cell", .tuner = bad_cell},
+	};
+	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+		ncclbpf_rt_register_native(&list[i]);
 }

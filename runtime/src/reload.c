@@ -32,7 +32,7 @@ static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t
 		r->maps_kept = rt_bundle_carry_maps(p, old);
 	r->carry_ns = rt_now_ns() - carry0;
 	p->version = atomic_fetch_add(&rt.next_version, 1);
-	rt_activate(p, &r->swap_ns, &r->drain_ns);
+	rt_activate(p, 0, &r->swap_ns, &r->retire_ns);
 	r->version = p->version;
 	r->engine = p->engine;
 	r->total_ns = rt_now_ns() - t0;
@@ -40,41 +40,45 @@ static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t
 	return 0;
 }
 
-static struct native_entry {
-	char name[64];
-	ncclbpf_native_fn tuner, chunk;
-	uint64_t arg;
-} natives[16];
+static struct ncclbpf_native_policy natives[16];
+static char native_names[16][64];
 static unsigned n_natives;
 static pthread_mutex_t natives_lock = PTHREAD_MUTEX_INITIALIZER;
 
-int ncclbpf_rt_register_native(const char *name, ncclbpf_native_fn tuner, ncclbpf_native_fn chunk,
-			       uint64_t arg)
+int ncclbpf_rt_register_native(const struct ncclbpf_native_policy *np)
 {
 	pthread_mutex_lock(&natives_lock);
 	int err = -ENOSPC;
 	if (n_natives < sizeof(natives) / sizeof(natives[0])) {
-		struct native_entry *e = &natives[n_natives++];
-		snprintf(e->name, sizeof(e->name), "%s", name);
-		e->tuner = tuner;
-		e->chunk = chunk;
-		e->arg = arg;
+		snprintf(native_names[n_natives], sizeof(native_names[0]), "%s", np->name);
+		natives[n_natives] = *np;
+		natives[n_natives].name = native_names[n_natives];
+		n_natives++;
 		err = 0;
 	}
 	pthread_mutex_unlock(&natives_lock);
 	return err;
 }
 
+static void set_native(struct rt_policy *p, const struct ncclbpf_native_policy *np,
+		       struct ncclbpf_reload_report *r)
+{
+	snprintf(p->name, sizeof(p->name), "native:%s", np->name ? np->name : "?");
+	p->engine = NCCLBPF_ENGINE_NATIVE;
+	p->tuner = (struct rt_hook){.fn = np->tuner, .arg = np->arg};
+	p->chunk = (struct rt_hook){.fn = np->chunk, .arg = np->arg};
+	p->release = np->release;
+	p->release_arg = np->arg;
+	r->n_progs = (np->tuner != NULL) + (np->chunk != NULL);
+}
+
 static int load_native(const char *name, struct rt_policy *p, struct ncclbpf_reload_report *r)
 {
 	int err = -ENOENT;
 	pthread_mutex_lock(&natives_lock);
-	for (unsigned i = 0; i < n_natives; i++)
+	for (unsigned i = 0; i < n_natives && err; i++)
 		if (!strcmp(natives[i].name, name)) {
-			p->engine = NCCLBPF_ENGINE_NATIVE;
-			p->tuner = (struct rt_hook){.fn = natives[i].tuner, .arg = natives[i].arg};
-			p->chunk = (struct rt_hook){.fn = natives[i].chunk, .arg = natives[i].arg};
-			r->n_progs = (natives[i].tuner != NULL) + (natives[i].chunk != NULL);
+			set_native(p, &natives[i], r);
 			err = 0;
 		}
 	pthread_mutex_unlock(&natives_lock);
@@ -136,8 +140,8 @@ fail:
 	return r->err;
 }
 
-int ncclbpf_rt_install_native(const char *name, ncclbpf_native_fn tuner, ncclbpf_native_fn chunk,
-			      uint64_t arg, struct ncclbpf_reload_report *report)
+int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
+			      struct ncclbpf_reload_report *report)
 {
 	struct ncclbpf_reload_report local = {.sz = sizeof(local)};
 	struct ncclbpf_reload_report *r = report ? report : &local;
@@ -149,13 +153,7 @@ int ncclbpf_rt_install_native(const char *name, ncclbpf_native_fn tuner, ncclbpf
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		return r->err;
 	}
-	snprintf(p->name, sizeof(p->name), "native:%s", name ? name : "?");
-	p->engine = NCCLBPF_ENGINE_NATIVE;
-	p->tuner.fn = tuner;
-	p->tuner.arg = arg;
-	p->chunk.fn = chunk;
-	p->chunk.arg = arg;
-	r->n_progs = (tuner != NULL) + (chunk != NULL);
+	set_native(p, np, r);
 	pthread_mutex_lock(&rt.reload_lock);
 	finish(p, r, t0);
 	pthread_mutex_unlock(&rt.reload_lock);

@@ -27,8 +27,10 @@ struct rt_policy {
 	int engine; /* enum ncclbpf_engine_kind */
 	struct rt_hook tuner;
 	struct rt_hook chunk;
-	struct ebpf_object *obj; /* owns programs, code and maps (NULL for native policies) */
-	char name[4200];	 /* bundle path or "native:NAME" */
+	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
+	void (*release)(uint64_t arg); /* native policies: called when freed */
+	uint64_t release_arg;
+	char name[4200]; /* bundle path or "native:NAME" */
 };
 
 struct rt_state {
@@ -56,9 +58,10 @@ extern struct rt_state rt;
 void rt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t rt_now_ns(void);
 
-/* Swaps in p (may be NULL), waits for in-flight calls, frees the previous policy. Returns the
- * ns spent in the swap itself and in the drain. Caller holds reload_lock. */
-void rt_activate(struct rt_policy *p, uint64_t *swap_ns, uint64_t *drain_ns);
+/* Swaps in p (may be NULL) and retires the previous policy (freed once no call can still use
+ * it). wait: also wait for that and free it now. Returns the ns spent in the swap itself and in
+ * retiring. Caller holds reload_lock. */
+void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns);
 void rt_policy_free(struct rt_policy *p);
 
 /* bundle.c: the only file that talks to the engine's loader/JIT. */

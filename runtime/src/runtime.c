@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "epoch.h"
+#include "ncclbpf/epoch.h"
 #include "rt_internal.h"
 
 struct rt_state rt = {
@@ -49,9 +49,9 @@ uint64_t rt_now_ns(void)
 
 static inline int run_hook(int which, void *ctx, uint64_t *version)
 {
-	struct rt_epoch_slot *s = rt_epoch_enter();
-	if (__builtin_expect(!s, 0))
-		return -EAGAIN;
+	/* One epoch section per call, shared with the engine: it keeps the policy (code, maps)
+	 * and any map value the program looks up alive until the call is over. */
+	ebpf_epoch_enter();
 	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
 	int err = -ENOENT;
 	if (p) {
@@ -64,7 +64,7 @@ static inline int run_hook(int which, void *ctx, uint64_t *version)
 		}
 		*version = p->version;
 	}
-	rt_epoch_exit(s);
+	ebpf_epoch_exit();
 	return err;
 }
 
@@ -85,28 +85,42 @@ void rt_policy_free(struct rt_policy *p)
 	if (!p)
 		return;
 	rt_bundle_free(p);
+	if (p->release)
+		p->release(p->release_arg);
 	free(p);
 }
 
-void rt_activate(struct rt_policy *p, uint64_t *swap_ns, uint64_t *drain_ns)
+static void policy_free_cb(void *p)
+{
+	rt_policy_free(p);
+}
+
+void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns)
 {
 	uint64_t t0 = rt_now_ns();
 	struct rt_policy *old = atomic_exchange_explicit(&rt.active, p, memory_order_acq_rel);
 	uint64_t t1 = rt_now_ns();
-	if (old)
-		rt_epoch_synchronize();
-	uint64_t t2 = rt_now_ns();
-	rt_policy_free(old);
+	if (old) {
+		/* Calls that loaded old before the exchange may still run it: the epoch reclaimer
+		 * frees it after they are gone. Reloads never wait for that (a thread preempted
+		 * inside a call can hold an epoch for a whole time slice); freeing
+		 * opportunistically here keeps at most a few retired policies around. */
+		ebpf_epoch_retire(old, policy_free_cb);
+		if (wait)
+			ebpf_epoch_synchronize();
+		else
+			ebpf_epoch_reclaim();
+	}
 	if (swap_ns)
 		*swap_ns = t1 - t0;
-	if (drain_ns)
-		*drain_ns = t2 - t1;
+	if (retire_ns)
+		*retire_ns = rt_now_ns() - t1;
 }
 
 void ncclbpf_rt_unload(void)
 {
 	pthread_mutex_lock(&rt.reload_lock);
-	rt_activate(NULL, NULL, NULL);
+	rt_activate(NULL, 1, NULL, NULL);
 	pthread_mutex_unlock(&rt.reload_lock);
 }
 
@@ -266,12 +280,10 @@ void ncclbpf_rt_get_stats(struct ncclbpf_rt_stats *out)
 	out->reloads_failed = atomic_load(&rt.reloads_failed);
 	out->watching = rt_watch_running();
 	/* Reading the version requires the policy to stay alive while we look at it. */
-	struct rt_epoch_slot *s = rt_epoch_enter();
-	if (s) {
-		struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
-		out->active_version = p ? p->version : 0;
-		rt_epoch_exit(s);
-	}
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	out->active_version = p ? p->version : 0;
+	ebpf_epoch_exit();
 }
 
 const char *ncclbpf_comm_stat_name(enum ncclbpf_comm_stat s)

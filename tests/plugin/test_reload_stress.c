@@ -1,7 +1,7 @@
 /* Hot reload under load: T threads call the tuner (through ncclTunerPlugin_v5.getCollInfo and
  * through the runtime directly) while another thread replaces the policy R times. Every policy
  * version v owns a heap record {magic, v}; its program reads the record once per output, and the
- * reloader poisons and frees the record as soon as the reload returns (after the epoch drain).
+ * record is poisoned and freed when the runtime frees that version (after the epoch drain).
  * So a call that ran across a switch, or a policy freed while in use, shows up as a decision
  * mixing two versions, a poisoned value, or an ASan/TSan report.
  *
@@ -39,6 +39,17 @@ static uint64_t versioned(uint64_t c, uint64_t arg)
 }
 
 static int n_threads = 8, n_reloads = 2000;
+static int released;
+
+/* Runs when the runtime frees a retired version: no call may read the record any more. */
+static void release_rec(uint64_t arg)
+{
+	struct vrec *r = (struct vrec *)(uintptr_t)arg;
+	r->magic = 0;
+	r->version = 12345;
+	free(r);
+	__atomic_add_fetch(&released, 1, __ATOMIC_RELAXED);
+}
 static long min_calls = 200000;
 static volatile int reloading = 1;
 
@@ -107,7 +118,10 @@ int main(int argc, char **argv)
 	cur->magic = MAGIC;
 	cur->version = 0;
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
-	CHECK(ncclbpf_rt_install_native("v", versioned, NULL, (uintptr_t)cur, &r) == 0);
+	struct ncclbpf_native_policy np = {
+	    .sz = sizeof(np), .name = "v", .tuner = versioned, .release = release_rec};
+	np.arg = (uintptr_t)cur;
+	CHECK(ncclbpf_rt_install_native(&np, &r) == 0);
 	uint64_t first = r.version;
 	cur->version = first; /* not yet called by anyone: no thread runs */
 
@@ -126,15 +140,11 @@ int main(int argc, char **argv)
 		/* The version the runtime will assign is the next one; the record must hold it
 		 * before publication, and the runtime assigns versions in order. */
 		next->version = first + 1 + (uint64_t)i;
-		CHECK(ncclbpf_rt_install_native("v", versioned, NULL, (uintptr_t)next, &r) == 0);
+		np.arg = (uintptr_t)next;
+		CHECK(ncclbpf_rt_install_native(&np, &r) == 0);
 		CHECK_EQ_U64(r.version, next->version);
-		/* Drained: nobody may still read the old record. Poison it, then free it. */
-		cur->magic = 0;
-		cur->version = 12345;
-		free(cur);
-		cur = next;
 		sum_swap += r.swap_ns;
-		sum_drain += r.drain_ns;
+		sum_drain += r.retire_ns;
 		if (r.swap_ns > max_swap)
 			max_swap = r.swap_ns;
 	}
@@ -147,13 +157,14 @@ int main(int argc, char **argv)
 		none += cs[i].no_decision;
 	}
 	printf("%d threads, %d reloads, %ld calls: %ld mixed/poisoned, %ld without decision; "
-	       "swap mean %.0f ns max %.0f ns, drain mean %.1f us\n",
+	       "swap mean %.0f ns max %.0f ns, retire mean %.1f us\n",
 	       n_threads, n_reloads, calls, bad, none, n_reloads ? (double)sum_swap / n_reloads : 0,
 	       (double)max_swap, n_reloads ? (double)sum_drain / n_reloads / 1e3 : 0);
 	CHECK_EQ_U64(bad, 0);
 	CHECK_EQ_U64(none, 0);
+	/* Unloading waits for the reclaimer: every version's record is released exactly once. */
 	ncclbpf_rt_unload();
-	free(cur);
+	CHECK_EQ_U64(released, n_reloads + 1);
 	ncclbpf_rt_release();
 	return check_summary("test_reload_stress");
 }

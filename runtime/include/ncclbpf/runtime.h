@@ -10,8 +10,9 @@
  * - A policy is one loaded, verified, compiled bundle with a process-unique version number
  *   (1, 2, ... in load order). Exactly one policy (or none) is active; it is published through
  *   one atomic pointer. A hook call reads that pointer once, inside a read-side epoch, so a call
- *   runs entirely under one version. A reload swaps the pointer, waits until every call that
- *   could still see the old policy has left its epoch, then frees the old code and maps.
+ *   runs entirely under one version. A reload swaps the pointer and retires the old policy to
+ *   the engine's epoch reclaimer: its code and maps are freed only after every call that could
+ *   still see it has left its epoch section (engine/include/ncclbpf/epoch.h).
  * - The hot path (ncclbpf_rt_run_*) takes no lock and allocates nothing.
  *
  * Environment (read at the first acquire)
@@ -58,8 +59,8 @@ enum ncclbpf_engine_kind {
 
 /* --- Hot path ----------------------------------------------------------------------------- */
 /* Runs the active policy's SEC("tuner") (resp. SEC("tuner/chunk")) program on ctx. Returns 0
- * and the policy version that ran, or -ENOENT when no active policy has such a program, or
- * -EAGAIN when the calling thread could not get an epoch slot (more than 4096 threads).
+ * and the policy version that ran, -ENOENT when no active policy has such a program, or
+ * -EFAULT when the interpreter stopped the program (call depth).
  * ctx's outputs are whatever the program wrote; the caller validates them. */
 int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version);
 int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version);
@@ -75,8 +76,9 @@ struct ncclbpf_reload_report {
 	int engine;	    /* enum ncclbpf_engine_kind actually used */
 	/* Time of each step in ns: ELF/BTF parse, verification (all programs), the rest of loading
 	 * (relocation, program creation, map setup), JIT (all programs), carrying map contents,
-	 * the pointer swap itself, and waiting for in-flight calls before the old one is freed. */
-	uint64_t parse_ns, verify_ns, load_ns, jit_ns, carry_ns, swap_ns, drain_ns, total_ns;
+	 * the pointer swap itself, and retiring the old policy (handing it to the epoch
+	 * reclaimer, which frees it once every call that could still see it has returned). */
+	uint64_t parse_ns, verify_ns, load_ns, jit_ns, carry_ns, swap_ns, retire_ns, total_ns;
 	char msg[512]; /* why it failed, or a one-line summary */
 };
 
@@ -88,16 +90,24 @@ int ncclbpf_rt_reload(const char *path, struct ncclbpf_reload_report *report);
 void ncclbpf_rt_unload(void);
 
 /* A policy compiled into the host process: fn(ctx, arg) plays the program. Used by comparison
- * tuners and tests to measure and exercise everything but the eBPF engine. */
+ * tuners and tests to measure and exercise everything but the eBPF engine. release(arg), if
+ * set, runs when the policy is retired and no call can still be using it. */
 typedef uint64_t (*ncclbpf_native_fn)(uint64_t ctx, uint64_t arg);
-int ncclbpf_rt_install_native(const char *name, ncclbpf_native_fn tuner, ncclbpf_native_fn chunk,
-			      uint64_t arg, struct ncclbpf_reload_report *report);
+struct ncclbpf_native_policy {
+	size_t sz;
+	const char *name;
+	ncclbpf_native_fn tuner; /* SEC("tuner") equivalent, may be NULL */
+	ncclbpf_native_fn chunk; /* SEC("tuner/chunk") equivalent, may be NULL */
+	uint64_t arg;
+	void (*release)(uint64_t arg);
+};
+int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
+			      struct ncclbpf_reload_report *report);
 
-/* Registers a native policy under a name, so that a bundle path "native:NAME" (NCCLBPF_POLICY,
+/* Registers a native policy under its name, so that a bundle path "native:NAME" (NCCLBPF_POLICY,
  * reload) installs it. For comparison tuners built from the plugin's sources; the shipped
  * plugin registers none. Returns 0 or -ENOSPC (16 at most). */
-int ncclbpf_rt_register_native(const char *name, ncclbpf_native_fn tuner, ncclbpf_native_fn chunk,
-			       uint64_t arg);
+int ncclbpf_rt_register_native(const struct ncclbpf_native_policy *np);
 
 /* Engine for subsequent loads (overrides NCCLBPF_ENGINE). */
 void ncclbpf_rt_set_engine(int engine);
