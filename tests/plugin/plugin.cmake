@@ -66,3 +66,30 @@ if(NCCLBPF_SANITIZERS)
   set_tests_properties(test_reload_stress.tsan PROPERTIES LABELS "tsan;plugin" TIMEOUT 120
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
 endif()
+
+# Trace recording through the plugin, then `ncclbpf replay` of that trace through the real
+# library: the same policy reproduces every recorded decision; without a policy NCCL's own
+# choices come back and differ.
+set(TRACE_OUT ${CMAKE_CURRENT_BINARY_DIR}/plugin_trace.txt)
+set(TRACE_OUT_ASAN ${CMAKE_CURRENT_BINARY_DIR}/plugin_trace_asan.txt)
+set(TRACE_ASAN_ARGS $<TARGET_FILE:ncclbpf_native_tuner> ${TRACE_OUT_ASAN})
+if(NCCLBPF_SANITIZERS)
+  set(TRACE_ASAN_ARGS $<TARGET_FILE:ncclbpf_native_tuner_asan> ${TRACE_OUT_ASAN})
+endif()
+ncclbpf_test(test_trace SOURCES ${PLUGIN_TEST_DIR}/test_trace.c LIBS dl
+  ARGS $<TARGET_FILE:ncclbpf_native_tuner> ${TRACE_OUT} ASAN_ARGS ${TRACE_ASAN_ARGS}
+  LABELS plugin TIMEOUT 60)
+foreach(t test_trace test_trace_asan)
+  if(TARGET ${t})
+    target_link_libraries(${t} PRIVATE $<IF:$<STREQUAL:${t},test_trace>,ncclbpf_runtime,ncclbpf_runtime_asan>)
+    target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
+  endif()
+endforeach()
+add_test(NAME cli_replay_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
+  --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy native:pick)
+set_tests_properties(cli_replay_same_policy PROPERTIES DEPENDS test_trace LABELS "plugin;cli"
+  PASS_REGULAR_EXPRESSION "41 calls replayed, 0 decisions differ" FAIL_REGULAR_EXPRESSION "WARN")
+add_test(NAME cli_replay_no_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
+  --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy none)
+set_tests_properties(cli_replay_no_policy PROPERTIES DEPENDS test_trace LABELS "plugin;cli"
+  PASS_REGULAR_EXPRESSION "41 calls replayed, 40 decisions differ")

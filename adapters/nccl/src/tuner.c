@@ -63,8 +63,10 @@ static ncclResult_t finalize(void *context)
 	return ncclSuccess;
 }
 
+/* input: the table as NCCL passed it; table: after the policy's decision was applied. */
 static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_ctx *x,
-		       const float *table, int na, int np, const int *n_channels, uint64_t ver)
+		       const float *input, const float *table, int na, int np,
+		       const int *n_channels, uint64_t ver)
 {
 	struct ncclbpf_trace_rec r = {.kind = NCCLBPF_TRACE_CALL,
 				      .pid = (uint32_t)getpid(),
@@ -81,7 +83,7 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
 	if (table) {
 		r.num_algo = na;
 		r.num_proto = np;
-		memcpy(r.cost, table, sizeof(float) * (size_t)(na * np));
+		memcpy(r.cost, input, sizeof(float) * (size_t)(na * np));
 		tuner_table_winner(table, na, np, &r.algo, &r.proto);
 	}
 	ncclbpf_trace_emit(&r);
@@ -108,7 +110,7 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 			x.coll_type = (uint32_t)coll_type;
 			x.num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
 			x.reg_buff = reg_buff != 0;
-			trace_call(c, &x, NULL, 0, 0, n_channels, 0);
+			trace_call(c, &x, NULL, NULL, 0, 0, n_channels, 0);
 		}
 		return ncclSuccess;
 	}
@@ -127,6 +129,11 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 	x.protocol = NCCLBPF_PROTO_DEFAULT;
 	x.n_channels = NCCLBPF_CHANNELS_DEFAULT;
 	x._pad1 = 0;
+
+	float input[TUNER_MAX_ALGO * TUNER_MAX_PROTO];
+	int tracing = ncclbpf_trace_on();
+	if (__builtin_expect(tracing, 0))
+		memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
 
 	uint64_t ver = 0;
 	if (ncclbpf_rt_run_tuner(&x, &ver) != 0) {
@@ -149,8 +156,8 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 		if (info.channels_skipped)
 			ncclbpf_comm__count(c, NCCLBPF_STAT_CH_SKIPPED);
 	}
-	if (__builtin_expect(ncclbpf_trace_on(), 0))
-		trace_call(c, &x, table, num_algo, num_proto, n_channels, ver);
+	if (__builtin_expect(tracing, 0))
+		trace_call(c, &x, input, table, num_algo, num_proto, n_channels, ver);
 	return ncclSuccess;
 }
 
