@@ -32,7 +32,9 @@ static _Atomic int fence_var;
 #define full_fence() atomic_thread_fence(memory_order_seq_cst)
 #endif
 
-#define RETIRE_BATCH 64 /* try to reclaim every this many retires per thread */
+/* Try to reclaim every this many retires per thread: an attempt costs one membarrier (a few
+ * microseconds), so a large batch keeps the amortised cost of a retire low. */
+#define RETIRE_BATCH 256
 
 struct retired {
 	void *ptr;

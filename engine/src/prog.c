@@ -13,14 +13,6 @@
 #include <sys/mman.h>
 
 #include "ncclbpf/maps.h"
-/* TEMPORARY until the maps component is merged: weak references so this branch links alone
- * (nothing here runs without a map, and creating one links the maps code). */
-#pragma weak ebpf_map__lookup_elem
-#pragma weak ebpf_map__value_size
-#pragma weak ebpf_map__key_size
-#pragma weak ebpf_map__flags
-#pragma weak ebpf_map__type
-#pragma weak ebpf_map__name
 #include "prog_internal.h"
 
 /* Reads an option field only when the caller's struct is large enough to have it. */

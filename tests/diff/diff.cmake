@@ -27,3 +27,9 @@ if(NCCLBPF_KERNEL_TESTS)
   ncclbpf_test(diff_kernel_accept SOURCES ${NCCLBPF_DIFF_DIR}/kernel_accept.c ${NCCLBPF_TESTGEN_SOURCES}
     ARGS --count 3000 --seed 1 ASAN_ARGS --count 500 --seed 7 LABELS kernel TIMEOUT 60)
 endif()
+
+if(NCCLBPF_KERNEL_TESTS)
+  # Interpreter vs kernel, bounded for CI; the same binary runs millions with --count.
+  ncclbpf_test(diff_interp_kernel SOURCES ${NCCLBPF_DIFF_DIR}/diff_interp_kernel.c ${NCCLBPF_TESTGEN_SOURCES}
+    ARGS --count 6000 --seed 20261202 ASAN_ARGS --count 2000 --seed 977 LABELS kernel TIMEOUT 120)
+endif()

@@ -688,6 +688,21 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
 	return 0;
 }
 
+void gen_opts_for_seed(uint64_t seed, uint32_t families, struct gen_opts *o)
+{
+	uint64_t x = seed ^ 0x6a09e667f3bcc908ull;
+	uint64_t h = splitmix64(&x);
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	o->families = families;
+	/* Mostly short programs (cheap for the kernel to verify), sometimes long ones. */
+	o->max_len =
+	    (h & 7) == 0 ? 100 + (uint32_t)((h >> 8) % 150) : 4 + (uint32_t)((h >> 8) % 60);
+	o->max_depth = 1 + (uint32_t)((h >> 20) % 4);
+	o->max_loop_iters = 1 + (uint32_t)((h >> 24) % 8);
+	o->max_funcs = 1 + (uint32_t)((h >> 28) % GEN_MAX_FUNCS);
+}
+
 /* --- names and printing --------------------------------------------------------------------- */
 
 static const struct {

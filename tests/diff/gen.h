@@ -85,6 +85,11 @@ struct gen_prog {
 /* Generates the program for seed into *out. Returns 0, or -EINVAL on bad options. */
 int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out);
 
+/* Options that vary with the seed (length, nesting, loop counts, buffer size) so that a run over
+ * consecutive seeds covers small and large programs and each program is reproduced from its seed
+ * alone. families as in gen_opts (0 = all). */
+void gen_opts_for_seed(uint64_t seed, uint32_t families, struct gen_opts *o);
+
 /* Parses a comma-separated family list ("alu64,alu32,jmp", "all", "v1", "all,-call") into a mask.
  * Returns 0 or -EINVAL (unknown name). */
 int gen_parse_families(const char *s, uint32_t *mask);

@@ -47,9 +47,8 @@ int main(int argc, char **argv)
 	unsigned n_reasons = 0;
 	uint64_t ran = 0, rejected = 0;
 	for (uint64_t i = 0; i < count; i++) {
-		struct gen_opts o = {.sz = sizeof(o),
-				     .max_len = 8 + (uint32_t)(i % 120),
-				     .max_depth = 1 + (uint32_t)(i % 4)};
+		struct gen_opts o;
+		gen_opts_for_seed(seed + i, 0, &o);
 		gen_program(seed + i, &o, &p);
 		uint64_t r0;
 		rc = kernel_oracle__run(ko, p.insns, p.n_insns, p.buf, p.buf_len, &r0, log,

@@ -6,6 +6,8 @@
 
 #include "check.h"
 #include "ldr_util.h"
+#include "ncclbpf.h"
+#include "ncclbpf/epoch.h"
 #include "ncclbpf/object.h"
 
 static const char *bpf_dir, *pol_dir;
@@ -437,6 +439,71 @@ static void test_policies(void)
 	}
 }
 
+static uint64_t run(const struct ebpf_program *p, void *ctx)
+{
+	uint64_t r0 = ~0ull;
+	ebpf_epoch_enter();
+	int ret = ebpf_interp__run(ebpf_program__prog(p), (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
+	ebpf_epoch_exit();
+	CHECK_EQ_U64(ret, 0);
+	return r0;
+}
+
+/* Loading creates the maps with their initial data and programs that compute what the C says,
+ * subprograms and global data included. */
+static void test_load(void)
+{
+	char err[256];
+	struct ebpf_object *obj =
+	    ebpf_object__open_file(obj_path(bpf_dir, "features.o"), NULL, err, sizeof(err));
+	CHECK(obj != NULL);
+	if (!obj)
+		return;
+	int ret = ebpf_object__load(obj, NULL, err, sizeof(err));
+	CHECK_EQ_U64(ret, 0);
+	if (ret) {
+		fprintf(stderr, "load: %s\n", err);
+		ebpf_object__close(obj);
+		return;
+	}
+	CHECK(ebpf_object__is_loaded(obj));
+	CHECK_EQ_U64(ebpf_object__load(obj, NULL, err, sizeof(err)), -EBUSY);
+	for (uint32_t i = 0; i < ebpf_object__map_cnt(obj); i++) {
+		struct ebpf_map *m = ebpf_object_map__map(ebpf_object__map(obj, i));
+		CHECK(m != NULL);
+		if (m)
+			CHECK(!strcmp(ebpf_map__name(m),
+				      ebpf_object_map__name(ebpf_object__map(obj, i))));
+	}
+	struct ebpf_map *ro = ebpf_object_map__map(ebpf_object__find_map_by_name(obj, ".rodata"));
+	struct ebpf_map *data = ebpf_object_map__map(ebpf_object__find_map_by_name(obj, ".data"));
+	struct ebpf_map *bss = ebpf_object_map__map(ebpf_object__find_map_by_name(obj, ".bss"));
+	uint32_t key = 0, u32 = 0;
+	uint64_t u64 = 0;
+	CHECK(ro && ebpf_map__user_lookup(ro, &key, &u32) == 0 && u32 == 1234);
+	CHECK(ro && (ebpf_map__flags(ro) & EBPF_MAP_F_RDONLY_PROG));
+	CHECK(data && ebpf_map__user_lookup(data, &key, &u64) == 0 && u64 == 77);
+
+	struct ncclbpf_tuner_ctx t = {.n_ranks = 5};
+	struct ebpf_program *first = ebpf_object__find_program_by_name(obj, "first");
+	struct ebpf_program *second = ebpf_object__find_program_by_name(obj, "second");
+	struct ebpf_program *conn = ebpf_object__find_program_by_name(obj, "on_connect");
+	CHECK(first && second && conn && ebpf_program__prog(first));
+	if (first && second && conn) {
+		CHECK_EQ_U64(run(first, &t), 0);
+		CHECK_EQ_U64(t.n_channels, 5 * 2 + 1234);
+		CHECK_EQ_U64(run(second, &t), 0);
+		CHECK_EQ_U64(t.n_channels, 5 * 2 + 1234 + 5);
+		CHECK(ebpf_map__user_lookup(data, &key, &u64) == 0 && u64 == 78);
+		CHECK(ebpf_map__user_lookup(bss, &key, &u32) == 0 && u32 == 1);
+		struct ncclbpf_net_ctx n = {.peer = 3};
+		CHECK_EQ_U64(run(conn, &n), NCCLBPF_NET_DENY);
+		n.peer = 4;
+		CHECK_EQ_U64(run(conn, &n), NCCLBPF_NET_ALLOW);
+	}
+	ebpf_object__close(obj);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -449,5 +516,6 @@ int main(int argc, char **argv)
 	test_rejections();
 	test_corruptions();
 	test_policies();
+	test_load();
 	return check_summary("loader");
 }

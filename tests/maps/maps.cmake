@@ -47,3 +47,11 @@ if(NCCLBPF_HAVE_TSAN)
 else()
   message(STATUS "ThreadSanitizer not available: map TSan tests not built")
 endif()
+
+# Micro-benchmark (ns per map operation, ratios against a plain C array in the same run). Built
+# always; registered only as a short smoke run (no timing is asserted). Real figures:
+#   build/tests/bench_maps 5000000
+add_executable(bench_maps ${CMAKE_CURRENT_LIST_DIR}/bench_maps.c)
+target_link_libraries(bench_maps PRIVATE ncclbpf_engine)
+add_test(NAME bench_maps.smoke COMMAND bench_maps 10000)
+set_tests_properties(bench_maps.smoke PROPERTIES TIMEOUT 30 LABELS "maps;bench")

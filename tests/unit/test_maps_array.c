@@ -165,11 +165,53 @@ static void test_percpu_array(void)
 	ebpf_map__free(m);
 }
 
+static void test_freeze_layout_matches(void)
+{
+	struct ebpf_map_def d = {.sz = sizeof(d),
+				 .name = ".rodata",
+				 .type = EBPF_MAP_TYPE_ARRAY,
+				 .key_size = 4,
+				 .value_size = 20,
+				 .max_entries = 3,
+				 .flags = EBPF_MAP_F_RDONLY_PROG};
+	struct ebpf_map *m = ebpf_map__create(&d, NULL, 0);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK(ebpf_map__def_matches(m, &d));
+	d.value_size = 24;
+	CHECK(!ebpf_map__def_matches(m, &d));
+	d.value_size = 20;
+	d.name = "other";
+	CHECK(!ebpf_map__def_matches(m, &d));
+	void *base = NULL;
+	uint32_t stride = 0, k = 2;
+	CHECK(ebpf_map__array_layout(m, &base, &stride) == 0 && stride == 24);
+	CHECK((unsigned char *)base + 2 * stride == ebpf_map__lookup_elem(m, &k));
+	unsigned char v[20] = {7};
+	CHECK(ebpf_map__user_update(m, &k, v, EBPF_ANY) == 0);
+	CHECK(!ebpf_map__is_frozen(m));
+	CHECK(ebpf_map__freeze(m) == 0 && ebpf_map__is_frozen(m));
+	CHECK(ebpf_map__user_update(m, &k, v, EBPF_ANY) == -EPERM);
+	CHECK(ebpf_map__user_delete(m, &k) == -EPERM);
+	unsigned char out[20];
+	CHECK(ebpf_map__user_lookup(m, &k, out) == 0 && out[0] == 7);
+	ebpf_map__free(m);
+	d.type = EBPF_MAP_TYPE_PERCPU_ARRAY;
+	d.flags = 0;
+	m = ebpf_map__create(&d, NULL, 0);
+	CHECK(m && ebpf_map__array_layout(m, &base, &stride) == -EINVAL);
+	ebpf_map__free(m);
+	CHECK(strcmp(ebpf_map_type__name(EBPF_MAP_TYPE_LRU_HASH), "lru_hash") == 0);
+	CHECK(strcmp(ebpf_map_type__name(1234), "unknown") == 0);
+}
+
 int main(void)
 {
 	test_create_errors();
 	test_array();
 	test_percpu_array();
+	test_freeze_layout_matches();
 	CHECK(ebpf_epoch_synchronize() == 0);
 	return check_summary("maps_array");
 }

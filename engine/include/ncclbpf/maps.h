@@ -79,6 +79,17 @@ uint32_t ebpf_map__num_cpus(const struct ebpf_map *map);
 /* Bytes a user-side value buffer must hold: value_size, or num_cpus * round_up(value_size, 8)
  * for per-CPU maps, 0 for ring buffers. */
 size_t ebpf_map__user_value_size(const struct ebpf_map *map);
+/* 1 when the map was created from an equivalent definition (name, type, key/value sizes,
+ * max_entries, flags): the runtime keeps such a map, and its contents, across a hot reload. */
+int ebpf_map__def_matches(const struct ebpf_map *map, const struct ebpf_map_def *def);
+/* Linux's BPF_MAP_FREEZE: from now on user-side updates and deletes fail with -EPERM (the
+ * verifier may then treat the contents of a read-only map as constants). Irreversible. */
+int ebpf_map__freeze(struct ebpf_map *map);
+int ebpf_map__is_frozen(const struct ebpf_map *map);
+/* ARRAY only (not per-CPU): the values' base address and the distance between elements
+ * (round_up(value_size, 8)), for a JIT that inlines lookups and for global data (.data, .bss,
+ * .rodata are one-element arrays). Returns 0 or -EINVAL. */
+int ebpf_map__array_layout(struct ebpf_map *map, void **base, uint32_t *stride);
 /* Human name of a map type ("hash", "array", ...), "unknown" otherwise. */
 const char *ebpf_map_type__name(uint32_t type);
 
@@ -98,7 +109,8 @@ long ebpf_map__delete_elem(struct ebpf_map *map, const void *key);
 /* Copies the value (all CPUs for per-CPU maps) into value, which holds
  * ebpf_map__user_value_size(map) bytes. 0 or -ENOENT / -EINVAL. */
 int ebpf_map__user_lookup(struct ebpf_map *map, const void *key, void *value);
-/* Like ebpf_map__update_elem, but per-CPU maps take all CPUs' values (user_value_size bytes). */
+/* Like ebpf_map__update_elem, but per-CPU maps take all CPUs' values (user_value_size bytes);
+ * -EPERM once the map is frozen. */
 int ebpf_map__user_update(struct ebpf_map *map, const void *key, const void *value, uint64_t flags);
 int ebpf_map__user_delete(struct ebpf_map *map, const void *key);
 /* Linux's BPF_MAP_GET_NEXT_KEY: key NULL (or not present) gives the first key; -ENOENT after

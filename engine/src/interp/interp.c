@@ -7,14 +7,6 @@
 
 #include "interp_internal.h"
 #include "ncclbpf/maps.h"
-/* TEMPORARY until the maps component is merged: weak references so this branch links alone
- * (nothing here runs without a map, and creating one links the maps code). */
-#pragma weak ebpf_map__lookup_elem
-#pragma weak ebpf_map__value_size
-#pragma weak ebpf_map__key_size
-#pragma weak ebpf_map__flags
-#pragma weak ebpf_map__type
-#pragma weak ebpf_map__name
 
 #define OPT(opts, field, dflt)                                                                     \
 	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field)          \

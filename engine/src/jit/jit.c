@@ -474,15 +474,14 @@ uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog)
 	return prog ? __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) : 0;
 }
 
-int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
-		   uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
+/* Slow half of ebpf_prog__run: option parsing, the interpreter, fault reporting. */
+static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+		    uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	ebpf_jit_fn fn = ebpf_prog__jit_fn(prog);
 	int interp_only = 0;
 	uint64_t faults, ret;
 
-	if (!prog || !r0)
-		return -EINVAL;
 	if (opts) {
 		if (opts->sz >= offsetof(struct ebpf_run_opts, checked) + sizeof(opts->checked) &&
 		    opts->checked)
@@ -528,4 +527,27 @@ int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64
 		return -EFAULT;
 	}
 	return 0;
+}
+
+int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+		   uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
+{
+	if (!prog || !r0)
+		return -EINVAL;
+	/* Hot path: compiled and no options: one indirect call and a fault-counter check. */
+	if (!opts && engine != EBPF_ENGINE_INTERP) {
+		ebpf_jit_fn fn = __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE);
+
+		if (fn) {
+			uint64_t faults = __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED);
+			uint64_t ret = fn(r1, r2);
+
+			*r0 = ret;
+			if (__builtin_expect(ret != EBPF_JIT_FAULT_R0, 1) ||
+			    __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) == faults)
+				return 0;
+			return -EFAULT;
+		}
+	}
+	return run_slow(prog, engine, r1, r2, opts, r0);
 }

@@ -154,6 +154,7 @@ struct ebpf_map *array_map_create(const struct ebpf_map_def *def, uint32_t ncpus
 	}
 	memset(v, 0, cpu_stride * ncpus);
 	a->values = v;
+	a->m.array_base = v;
 	a->cpu_stride = cpu_stride;
 	a->m.ops = &array_ops;
 	a->m.ncpus = ncpus;

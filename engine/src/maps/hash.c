@@ -42,6 +42,7 @@ struct htab {
 	uint32_t val_off;   /* offset of the value from key[] */
 	uint32_t val_bytes; /* value bytes per element (all CPUs) */
 	int lru;
+	int percpu; /* values per CPU, updated in place */
 	_Atomic uint64_t count;
 	_Atomic uint32_t lru_lock;
 	struct htab_elem *lru_head, *lru_tail; /* head = most recent */
@@ -72,14 +73,33 @@ static void spin_unlock(_Atomic uint32_t *l)
 	atomic_store_explicit(l, 0, memory_order_release);
 }
 
-/* 64-bit multiply-xorshift hash over 8-byte words; quality is enough for bucket selection and
- * it is cheap for the small keys policies use. */
-static uint32_t hash_key(const void *key, uint32_t len)
+static inline uint32_t mix64(uint64_t h)
 {
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+/* Multiply-xorshift hash over 8-byte words with fast paths for the 4- and 8-byte keys policies
+ * mostly use; quality is enough for bucket selection. */
+static inline uint32_t hash_key(const void *key, uint32_t len)
+{
+	uint64_t w;
+	if (len == 4) {
+		uint32_t k;
+		memcpy(&k, key, 4);
+		return mix64(k ^ 0x9e3779b97f4a7c15ull);
+	}
+	if (len == 8) {
+		memcpy(&w, key, 8);
+		return mix64(w ^ 0x9e3779b97f4a7c15ull);
+	}
 	const unsigned char *p = key;
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
 	while (len >= 8) {
-		uint64_t w;
 		memcpy(&w, p, 8);
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
@@ -87,14 +107,29 @@ static uint32_t hash_key(const void *key, uint32_t len)
 		len -= 8;
 	}
 	if (len) {
-		uint64_t w = 0;
-		memcpy(&w, p, len);
+		w = 0;
+		for (uint32_t i = 0; i < len; i++)
+			w |= (uint64_t)p[i] << (8 * i);
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
 	}
-	h *= 0x94d049bb133111ebull;
-	h ^= h >> 29;
-	return (uint32_t)(h ^ (h >> 32));
+	return mix64(h);
+}
+
+static inline int key_eq(const void *a, const void *b, uint32_t len)
+{
+	if (len == 4) {
+		uint32_t x, y;
+		memcpy(&x, a, 4);
+		memcpy(&y, b, 4);
+		return x == y;
+	}
+	if (len == 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		return x == y;
+	}
+	return memcmp(a, b, len) == 0;
 }
 
 static inline unsigned char *elem_value(struct htab *h, struct htab_elem *e)
@@ -107,11 +142,12 @@ static inline struct bucket *bucket_of(struct htab *h, uint32_t hash)
 	return &h->buckets[hash & (h->n_buckets - 1)];
 }
 
-static struct htab_elem *find(struct htab *h, struct bucket *b, uint32_t hash, const void *key)
+static inline struct htab_elem *find(struct htab *h, struct bucket *b, uint32_t hash,
+				     const void *key)
 {
 	for (struct htab_elem *e = atomic_load_explicit(&b->head, memory_order_acquire); e;
 	     e = atomic_load_explicit(&e->next, memory_order_acquire))
-		if (e->hash == hash && memcmp(e->key, key, h->m.key_size) == 0)
+		if (e->hash == hash && key_eq(e->key, key, h->m.key_size))
 			return e;
 	return NULL;
 }
@@ -276,7 +312,7 @@ static long htab_update(struct ebpf_map *m, const void *key, const void *value, 
 			spin_unlock(&b->lock);
 			return -ENOENT;
 		}
-		if (old && m->ncpus > 1) {
+		if (old && h->percpu) {
 			fill_value(h, elem_value(h, old), value, all_cpus, 0);
 			spin_unlock(&b->lock);
 			return 0;
@@ -462,6 +498,7 @@ struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus,
 	h->buckets = bk;
 	h->n_buckets = nb;
 	h->lru = def->type == EBPF_MAP_TYPE_LRU_HASH;
+	h->percpu = def->type == EBPF_MAP_TYPE_PERCPU_HASH;
 	h->val_off = (uint32_t)ROUND_UP8(def->key_size);
 	h->m.ops = &htab_ops;
 	h->m.ncpus = ncpus;

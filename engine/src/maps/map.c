@@ -210,7 +210,9 @@ int ebpf_map__user_lookup(struct ebpf_map *map, const void *key, void *value)
 int ebpf_map__user_update(struct ebpf_map *map, const void *key, const void *value, uint64_t flags)
 {
 	long rc;
-	if (flags > EBPF_EXIST) {
+	if (atomic_load_explicit(&map->frozen, memory_order_acquire)) {
+		rc = -EPERM;
+	} else if (flags > EBPF_EXIST) {
 		rc = -EINVAL;
 	} else {
 		ebpf_epoch_enter();
@@ -223,7 +225,36 @@ int ebpf_map__user_update(struct ebpf_map *map, const void *key, const void *val
 
 int ebpf_map__user_delete(struct ebpf_map *map, const void *key)
 {
+	if (atomic_load_explicit(&map->frozen, memory_order_acquire))
+		return -EPERM;
 	return (int)ebpf_map__delete_elem(map, key);
+}
+
+int ebpf_map__def_matches(const struct ebpf_map *map, const struct ebpf_map_def *def)
+{
+	return map && def && def->type == map->type && def->key_size == map->key_size &&
+	       def->value_size == map->value_size && def->max_entries == map->max_entries &&
+	       def->flags == map->flags && strcmp(def->name ? def->name : "", map->name) == 0;
+}
+
+int ebpf_map__freeze(struct ebpf_map *map)
+{
+	atomic_store_explicit(&map->frozen, 1, memory_order_release);
+	return 0;
+}
+
+int ebpf_map__is_frozen(const struct ebpf_map *map)
+{
+	return atomic_load_explicit(&((struct ebpf_map *)map)->frozen, memory_order_acquire);
+}
+
+int ebpf_map__array_layout(struct ebpf_map *map, void **base, uint32_t *stride)
+{
+	if (map->type != EBPF_MAP_TYPE_ARRAY)
+		return -EINVAL;
+	*base = map->array_base;
+	*stride = map->value_stride;
+	return 0;
 }
 
 int ebpf_map__get_next_key(struct ebpf_map *map, const void *key, void *next_key)

@@ -35,6 +35,9 @@ struct ebpf_map {
 	uint32_t value_stride; /* round_up(value_size, 8) */
 	uint64_t memory;       /* bytes allocated at creation */
 	uint64_t elem_bytes;   /* bytes allocated per live element (hash maps) */
+	_Atomic int frozen;    /* user-side writes refused */
+	/* ARRAY: values and stride, for ebpf_map__array_layout. */
+	unsigned char *array_base;
 	_Atomic uint64_t n_updates, n_update_fails, n_deletes, n_evictions, n_consumed;
 };
 

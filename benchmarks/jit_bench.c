@@ -1,0 +1,376 @@
+/* JIT benchmark, every figure a ratio against a baseline measured in the same run:
+ *  1. compute kernels (benchmarks/jit_kernels.c, the same C compiled by gcc -O2 and by clang
+ *     -target bpf): JIT time / native time (target <= 2) and interpreter time / JIT time
+ *     (target >= 5); the three results must agree;
+ *  2. call overhead of a no-op program through the JIT entry point and through ebpf_prog__run
+ *     against a no-op C function called through a function pointer (target: within 2 ns);
+ *  3. compile time and code size of policy-shaped programs and the kernels (target < 20 us).
+ *
+ *   jit_bench KERNEL_DIR [--quick]
+ * KERNEL_DIR holds k_<name>.bin (raw instructions); --quick runs a few iterations (smoke test). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "insn_macros.h"
+#include "ncclbpf/helpers.h"
+#include "ncclbpf/jit.h"
+#include "ncclbpf/maps.h"
+#include "ncclbpf/prog.h"
+
+uint64_t k_sieve(uint64_t *mem, uint64_t len);
+uint64_t k_log2(uint64_t *mem, uint64_t len);
+uint64_t k_memcpy(uint64_t *mem, uint64_t len);
+uint64_t k_switch(uint64_t *mem, uint64_t len);
+
+static int quick;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct ebpf_prog *load_bin(const char *dir, const char *name)
+{
+	char path[1024], err[256];
+	struct ebpf_insn insns[4096];
+	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+	struct ebpf_prog *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s.bin", dir, name);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "cannot open %s\n", path);
+		exit(2);
+	}
+	n = fread(insns, sizeof(insns[0]), 4096, f);
+	fclose(f);
+	p = ebpf_prog__new(insns, (uint32_t)n, &po, err, sizeof(err));
+	if (!p) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		exit(2);
+	}
+	return p;
+}
+
+/* --- 1. compute kernels ---------------------------------------------------------------------- */
+
+typedef uint64_t (*kernel_fn)(uint64_t *, uint64_t);
+
+static uint64_t mem[2048] __attribute__((aligned(64)));
+
+static void init_mem(void)
+{
+	for (size_t i = 0; i < sizeof(mem) / sizeof(mem[0]); i++)
+		mem[i] = i * 0x9e3779b97f4a7c15ull + 12345;
+}
+
+/* Best of several trials of the mean time per call. */
+static double time_native(kernel_fn volatile fn, uint64_t len, int calls, uint64_t *res)
+{
+	double best = 1e30;
+
+	for (int t = 0; t < (quick ? 1 : 7); t++) {
+		uint64_t t0 = now_ns(), r = 0;
+
+		for (int i = 0; i < calls; i++)
+			r = fn(mem, len);
+		double ns = (double)(now_ns() - t0) / calls;
+		if (ns < best)
+			best = ns;
+		*res = r;
+	}
+	return best;
+}
+
+static double time_jit(ebpf_jit_fn volatile fn, uint64_t len, int calls, uint64_t *res)
+{
+	double best = 1e30;
+
+	for (int t = 0; t < (quick ? 1 : 7); t++) {
+		uint64_t t0 = now_ns(), r = 0;
+
+		for (int i = 0; i < calls; i++)
+			r = fn((uintptr_t)mem, len);
+		double ns = (double)(now_ns() - t0) / calls;
+		if (ns < best)
+			best = ns;
+		*res = r;
+	}
+	return best;
+}
+
+static double time_interp(const struct ebpf_prog *p, uint64_t len, int calls, uint64_t *res)
+{
+	double best = 1e30;
+
+	for (int t = 0; t < (quick ? 1 : 3); t++) {
+		uint64_t t0 = now_ns(), r = 0, r0 = 0;
+
+		for (int i = 0; i < calls; i++) {
+			ebpf_prog__run(p, EBPF_ENGINE_INTERP, (uintptr_t)mem, len, NULL, &r0);
+			r = r0;
+		}
+		double ns = (double)(now_ns() - t0) / calls;
+		if (ns < best)
+			best = ns;
+		*res = r;
+	}
+	return best;
+}
+
+static int bench_kernels(const char *dir)
+{
+	static const struct {
+		const char *name;
+		kernel_fn native;
+		uint64_t len;
+	} k[] = {
+		{"k_sieve", k_sieve, 8192},
+		{"k_log2", k_log2, 2048},
+		{"k_memcpy", k_memcpy, 2048},
+		{"k_switch", k_switch, 2048},
+	};
+	int bad = 0;
+
+	printf("\n1. compute kernels (ns per call; best of several trials)\n");
+	printf("   %-9s %11s %11s %11s %10s %10s\n", "kernel", "gcc -O2", "JIT", "interp",
+	       "JIT/gcc", "interp/JIT");
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct ebpf_prog *p = load_bin(dir, k[i].name);
+		char err[256];
+		uint64_t rn, rj, ri;
+		int calls = quick ? 2 : 2000;
+		double tn, tj, ti;
+
+		if (ebpf_prog__jit(p, NULL, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", k[i].name, err);
+			return 1;
+		}
+		init_mem();
+		tn = time_native(k[i].native, k[i].len, calls, &rn);
+		init_mem();
+		tj = time_jit(ebpf_prog__jit_fn(p), k[i].len, calls, &rj);
+		init_mem();
+		ti = time_interp(p, k[i].len, quick ? 1 : 100, &ri);
+		printf("   %-9s %11.0f %11.0f %11.0f %9.2fx %9.1fx\n", k[i].name + 2, tn, tj, ti,
+		       tj / tn, ti / tj);
+		if (rn != rj || rj != ri) {
+			fprintf(stderr, "%s: results differ: native %llu jit %llu interp %llu\n",
+				k[i].name, (unsigned long long)rn, (unsigned long long)rj,
+				(unsigned long long)ri);
+			bad = 1;
+		}
+		ebpf_prog__free(p);
+	}
+	return bad;
+}
+
+/* --- 2. call overhead ------------------------------------------------------------------------ */
+
+__attribute__((noinline)) static uint64_t native_noop(uint64_t a, uint64_t b)
+{
+	__asm__ volatile("");
+	return 0;
+}
+
+static double per_call(uint64_t (*volatile fn)(uint64_t, uint64_t), long n)
+{
+	double best = 1e30;
+
+	for (int t = 0; t < (quick ? 1 : 9); t++) {
+		uint64_t t0 = now_ns(), r = 0;
+
+		for (long i = 0; i < n; i++)
+			r += fn((uint64_t)i, 0);
+		double ns = (double)(now_ns() - t0) / (double)n;
+		if (ns < best)
+			best = ns;
+		if (r == 42)
+			printf("?");
+	}
+	return best;
+}
+
+static double per_run(const struct ebpf_prog *p, enum ebpf_engine e, long n)
+{
+	double best = 1e30;
+
+	for (int t = 0; t < (quick ? 1 : 9); t++) {
+		uint64_t t0 = now_ns(), r = 0, r0;
+
+		for (long i = 0; i < n; i++) {
+			ebpf_prog__run(p, e, (uint64_t)i, 0, NULL, &r0);
+			r += r0;
+		}
+		double ns = (double)(now_ns() - t0) / (double)n;
+		if (ns < best)
+			best = ns;
+		if (r == 42)
+			printf("?");
+	}
+	return best;
+}
+
+static int bench_calls(void)
+{
+	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
+	struct ebpf_prog *p = ebpf_prog__new(noop, INSN_CNT(noop), NULL, NULL, 0);
+	long n = quick ? 1000 : 20000000;
+	double tc, tj, tr, ti;
+
+	if (!p || ebpf_prog__jit(p, NULL, NULL, 0))
+		return 1;
+	tc = per_call(native_noop, n);
+	tj = per_call(ebpf_prog__jit_fn(p), n);
+	tr = per_run(p, EBPF_ENGINE_DEFAULT, n);
+	ti = per_run(p, EBPF_ENGINE_INTERP, n / 10);
+	printf("\n2. no-op call (ns per call, best of 9 x %ld calls)\n", n);
+	printf("   C function through a pointer   %6.2f\n", tc);
+	printf("   JIT entry point (fn pointer)    %6.2f   (+%.2f ns over C)\n", tj, tj - tc);
+	printf("   ebpf_prog__run, default engine  %6.2f   (+%.2f ns over C)\n", tr, tr - tc);
+	printf("   ebpf_prog__run, interpreter     %6.2f   (%.1fx the JIT entry)\n", ti, ti / tj);
+	ebpf_prog__free(p);
+	return 0;
+}
+
+/* --- 3. compile time ------------------------------------------------------------------------- */
+
+static void compile_stats(const char *name, const struct ebpf_insn *insns, uint32_t n,
+			  const struct ebpf_prog_opts *po)
+{
+	int reps = quick ? 3 : 301;
+	uint64_t *t = calloc((size_t)reps, sizeof(*t));
+	struct ebpf_jit_stats st = {0};
+
+	for (int i = 0; i < reps; i++) {
+		char err[256];
+		struct ebpf_prog *p = ebpf_prog__new(insns, n, po, err, sizeof(err));
+
+		if (!p || ebpf_prog__jit(p, &st, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", name, err);
+			exit(1);
+		}
+		t[i] = st.compile_ns;
+		ebpf_prog__free(p);
+	}
+	qsort(t, (size_t)reps, sizeof(*t), cmp_u64);
+	printf("   %-22s %5u insns %6u bytes  median %6.2f us  min %6.2f us  %s\n", name, n,
+	       st.code_size, (double)t[reps / 2] / 1e3, (double)t[0] / 1e3,
+	       st.n_inlined ? "(lookups inlined)" : "");
+	free(t);
+}
+
+static void bench_compile(const char *dir)
+{
+	char err[128];
+	struct ebpf_map_def ad = {.sz = sizeof(ad), .name = "cfg", .type = EBPF_MAP_TYPE_ARRAY,
+				  .key_size = 4, .value_size = 16, .max_entries = 8};
+	struct ebpf_map_def hd = {.sz = sizeof(hd), .name = "tel", .type = EBPF_MAP_TYPE_HASH,
+				  .key_size = 8, .value_size = 32, .max_entries = 64};
+	struct ebpf_map *maps[2] = {ebpf_map__create(&ad, err, sizeof(err)),
+				    ebpf_map__create(&hd, err, sizeof(err))};
+	struct ebpf_prog_opts po = {.sz = sizeof(po),
+				    .helpers = ebpf_helpers_default(),
+				    .maps = maps,
+				    .n_maps = 2};
+	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
+	/* size-aware tuner: reads n_bytes (ctx + 8) and coll_type (ctx + 24), writes algorithm,
+	 * protocol and channels (ctx + 224/228/232) */
+	struct ebpf_insn size_aware[] = {
+		LDX_MEM(EBPF_DW, 2, 1, 8),
+		LDX_MEM(EBPF_W, 3, 1, 24),
+		JMP_IMM(EBPF_JGT, 2, 4096, 4),
+		ST_MEM(EBPF_W, 1, 224, 0),
+		ST_MEM(EBPF_W, 1, 228, 2),
+		ST_MEM(EBPF_W, 1, 232, 2),
+		JA(11),
+		JMP_IMM(EBPF_JGT, 2, 1 << 20, 7),
+		ST_MEM(EBPF_W, 1, 224, 1),
+		ST_MEM(EBPF_W, 1, 228, 0),
+		MOV64_IMM(4, 4),
+		JMP_IMM(EBPF_JNE, 3, 4, 1),
+		MOV64_IMM(4, 6),
+		STX_MEM(EBPF_W, 1, 4, 232),
+		JA(3),
+		ST_MEM(EBPF_W, 1, 224, 1),
+		ST_MEM(EBPF_W, 1, 228, 2),
+		ST_MEM(EBPF_W, 1, 232, 8),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	/* two lookups: a constant ARRAY (inlined) and a HASH keyed by the communicator */
+	struct ebpf_insn lookups[] = {
+		MOV64_REG(6, 1),
+		LDX_MEM(EBPF_W, 2, 6, 24),
+		STX_MEM(EBPF_W, 10, 2, -4),
+		LD_MAP_FD(1, 0),
+		MOV64_REG(2, 10),
+		ALU64_IMM(EBPF_ADD, 2, -4),
+		CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+		MOV64_IMM(7, 0),
+		JMP_IMM(EBPF_JEQ, 0, 0, 1),
+		LDX_MEM(EBPF_DW, 7, 0, 8),
+		LDX_MEM(EBPF_DW, 2, 6, 0),
+		STX_MEM(EBPF_DW, 10, 2, -16),
+		LD_MAP_FD(1, 1),
+		MOV64_REG(2, 10),
+		ALU64_IMM(EBPF_ADD, 2, -16),
+		CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+		JMP_IMM(EBPF_JEQ, 0, 0, 3),
+		LDX_MEM(EBPF_DW, 1, 0, 0),
+		JMP_REG(EBPF_JGT, 1, 7, 1),
+		STX_MEM(EBPF_W, 6, 7, 232),
+		MOV64_IMM(0, 0),
+		EXIT(),
+	};
+	static const char *const kernels[] = {"k_sieve", "k_log2", "k_memcpy", "k_switch"};
+
+	printf("\n3. compile time (median of %d compiles; includes mmap + mprotect)\n",
+	       quick ? 3 : 301);
+	compile_stats("noop", noop, INSN_CNT(noop), &po);
+	compile_stats("size_aware (tuner)", size_aware, INSN_CNT(size_aware), &po);
+	compile_stats("two map lookups", lookups, INSN_CNT(lookups), &po);
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
+		struct ebpf_prog *p = load_bin(dir, kernels[i]);
+
+		compile_stats(kernels[i], ebpf_prog__insns(p), ebpf_prog__insn_cnt(p), &po);
+		ebpf_prog__free(p);
+	}
+	ebpf_map__free(maps[0]);
+	ebpf_map__free(maps[1]);
+}
+
+int main(int argc, char **argv)
+{
+	int bad;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s KERNEL_DIR [--quick]\n", argv[0]);
+		return 2;
+	}
+	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	if (!ebpf_jit_available()) {
+		printf("SKIP: no JIT backend for this architecture\n");
+		return 0;
+	}
+	printf("NCCLbpf JIT benchmark%s\n", quick ? " (quick smoke run: figures meaningless)" : "");
+	bad = bench_kernels(argv[1]);
+	bad |= bench_calls();
+	bench_compile(argv[1]);
+	return bad;
+}

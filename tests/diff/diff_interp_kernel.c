@@ -1,0 +1,214 @@
+/* Differential test: our interpreter against the Linux kernel on generated programs.
+ *
+ *   diff_interp_kernel [--count N] [--seed S] [--families LIST] [--print] [--progress N]
+ *
+ * Program i uses seed S + i (options derived from that seed, gen_opts_for_seed), so
+ * `--seed S+i --count 1 --print` reproduces and shows any single program. For every program the
+ * kernel (BPF_PROG_LOAD + BPF_PROG_TEST_RUN through kernel_oracle) and the interpreter run it on
+ * the same input buffer; r0 and the buffer afterwards must be equal. The interpreter runs twice:
+ * fast, and in bounds-checking mode with the buffer as the only region, which must not fault
+ * (the generator promises in-bounds, initialised accesses only) and must agree with the fast run.
+ * Programs the kernel's verifier rejects are counted, not compared. Exit status 1 on any
+ * mismatch. When bpf() is refused here the test prints "SKIP: ..." and passes. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gen.h"
+#include "kernel_oracle.h"
+#include "ncclbpf/prog.h"
+
+struct counts {
+	uint64_t generated, rejected, compared, mismatches, insns;
+};
+
+struct result {
+	int rc;
+	uint64_t r0;
+	uint64_t buf[GEN_MAX_BUF / 8]; /* 8-aligned, like the kernel's map value */
+	char msg[256];
+};
+
+static void print_buf_diff(const char *a_name, const uint8_t *a, const char *b_name,
+			   const uint8_t *b, uint32_t len)
+{
+	for (uint32_t k = 0; k < len; k++)
+		if (a[k] != b[k])
+			fprintf(stderr, "  buf[%u]: %s 0x%02x, %s 0x%02x\n", k, a_name, a[k],
+				b_name, b[k]);
+}
+
+static void run_interp(const struct gen_prog *p, int checked, struct result *res)
+{
+	char err[200];
+	memset(res, 0, sizeof(*res));
+	memcpy(res->buf, p->buf, p->buf_len);
+	struct ebpf_prog_opts po = {.sz = sizeof(po), .name = "diff"};
+	struct ebpf_prog *prog = ebpf_prog__new(p->insns, p->n_insns, &po, err, sizeof(err));
+	if (!prog) {
+		res->rc = -EINVAL;
+		snprintf(res->msg, sizeof(res->msg), "ebpf_prog__new: %.200s", err);
+		return;
+	}
+	struct ebpf_region region = {.base = (uint64_t)(uintptr_t)res->buf,
+				     .size = p->buf_len,
+				     .perms = EBPF_REGION_READ | EBPF_REGION_WRITE};
+	struct ebpf_fault fault = {0};
+	struct ebpf_run_opts ro = {.sz = sizeof(ro),
+				   .checked = checked,
+				   .regions = p->buf_len ? &region : NULL,
+				   .n_regions = p->buf_len ? 1 : 0,
+				   .fault = &fault};
+	uint64_t r1 = p->buf_len ? (uint64_t)(uintptr_t)res->buf : 0;
+	res->rc = ebpf_interp__run(prog, r1, p->buf_len, &ro, &res->r0);
+	if (res->rc)
+		snprintf(res->msg, sizeof(res->msg), "run: %d, fault: %.200s", res->rc, fault.msg);
+	ebpf_prog__free(prog);
+}
+
+static int same(const struct gen_prog *p, const struct result *a, const struct result *b)
+{
+	return a->rc == b->rc && a->r0 == b->r0 && !memcmp(a->buf, b->buf, p->buf_len);
+}
+
+static void report(const struct gen_prog *p, const char *what, const char *a_name,
+		   const struct result *a, const char *b_name, const struct result *b)
+{
+	fprintf(stderr, "MISMATCH (%s), reproduce with: --seed %" PRIu64 " --count 1 --print\n",
+		what, p->seed);
+	fprintf(stderr, "  %s: rc %d r0 0x%016" PRIx64 " %s\n", a_name, a->rc, a->r0, a->msg);
+	fprintf(stderr, "  %s: rc %d r0 0x%016" PRIx64 " %s\n", b_name, b->rc, b->r0, b->msg);
+	print_buf_diff(a_name, (const uint8_t *)a->buf, b_name, (const uint8_t *)b->buf,
+		       p->buf_len);
+	gen_print(stderr, p);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int usage(const char *argv0)
+{
+	fprintf(stderr,
+		"usage: %s [--count N] [--seed S] [--families LIST] [--print] [--progress N]\n",
+		argv0);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t count = 1000, seed = 1, progress = 0;
+	uint32_t families = 0;
+	int print = 0;
+	for (int k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--count") && k + 1 < argc)
+			count = strtoull(argv[++k], NULL, 0);
+		else if (!strcmp(argv[k], "--seed") && k + 1 < argc)
+			seed = strtoull(argv[++k], NULL, 0);
+		else if (!strcmp(argv[k], "--progress") && k + 1 < argc)
+			progress = strtoull(argv[++k], NULL, 0);
+		else if (!strcmp(argv[k], "--families") && k + 1 < argc) {
+			if (gen_parse_families(argv[++k], &families)) {
+				fprintf(stderr, "unknown family in '%s'\n", argv[k]);
+				return 2;
+			}
+		} else if (!strcmp(argv[k], "--print"))
+			print = 1;
+		else
+			return usage(argv[0]);
+	}
+
+	char err[256];
+	struct kernel_oracle *ko;
+	int rc = kernel_oracle__open(&ko, err, sizeof(err));
+	if (rc == -EPERM || rc == -ENOSYS || rc == -EACCES) {
+		printf("SKIP: bpf() refused: %s\n", err);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "kernel oracle: %s\n", err);
+		return 1;
+	}
+
+	static struct gen_prog p;
+	static struct result kern, fast, checked;
+	static char log[4096];
+	struct counts c = {0};
+	uint64_t first_reject_seed = 0;
+	char first_reject[160] = "";
+	double t0 = now_s();
+	for (uint64_t i = 0; i < count; i++) {
+		struct gen_opts o;
+		gen_opts_for_seed(seed + i, families, &o);
+		if (gen_program(seed + i, &o, &p)) {
+			fprintf(stderr, "generator refused its options (seed %" PRIu64 ")\n",
+				seed + i);
+			kernel_oracle__close(ko);
+			return 1;
+		}
+		c.generated++;
+		c.insns += p.n_insns;
+		if (print)
+			gen_print(stdout, &p);
+
+		memset(&kern, 0, sizeof(kern));
+		memcpy(kern.buf, p.buf, p.buf_len);
+		rc = kernel_oracle__run(ko, p.insns, p.n_insns, (uint8_t *)kern.buf, p.buf_len,
+					&kern.r0, log, sizeof(log));
+		if (rc < 0) {
+			fprintf(stderr, "seed %" PRIu64 ": kernel oracle failed: %s\n", p.seed,
+				log);
+			kernel_oracle__close(ko);
+			return 1;
+		}
+		if (rc == KO_REJECTED) {
+			if (!c.rejected++) {
+				first_reject_seed = p.seed;
+				kernel_oracle__reason(log, first_reject, sizeof(first_reject));
+			}
+			if (print)
+				printf("kernel verifier rejected it: %s\n", log);
+			continue;
+		}
+		snprintf(kern.msg, sizeof(kern.msg), "(kernel)");
+		run_interp(&p, 0, &fast);
+		run_interp(&p, 1, &checked);
+		c.compared++;
+		if (print)
+			printf("kernel r0 0x%016" PRIx64 ", interpreter r0 0x%016" PRIx64 "\n",
+			       kern.r0, fast.r0);
+		if (!same(&p, &kern, &fast)) {
+			if (!c.mismatches)
+				report(&p, "kernel vs interpreter", "kernel", &kern, "interp",
+				       &fast);
+			c.mismatches++;
+		} else if (!same(&p, &fast, &checked)) {
+			if (!c.mismatches)
+				report(&p, "interpreter fast vs bounds-checking", "fast", &fast,
+				       "checked", &checked);
+			c.mismatches++;
+		}
+		if (progress && (i + 1) % progress == 0)
+			fprintf(stderr,
+				"... %" PRIu64 " generated, %" PRIu64 " rejected, %" PRIu64
+				" mismatches, %.0f s\n",
+				c.generated, c.rejected, c.mismatches, now_s() - t0);
+	}
+	kernel_oracle__close(ko);
+
+	printf("diff_interp_kernel: seed %" PRIu64 ", %" PRIu64
+	       " generated (%.1f insns avg), %" PRIu64 " kernel-rejected (%.3f%%), %" PRIu64
+	       " compared, %" PRIu64 " mismatches, %.1f s\n",
+	       seed, c.generated, c.generated ? (double)c.insns / (double)c.generated : 0.0,
+	       c.rejected, c.generated ? 100.0 * (double)c.rejected / (double)c.generated : 0.0,
+	       c.compared, c.mismatches, now_s() - t0);
+	if (c.rejected)
+		printf("first kernel rejection: seed %" PRIu64 ": %s\n", first_reject_seed,
+		       first_reject);
+	return c.mismatches ? 1 : 0;
+}

@@ -1,0 +1,248 @@
+/* `ncclbpf exec`: the conformance entry point (issue #2, part 5).
+ *
+ *   ncclbpf exec [--interp|--jit] [--elf] [--unchecked] [--insn-limit N] [MEM-HEX] < PROGRAM
+ *
+ * The program arrives on stdin as whitespace-separated hex bytes (raw little-endian 8-byte
+ * instructions). MEM-HEX, when given, is copied into a buffer passed as r1 = pointer,
+ * r2 = length (r1 = NULL, r2 = 0 when absent). Success prints r0 as 0x... and exits 0; every
+ * error prints one line on stderr and exits 1 (2 for bad usage). Options may appear anywhere,
+ * because the conformance runner places its plugin options after the memory argument. */
+#include <errno.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hexio.h"
+#include "ncclbpf/prog.h"
+
+#define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
+#define MAX_MEM_BYTES  ((size_t)64 << 20)
+/* Without a verifier in front, a looping program must not hang the caller. */
+#define DEFAULT_INSN_LIMIT 100000000ull
+
+/* Helpers for programs run through exec. The conformance suite's call_unwind_fail calls
+ * helper 5, which its reference plugins register as "unwind" returning its argument. */
+static uint64_t helper_unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
+{
+	(void)r2;
+	(void)r3;
+	(void)r4;
+	(void)r5;
+	return r1;
+}
+
+static const struct ebpf_helper_proto unwind_proto = {
+    .id = 5,
+    .name = "unwind",
+    .fn = helper_unwind,
+    .ret = EBPF_RET_INTEGER,
+    .args = {EBPF_ARG_ANYTHING},
+};
+
+static const struct ebpf_helper_table exec_helpers = {.by_id = {[5] = &unwind_proto}};
+
+struct exec_args {
+	int engine; /* enum ebpf_engine */
+	int elf;
+	int unchecked;
+	unsigned long long insn_limit;
+	const char *mem;
+};
+
+static int usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ncclbpf exec [--interp|--jit] [--elf] [--unchecked] [--insn-limit N] "
+		"[MEM-HEX] < PROGRAM-HEX\n"
+		"  runs the program with r1 = MEM (or NULL), r2 = its length; prints r0 as 0x...\n"
+		"  --interp        interpreter (bounds-checked unless --unchecked)\n"
+		"  --jit           JIT compiler\n"
+		"  --elf           stdin is an ELF object (binary or hex) instead of raw insns\n"
+		"  --unchecked     interpreter without bounds checks\n"
+		"  --insn-limit N  stop after N instructions (interpreter; 0 = unlimited; default "
+		"%llu)\n",
+		DEFAULT_INSN_LIMIT);
+	return 2;
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ncclbpf exec: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* Returns 0, 1 (error printed) or 3 (help printed; exit 0). */
+static int parse_args(int argc, char **argv, struct exec_args *a)
+{
+	int only_pos = 0;
+
+	*a = (struct exec_args){.engine = EBPF_ENGINE_DEFAULT, .insn_limit = DEFAULT_INSN_LIMIT};
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+
+		if (!only_pos && s[0] == '-' && s[1] == '-') {
+			if (!strcmp(s, "--")) {
+				only_pos = 1;
+			} else if (!strcmp(s, "--interp")) {
+				a->engine = EBPF_ENGINE_INTERP;
+			} else if (!strcmp(s, "--jit")) {
+				a->engine = EBPF_ENGINE_JIT;
+			} else if (!strcmp(s, "--elf")) {
+				a->elf = 1;
+			} else if (!strcmp(s, "--unchecked")) {
+				a->unchecked = 1;
+			} else if (!strcmp(s, "--insn-limit")) {
+				char *end;
+
+				if (i + 1 >= argc)
+					return fail("--insn-limit needs a number");
+				errno = 0;
+				a->insn_limit = strtoull(argv[++i], &end, 0);
+				if (errno || end == argv[i] || *end || argv[i][0] == '-')
+					return fail("--insn-limit: bad number '%s'", argv[i]);
+			} else if (!strcmp(s, "--help")) {
+				usage(stdout);
+				return 3;
+			} else {
+				return fail("unknown option '%s' (try --help)", s);
+			}
+		} else if (!only_pos && !strcmp(s, "-h")) {
+			usage(stdout);
+			return 3;
+		} else if (!a->mem) {
+			a->mem = s;
+		} else {
+			return fail("unexpected argument '%s' (memory was already given)", s);
+		}
+	}
+	return 0;
+}
+
+/* Under --jit or --unchecked nothing checks memory accesses; a wild access must still end in
+ * one line and a non-zero exit rather than a core dump. */
+static void on_fault(int sig)
+{
+	static const char segv[] = "ncclbpf exec: runtime fault: invalid memory access\n";
+	static const char other[] = "ncclbpf exec: runtime fault: fatal signal\n";
+
+	if (sig == SIGSEGV || sig == SIGBUS) {
+		ssize_t r = write(STDERR_FILENO, segv, sizeof(segv) - 1);
+		(void)r;
+	} else {
+		ssize_t r = write(STDERR_FILENO, other, sizeof(other) - 1);
+		(void)r;
+	}
+	_exit(1);
+}
+
+static void install_fault_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fault;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
+}
+
+static int load_program(const struct exec_args *a, struct ebpf_insn **insns, uint32_t *n)
+{
+	struct hexbuf hb;
+	char err[256];
+	int rc;
+
+	if (a->elf)
+		return fail("--elf: not yet supported");
+	if (hex_parse_file(stdin, MAX_PROG_BYTES, &hb, err, sizeof(err)))
+		return fail("program: %s", err);
+	rc = hex_to_insns(&hb, insns, n, err, sizeof(err));
+	hexbuf_free(&hb);
+	if (rc)
+		return fail("%s", err);
+	return 0;
+}
+
+static int run(const struct exec_args *a, const struct ebpf_prog *prog, struct hexbuf *mem)
+{
+	struct ebpf_fault fault = {0};
+	struct ebpf_region region = {
+	    .base = (uint64_t)(uintptr_t)mem->data,
+	    .size = mem->len,
+	    .perms = EBPF_REGION_READ | EBPF_REGION_WRITE,
+	};
+	struct ebpf_run_opts ro = {
+	    .sz = sizeof(ro),
+	    .checked = !a->unchecked,
+	    .regions = mem->len ? &region : NULL,
+	    .n_regions = mem->len ? 1 : 0,
+	    .insn_limit = a->insn_limit,
+	    .fault = &fault,
+	};
+	uint64_t r0 = 0;
+	int rc;
+
+	if (a->engine == EBPF_ENGINE_JIT)
+		return fail("--jit: the JIT is not available yet (use --interp)");
+	rc = ebpf_interp__run(prog, (uint64_t)(uintptr_t)mem->data, mem->len, &ro, &r0);
+	if (rc) {
+		if (fault.msg[0])
+			return fail("runtime fault: %s", fault.msg);
+		return fail("run failed: %s", strerror(rc < 0 ? -rc : rc));
+	}
+	printf("0x%llx\n", (unsigned long long)r0);
+	return fflush(stdout) ? fail("cannot write the result") : 0;
+}
+
+static int cmd_exec(int argc, char **argv)
+{
+	struct exec_args a;
+	struct hexbuf mem = {0};
+	struct ebpf_insn *insns = NULL;
+	struct ebpf_prog *prog;
+	uint32_t n = 0;
+	char err[256];
+	int rc;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc == 3 ? 0 : 2;
+	if (a.mem && hex_parse_str(a.mem, MAX_MEM_BYTES, &mem, err, sizeof(err)))
+		return fail("memory argument: %s", err);
+	if (load_program(&a, &insns, &n)) {
+		hexbuf_free(&mem);
+		return 1;
+	}
+	prog = ebpf_prog__new(insns, n,
+			      &(struct ebpf_prog_opts){.sz = sizeof(struct ebpf_prog_opts),
+						       .name = "exec",
+						       .helpers = &exec_helpers},
+			      err, sizeof(err));
+	free(insns);
+	if (!prog) {
+		hexbuf_free(&mem);
+		return fail("%s", err[0] ? err : "invalid program");
+	}
+	install_fault_handlers();
+	rc = run(&a, prog, &mem);
+	ebpf_prog__free(prog);
+	hexbuf_free(&mem);
+	return rc;
+}
+
+NCCLBPF_COMMAND(exec_cmd, .name = "exec",
+		.args = "[--interp|--jit] [--elf] [MEM-HEX] < PROGRAM-HEX",
+		.summary = "run a program (hex bytes on stdin), print r0", .run = cmd_exec);
