@@ -27,6 +27,14 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 {
 	struct rt_hook *h = (struct rt_hook *)((char *)p + off);
 	struct ebpf_prog *xp = ebpf_program__prog(prog);
+	const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
+	if (!xp || !vs || vs->processed == 0) {
+		/* Defence in depth: never run what the verifier did not see. */
+		snprintf(r->msg, sizeof(r->msg),
+			 "program %s was not verified (engine loader built without the verifier)",
+			 ebpf_program__name(prog));
+		return -EACCES;
+	}
 	if (h->prog) {
 		snprintf(r->msg, sizeof(r->msg),
 			 "bundle has two SEC(\"%s\") programs (%s and another); one per hook",

@@ -93,3 +93,36 @@ add_test(NAME cli_replay_no_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE
   --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy none)
 set_tests_properties(cli_replay_no_policy PROPERTIES DEPENDS test_trace LABELS "plugin;cli"
   PASS_REGULAR_EXPRESSION "41 calls replayed, 40 decisions differ")
+
+# Hot reload through the shipped plugin's file watcher, with bundles whose decisions encode their
+# version (tests/plugin/policies/version.c compiled as versions 1..4).
+if(NCCLBPF_BUILD_POLICIES)
+  set(VERSION_POLICY_DIR ${CMAKE_CURRENT_BINARY_DIR}/version_policies)
+  set(VERSION_POLICIES)
+  foreach(v 1 2 3 4)
+    set(out ${VERSION_POLICY_DIR}/version${v}.o)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
+      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+              -I${PROJECT_SOURCE_DIR}/include -DPOLICY_VERSION=${v}
+              -c ${PLUGIN_TEST_DIR}/policies/version.c -o ${out}
+      DEPENDS ${PLUGIN_TEST_DIR}/policies/version.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF version.c (version ${v})")
+    list(APPEND VERSION_POLICIES ${out})
+  endforeach()
+  add_custom_target(version_policies ALL DEPENDS ${VERSION_POLICIES})
+  set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
+  if(NCCLBPF_SANITIZERS)
+    set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf_asan>)
+  endif()
+  ncclbpf_test(test_hot_reload SOURCES ${PLUGIN_TEST_DIR}/test_hot_reload.c LIBS dl pthread
+    ARGS $<TARGET_FILE:nccl_ncclbpf> ${VERSION_POLICY_DIR} ${NCCLBPF_POLICY_DIR}/unsafe/null_deref.o 20
+    ASAN_ARGS ${HOT_ASAN_LIB} ${VERSION_POLICY_DIR} ${NCCLBPF_POLICY_DIR}/unsafe/null_deref.o 10
+    LABELS plugin TIMEOUT 120)
+  foreach(t test_hot_reload test_hot_reload_asan)
+    if(TARGET ${t})
+      target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
+      add_dependencies(${t} version_policies policies)
+    endif()
+  endforeach()
+endif()
