@@ -16,13 +16,13 @@ if(NCCLBPF_SANITIZERS)
   set(PLUGIN_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan> $<TARGET_FILE:ncclbpf_native_tuner_asan>)
 endif()
 ncclbpf_test(test_plugin SOURCES ${PLUGIN_TEST_DIR}/test_plugin.c LIBS dl pthread
-  ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf_native_tuner>
-  ASAN_ARGS ${PLUGIN_ASAN_ARGS}
+  ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf_native_tuner> ${NCCLBPF_POLICY_DIR}
+  ASAN_ARGS ${PLUGIN_ASAN_ARGS} ${NCCLBPF_POLICY_DIR}
   LABELS plugin TIMEOUT 120)
 foreach(t test_plugin test_plugin_asan)
   if(TARGET ${t})
     target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
-    add_dependencies(${t} nccl_ncclbpf ncclbpf_native_tuner)
+    add_dependencies(${t} nccl_ncclbpf ncclbpf_native_tuner policies)
   endif()
 endforeach()
 if(TARGET test_plugin_asan)

@@ -1,6 +1,6 @@
 /* CPU harness: loads libnccl-ncclbpf.so exactly as NCCL does (dlopen RTLD_NOW|RTLD_LOCAL,
  * versioned symbols) and drives every exported tuner version with tables shaped as each NCCL
- * release shapes them. usage: test_plugin PLUGIN.so COMPARISON.so
+ * release shapes them. usage: test_plugin PLUGIN.so COMPARISON.so [POLICY-DIR]
  * PLUGIN is the shipped library; COMPARISON is the same code with native test policies
  * (NCCLBPF_POLICY=native:NAME), which exercises the adapter's output discipline with policies
  * that misbehave in ways a verified program may still choose to. */
@@ -305,6 +305,97 @@ static void test_cycles(void)
 	harness_close(&p);
 }
 
+/* The shipped eBPF policies through the shipped plugin, with the JIT and the interpreter: the
+ * decisions NCCL ends up with are the ones each policy's source describes. */
+static const char *policy_dir;
+
+static void expect_decision(const struct harness_plugin *p, void *ctx, int coll, size_t bytes,
+			    int algo, int proto, int ch)
+{
+	float t[21], o[21];
+	harness_table(t, 7, 3, coll, bytes);
+	memcpy(o, t, sizeof(t));
+	int got_ch = call(p, 5, ctx, coll, bytes, t, 7, 3, 0);
+	int a = -1, pr = -1;
+	if (algo < 0) {
+		CHECK(!memcmp(t, o, sizeof(t))); /* NCCL's own choice */
+	} else {
+		for (int k = 0; k < 21 && a < 0; k++)
+			if (t[k] == 0.0f) {
+				a = k / 3;
+				pr = k % 3;
+			}
+		CHECK(a == algo && pr == proto);
+		if (a != algo || pr != proto)
+			fprintf(stderr, "  coll %d bytes %zu: got %d/%d, want %d/%d\n", coll, bytes,
+				a, pr, algo, proto);
+	}
+	CHECK(got_ch == ch);
+}
+
+static void test_bundles(const char *engine)
+{
+	char path[4096];
+	struct harness_plugin p;
+	setenv("NCCLBPF_ENGINE", engine, 1);
+
+	snprintf(path, sizeof(path), "%s/size_aware.o", policy_dir);
+	setenv("NCCLBPF_POLICY", path, 1);
+	int warns0 = harness_warns;
+	CHECK(harness_open(&p, plugin_path) == 0);
+	void *ctx = init(&p, 5, 3, 8, 1);
+	/* size_aware: <= 64 KiB tree/LL else ring/LL; <= 4 MiB ring/LL128; larger ring/SIMPLE. */
+	expect_decision(&p, ctx, 4, 8, NCCL_ALGO_TREE, NCCL_PROTO_LL, 0);
+	expect_decision(&p, ctx, 2, 8, NCCL_ALGO_RING, NCCL_PROTO_LL, 0); /* no tree for AG */
+	expect_decision(&p, ctx, 4, 65536, NCCL_ALGO_TREE, NCCL_PROTO_LL, 0);
+	expect_decision(&p, ctx, 4, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL128, 0);
+	expect_decision(&p, ctx, 3, 4 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL128, 0);
+	expect_decision(&p, ctx, 4, 256u << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 0);
+	fini(&p, 5, ctx);
+	harness_close(&p);
+	CHECK(harness_warns == warns0);
+
+	snprintf(path, sizeof(path), "%s/table_tuner.o", policy_dir);
+	setenv("NCCLBPF_POLICY", path, 1);
+	CHECK(harness_open(&p, plugin_path) == 0);
+	ctx = init(&p, 5, 3, 8, 1);
+	expect_decision(&p, ctx, 4, 1024, NCCL_ALGO_TREE, NCCL_PROTO_LL, 2);
+	expect_decision(&p, ctx, 4, 65536, NCCL_ALGO_RING, NCCL_PROTO_LL, 4);
+	expect_decision(&p, ctx, 4, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL128, 8);
+	expect_decision(&p, ctx, 4, 16 << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 16);
+	expect_decision(&p, ctx, 4, 256u << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 0);
+	expect_decision(&p, ctx, 4, 1u << 30, -1, -1, 0); /* beyond the table: NCCL */
+	expect_decision(&p, ctx, 2, 1024, -1, -1, 0);	  /* tree unavailable: rejected */
+	fini(&p, 5, ctx);
+	harness_close(&p);
+
+	snprintf(path, sizeof(path), "%s/noop.o", policy_dir);
+	setenv("NCCLBPF_POLICY", path, 1);
+	CHECK(harness_open(&p, plugin_path) == 0);
+	ctx = init(&p, 6, 3, 8, 1);
+	for (int coll = 0; coll < 5; coll++)
+		expect_decision(&p, ctx, coll, 1 << 20, -1, -1, 0);
+	fini(&p, 6, ctx);
+	harness_close(&p);
+	unsetenv("NCCLBPF_ENGINE");
+}
+
+/* Every deliberately unsafe example is rejected with a WARN and changes nothing. */
+static void test_unsafe_bundles(void)
+{
+	static const char *const names[] = {"ctx_write_input", "div_zero",	 "map_oob",
+					    "null_deref",      "ptr_to_map",	 "rank_dependent",
+					    "stack_overflow",  "unbounded_loop", "unknown_helper"};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/unsafe/%s.o", policy_dir, names[i]);
+		if (access(path, R_OK) != 0)
+			continue;
+		check_passthrough(path, names[i]);
+		CHECK(strstr(harness_last_warn, "not loaded") != NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -313,6 +404,7 @@ int main(int argc, char **argv)
 	}
 	plugin_path = argv[1];
 	native_path = argv[2];
+	policy_dir = argc > 3 ? argv[3] : NULL;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	test_exports();
 	check_passthrough(NULL, "no policy");
@@ -326,6 +418,11 @@ int main(int argc, char **argv)
 	test_malformed();
 	test_policies();
 	test_cycles();
+	if (policy_dir) {
+		test_bundles("jit");
+		test_bundles("interp");
+		test_unsafe_bundles();
+	}
 	CHECK(harness_hidden_warns == 0);
 	return check_summary("test_plugin");
 }
