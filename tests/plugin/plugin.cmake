@@ -126,3 +126,22 @@ if(NCCLBPF_BUILD_POLICIES)
     endif()
   endforeach()
 endif()
+
+# The embedded trace (adapters/nccl/traces) through the shipped plugin: without a policy the
+# plugin reproduces NCCL's recorded decisions exactly; with a hot reload in the middle both
+# versions' decisions appear.
+set(EMBEDDED_TRACE ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace)
+add_test(NAME cli_replay_embedded_nopolicy COMMAND $<TARGET_FILE:ncclbpf> replay ${EMBEDDED_TRACE}
+  --policy none)
+set_tests_properties(cli_replay_embedded_nopolicy PROPERTIES LABELS "plugin;cli"
+  PASS_REGULAR_EXPRESSION "130 calls replayed, 0 decisions differ")
+if(NCCLBPF_BUILD_POLICIES)
+  add_test(NAME cli_replay_embedded_reload COMMAND $<TARGET_FILE:ncclbpf> replay ${EMBEDDED_TRACE}
+    --policy ${NCCLBPF_POLICY_DIR}/size_aware.o --reload-at 60
+    --reload-policy ${NCCLBPF_POLICY_DIR}/table_tuner.o)
+  set_tests_properties(cli_replay_embedded_reload PROPERTIES LABELS "plugin;cli"
+    PASS_REGULAR_EXPRESSION "call 60: hot reload of [^\n]*active as version[^\n]*\n.*after .*130 calls replayed")
+  add_test(NAME cli_reload_check_rejects COMMAND $<TARGET_FILE:ncclbpf> reload --check
+    ${CMAKE_CURRENT_BINARY_DIR}/never-installed.o ${NCCLBPF_POLICY_DIR}/unsafe/div_zero.o)
+  set_tests_properties(cli_reload_check_rejects PROPERTIES LABELS "plugin;cli" WILL_FAIL TRUE)
+endif()
