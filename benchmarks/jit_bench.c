@@ -140,10 +140,10 @@ static int bench_kernels(const char *dir)
 		kernel_fn native;
 		uint64_t len;
 	} k[] = {
-		{"k_sieve", k_sieve, 8192},
-		{"k_log2", k_log2, 2048},
-		{"k_memcpy", k_memcpy, 2048},
-		{"k_switch", k_switch, 2048},
+	    {"k_sieve", k_sieve, 8192},
+	    {"k_log2", k_log2, 2048},
+	    {"k_memcpy", k_memcpy, 2048},
+	    {"k_switch", k_switch, 2048},
 	};
 	int bad = 0;
 
@@ -278,65 +278,71 @@ static void compile_stats(const char *name, const struct ebpf_insn *insns, uint3
 static void bench_compile(const char *dir)
 {
 	char err[128];
-	struct ebpf_map_def ad = {.sz = sizeof(ad), .name = "cfg", .type = EBPF_MAP_TYPE_ARRAY,
-				  .key_size = 4, .value_size = 16, .max_entries = 8};
-	struct ebpf_map_def hd = {.sz = sizeof(hd), .name = "tel", .type = EBPF_MAP_TYPE_HASH,
-				  .key_size = 8, .value_size = 32, .max_entries = 64};
+	struct ebpf_map_def ad = {.sz = sizeof(ad),
+				  .name = "cfg",
+				  .type = EBPF_MAP_TYPE_ARRAY,
+				  .key_size = 4,
+				  .value_size = 16,
+				  .max_entries = 8};
+	struct ebpf_map_def hd = {.sz = sizeof(hd),
+				  .name = "tel",
+				  .type = EBPF_MAP_TYPE_HASH,
+				  .key_size = 8,
+				  .value_size = 32,
+				  .max_entries = 64};
 	struct ebpf_map *maps[2] = {ebpf_map__create(&ad, err, sizeof(err)),
 				    ebpf_map__create(&hd, err, sizeof(err))};
-	struct ebpf_prog_opts po = {.sz = sizeof(po),
-				    .helpers = ebpf_helpers_default(),
-				    .maps = maps,
-				    .n_maps = 2};
+	struct ebpf_prog_opts po = {
+	    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = 2};
 	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
 	/* size-aware tuner: reads n_bytes (ctx + 8) and coll_type (ctx + 24), writes algorithm,
 	 * protocol and channels (ctx + 224/228/232) */
 	struct ebpf_insn size_aware[] = {
-		LDX_MEM(EBPF_DW, 2, 1, 8),
-		LDX_MEM(EBPF_W, 3, 1, 24),
-		JMP_IMM(EBPF_JGT, 2, 4096, 4),
-		ST_MEM(EBPF_W, 1, 224, 0),
-		ST_MEM(EBPF_W, 1, 228, 2),
-		ST_MEM(EBPF_W, 1, 232, 2),
-		JA(11),
-		JMP_IMM(EBPF_JGT, 2, 1 << 20, 7),
-		ST_MEM(EBPF_W, 1, 224, 1),
-		ST_MEM(EBPF_W, 1, 228, 0),
-		MOV64_IMM(4, 4),
-		JMP_IMM(EBPF_JNE, 3, 4, 1),
-		MOV64_IMM(4, 6),
-		STX_MEM(EBPF_W, 1, 4, 232),
-		JA(3),
-		ST_MEM(EBPF_W, 1, 224, 1),
-		ST_MEM(EBPF_W, 1, 228, 2),
-		ST_MEM(EBPF_W, 1, 232, 8),
-		MOV64_IMM(0, 0),
-		EXIT(),
+	    LDX_MEM(EBPF_DW, 2, 1, 8),
+	    LDX_MEM(EBPF_W, 3, 1, 24),
+	    JMP_IMM(EBPF_JGT, 2, 4096, 4),
+	    ST_MEM(EBPF_W, 1, 224, 0),
+	    ST_MEM(EBPF_W, 1, 228, 2),
+	    ST_MEM(EBPF_W, 1, 232, 2),
+	    JA(11),
+	    JMP_IMM(EBPF_JGT, 2, 1 << 20, 7),
+	    ST_MEM(EBPF_W, 1, 224, 1),
+	    ST_MEM(EBPF_W, 1, 228, 0),
+	    MOV64_IMM(4, 4),
+	    JMP_IMM(EBPF_JNE, 3, 4, 1),
+	    MOV64_IMM(4, 6),
+	    STX_MEM(EBPF_W, 1, 4, 232),
+	    JA(3),
+	    ST_MEM(EBPF_W, 1, 224, 1),
+	    ST_MEM(EBPF_W, 1, 228, 2),
+	    ST_MEM(EBPF_W, 1, 232, 8),
+	    MOV64_IMM(0, 0),
+	    EXIT(),
 	};
 	/* two lookups: a constant ARRAY (inlined) and a HASH keyed by the communicator */
 	struct ebpf_insn lookups[] = {
-		MOV64_REG(6, 1),
-		LDX_MEM(EBPF_W, 2, 6, 24),
-		STX_MEM(EBPF_W, 10, 2, -4),
-		LD_MAP_FD(1, 0),
-		MOV64_REG(2, 10),
-		ALU64_IMM(EBPF_ADD, 2, -4),
-		CALL_HELPER(EBPF_FUNC_map_lookup_elem),
-		MOV64_IMM(7, 0),
-		JMP_IMM(EBPF_JEQ, 0, 0, 1),
-		LDX_MEM(EBPF_DW, 7, 0, 8),
-		LDX_MEM(EBPF_DW, 2, 6, 0),
-		STX_MEM(EBPF_DW, 10, 2, -16),
-		LD_MAP_FD(1, 1),
-		MOV64_REG(2, 10),
-		ALU64_IMM(EBPF_ADD, 2, -16),
-		CALL_HELPER(EBPF_FUNC_map_lookup_elem),
-		JMP_IMM(EBPF_JEQ, 0, 0, 3),
-		LDX_MEM(EBPF_DW, 1, 0, 0),
-		JMP_REG(EBPF_JGT, 1, 7, 1),
-		STX_MEM(EBPF_W, 6, 7, 232),
-		MOV64_IMM(0, 0),
-		EXIT(),
+	    MOV64_REG(6, 1),
+	    LDX_MEM(EBPF_W, 2, 6, 24),
+	    STX_MEM(EBPF_W, 10, 2, -4),
+	    LD_MAP_FD(1, 0),
+	    MOV64_REG(2, 10),
+	    ALU64_IMM(EBPF_ADD, 2, -4),
+	    CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+	    MOV64_IMM(7, 0),
+	    JMP_IMM(EBPF_JEQ, 0, 0, 1),
+	    LDX_MEM(EBPF_DW, 7, 0, 8),
+	    LDX_MEM(EBPF_DW, 2, 6, 0),
+	    STX_MEM(EBPF_DW, 10, 2, -16),
+	    LD_MAP_FD(1, 1),
+	    MOV64_REG(2, 10),
+	    ALU64_IMM(EBPF_ADD, 2, -16),
+	    CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+	    JMP_IMM(EBPF_JEQ, 0, 0, 3),
+	    LDX_MEM(EBPF_DW, 1, 0, 0),
+	    JMP_REG(EBPF_JGT, 1, 7, 1),
+	    STX_MEM(EBPF_W, 6, 7, 232),
+	    MOV64_IMM(0, 0),
+	    EXIT(),
 	};
 	static const char *const kernels[] = {"k_sieve", "k_log2", "k_memcpy", "k_switch"};
 

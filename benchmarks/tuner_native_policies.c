@@ -64,12 +64,12 @@ struct row {
 };
 /* Not const: like the policy's .data map, an operator could change it at run time. */
 static struct row table[ROWS] = {
-	{4096, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 2, 0},
-	{65536, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL, 4, 0},
-	{1 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128, 8, 0},
-	{16 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 16, 0},
-	{256 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, NCCLBPF_CHANNELS_DEFAULT, 0},
-	{0, 0, 0, 0, 0},
+    {4096, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 2, 0},
+    {65536, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL, 4, 0},
+    {1 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128, 8, 0},
+    {16 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 16, 0},
+    {256 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, NCCLBPF_CHANNELS_DEFAULT, 0},
+    {0, 0, 0, 0, 0},
 };
 
 static __attribute__((noinline)) int find_row(uint64_t bytes)
@@ -166,13 +166,13 @@ static uint64_t chunk_bad(uint64_t c, uint64_t arg)
 __attribute__((constructor)) static void register_natives(void)
 {
 	static const struct ncclbpf_native_policy list[] = {
-		{.sz = sizeof(list[0]), .name = "noop", .tuner = noop},
-		{.sz = sizeof(list[0]), .name = "size_aware", .tuner = size_aware},
-		{.sz = sizeof(list[0]), .name = "table_tuner", .tuner = table_tuner},
-		{.sz = sizeof(list[0]), .name = "two_lookups", .tuner = two_lookups},
-		{.sz = sizeof(list[0]), .name = "pick", .tuner = pick, .chunk = chunk_double},
-		{.sz = sizeof(list[0]), .name = "bad_range", .tuner = bad_range, .chunk = chunk_bad},
-		{.sz = sizeof(list[0]), .name = "bad_cell", .tuner = bad_cell},
+	    {.sz = sizeof(list[0]), .name = "noop", .tuner = noop},
+	    {.sz = sizeof(list[0]), .name = "size_aware", .tuner = size_aware},
+	    {.sz = sizeof(list[0]), .name = "table_tuner", .tuner = table_tuner},
+	    {.sz = sizeof(list[0]), .name = "two_lookups", .tuner = two_lookups},
+	    {.sz = sizeof(list[0]), .name = "pick", .tuner = pick, .chunk = chunk_double},
+	    {.sz = sizeof(list[0]), .name = "bad_range", .tuner = bad_range, .chunk = chunk_bad},
+	    {.sz = sizeof(list[0]), .name = "bad_cell", .tuner = bad_cell},
 	};
 	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
 		ncclbpf_rt_register_native(&list[i]);

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/helpers.h"
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/verifier.h"
 #include "rt_internal.h"
 
 /* Hooks by program section. A bundle may hold programs for other hooks (profiler, net); they
@@ -22,18 +24,80 @@ static const struct {
     {"tuner/chunk", offsetof(struct rt_policy, chunk)},
 };
 
+/* The runtime runs verified code only. The loader verifies while loading when built with
+ * NCCLBPF_LOADER_VERIFY=1; until that switch is on by default (engine integration), programs
+ * the loader did not verify are verified here, the same way (observing programs first, maps
+ * they may write are rank-local for the decision makers), before anything runs them. */
+static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
+			    uint64_t *in_load_ns)
+{
+	uint32_t n = ebpf_object__map_cnt(obj);
+	struct ebpf_map **maps = calloc(n ? n : 1, sizeof(*maps));
+	uint8_t *flags = calloc(n ? n : 1, 1), *written = calloc(n ? n : 1, 1);
+	int ret = maps && flags && written ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < n && !ret; i++)
+		maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
+	for (int pass = 0; pass < 2 && !ret; pass++) {
+		for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && !ret;
+		     p = ebpf_object__next_program(obj, p)) {
+			const struct ebpf_prog_type *type = ebpf_program__type(p);
+			const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(p);
+			int decides = !!(type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
+			if (decides != pass)
+				continue;
+			for (uint32_t k = 0; k < n; k++)
+				flags[k] = pass && (written[k] & EBPF_VERIFY_MAP_WRITTEN)
+					       ? EBPF_VERIFY_MAP_RANK_LOCAL
+					       : 0;
+			uint32_t n_lines = 0;
+			const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
+			struct ebpf_verify_opts vo = {
+			    .sz = sizeof(vo),
+			    .type = type,
+			    .maps = maps,
+			    .n_maps = n,
+			    .map_flags = flags,
+			    .helpers = ebpf_helpers_default(),
+			    .lines = lines,
+			    .n_lines = n_lines,
+			};
+			struct ebpf_verify_stats st = {0};
+			char err[400] = "";
+			if (vs && vs->processed) {
+				r->verify_ns += vs->time_ns; /* the loader did it */
+				*in_load_ns += vs->time_ns;
+			} else {
+				ret = ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p),
+						  &vo, &st, err, sizeof(err));
+				r->verify_ns += st.time_ns;
+				if (ret)
+					snprintf(r->msg, sizeof(r->msg),
+						 "program '%s' (section '%s'): %s",
+						 ebpf_program__name(p), ebpf_program__section(p),
+						 err[0] ? err : "rejected");
+			}
+			if (!pass)
+				for (uint32_t k = 0; k < n; k++)
+					written[k] |= flags[k] & EBPF_VERIFY_MAP_WRITTEN;
+		}
+	}
+	free(maps);
+	free(flags);
+	free(written);
+	if (ret == -ENOMEM)
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+	return ret;
+}
+
 static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,
 		  struct ncclbpf_reload_report *r)
 {
 	struct rt_hook *h = (struct rt_hook *)((char *)p + off);
 	struct ebpf_prog *xp = ebpf_program__prog(prog);
-	const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
-	if (!xp || !vs || vs->processed == 0) {
-		/* Defence in depth: never run what the verifier did not see. */
-		snprintf(r->msg, sizeof(r->msg),
-			 "program %s was not verified (engine loader built without the verifier)",
+	if (!xp) {
+		snprintf(r->msg, sizeof(r->msg), "program %s was not created",
 			 ebpf_program__name(prog));
-		return -EACCES;
+		return -EINVAL;
 	}
 	if (h->prog) {
 		snprintf(r->msg, sizeof(r->msg),
@@ -83,15 +147,14 @@ int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
 	}
 	r->n_progs = ebpf_object__prog_cnt(obj);
 	r->n_maps = ebpf_object__map_cnt(obj);
-	uint64_t verify_ns = 0;
-	for (struct ebpf_program *prog = ebpf_object__next_program(obj, NULL); prog;
-	     prog = ebpf_object__next_program(obj, prog)) {
-		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
-		if (vs)
-			verify_ns += vs->time_ns;
+	uint64_t verified_in_load = 0;
+	e = verify_if_needed(obj, r, &verified_in_load);
+	if (e) {
+		ebpf_object__close(obj);
+		return e;
 	}
-	r->verify_ns = verify_ns;
-	r->load_ns = load_ns > verify_ns ? load_ns - verify_ns : 0;
+	/* load_ns includes the verifier when the loader ran it. */
+	r->load_ns = load_ns > verified_in_load ? load_ns - verified_in_load : 0;
 	p->obj = obj;
 	for (struct ebpf_program *prog = ebpf_object__next_program(obj, NULL); prog;
 	     prog = ebpf_object__next_program(obj, prog)) {

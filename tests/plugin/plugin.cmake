@@ -145,3 +145,17 @@ if(NCCLBPF_BUILD_POLICIES)
     ${CMAKE_CURRENT_BINARY_DIR}/never-installed.o ${NCCLBPF_POLICY_DIR}/unsafe/div_zero.o)
   set_tests_properties(cli_reload_check_rejects PROPERTIES LABELS "plugin;cli" WILL_FAIL TRUE)
 endif()
+
+# Smoke runs of the benchmark and its stress mode (no timing assertions: figures come from
+# `ncclbpf bench` with the default 1,000,000 calls per case, see the report).
+if(NCCLBPF_BUILD_POLICIES)
+  add_test(NAME cli_bench_smoke COMMAND $<TARGET_FILE:ncclbpf> bench --calls 2000 --reloads 3)
+  set_tests_properties(cli_bench_smoke PROPERTIES LABELS "plugin;cli;bench"
+    PASS_REGULAR_EXPRESSION "two_lookups +interp.*reload cost.*table_tuner"
+    FAIL_REGULAR_EXPRESSION "not run|rejected")
+  add_test(NAME cli_bench_stress_smoke COMMAND $<TARGET_FILE:ncclbpf> bench --stress --threads 4
+    --stress-reloads 200)
+  set_tests_properties(cli_bench_stress_smoke PROPERTIES LABELS "plugin;cli;bench"
+    DEPENDS test_hot_reload
+    PASS_REGULAR_EXPRESSION "200 reloads \\(0 failed\\).* 0 mixed or out-of-order decisions, 0 without")
+endif()
