@@ -17,12 +17,16 @@ if(NCCLBPF_SANITIZERS)
 endif()
 ncclbpf_test(test_plugin SOURCES ${PLUGIN_TEST_DIR}/test_plugin.c LIBS dl pthread
   ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf_native_tuner> ${NCCLBPF_POLICY_DIR}
-  ASAN_ARGS ${PLUGIN_ASAN_ARGS} ${NCCLBPF_POLICY_DIR}
+       ${CMAKE_CURRENT_BINARY_DIR}/version_policies
+  ASAN_ARGS ${PLUGIN_ASAN_ARGS} ${NCCLBPF_POLICY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/version_policies
   LABELS plugin TIMEOUT 120)
 foreach(t test_plugin test_plugin_asan)
   if(TARGET ${t})
     target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
     add_dependencies(${t} nccl_ncclbpf ncclbpf_native_tuner policies)
+    if(TARGET version_policies)
+      add_dependencies(${t} version_policies)
+    endif()
   endif()
 endforeach()
 if(TARGET test_plugin_asan)
@@ -110,6 +114,14 @@ if(NCCLBPF_BUILD_POLICIES)
       COMMENT "BPF version.c (version ${v})")
     list(APPEND VERSION_POLICIES ${out})
   endforeach()
+  set(out ${VERSION_POLICY_DIR}/chunk.o)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
+    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+            -I${PROJECT_SOURCE_DIR}/include -c ${PLUGIN_TEST_DIR}/policies/chunk.c -o ${out}
+    DEPENDS ${PLUGIN_TEST_DIR}/policies/chunk.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF chunk.c")
+  list(APPEND VERSION_POLICIES ${out})
   add_custom_target(version_policies ALL DEPENDS ${VERSION_POLICIES})
   set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
   if(NCCLBPF_SANITIZERS)

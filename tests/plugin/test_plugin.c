@@ -1,6 +1,6 @@
 /* CPU harness: loads libnccl-ncclbpf.so exactly as NCCL does (dlopen RTLD_NOW|RTLD_LOCAL,
  * versioned symbols) and drives every exported tuner version with tables shaped as each NCCL
- * release shapes them. usage: test_plugin PLUGIN.so COMPARISON.so [POLICY-DIR]
+ * release shapes them. usage: test_plugin PLUGIN.so COMPARISON.so [POLICY-DIR [TEST-POLICY-DIR]]
  * PLUGIN is the shipped library; COMPARISON is the same code with native test policies
  * (NCCLBPF_POLICY=native:NAME), which exercises the adapter's output discipline with policies
  * that misbehave in ways a verified program may still choose to. */
@@ -307,7 +307,7 @@ static void test_cycles(void)
 
 /* The shipped eBPF policies through the shipped plugin, with the JIT and the interpreter: the
  * decisions NCCL ends up with are the ones each policy's source describes. */
-static const char *policy_dir;
+static const char *policy_dir, *test_policy_dir;
 
 static void expect_decision(const struct harness_plugin *p, void *ctx, int coll, size_t bytes,
 			    int algo, int proto, int ch)
@@ -380,6 +380,33 @@ static void test_bundles(const char *engine)
 	unsetenv("NCCLBPF_ENGINE");
 }
 
+/* NCCL 2.30's getChunkSize through SEC("tuner/chunk"): applied when at least one protocol
+ * grain, refused below it, untouched where the program leaves it; v5 has no such hook. */
+static void test_chunk_bundle(void)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/chunk.o", test_policy_dir);
+	setenv("NCCLBPF_POLICY", path, 1);
+	struct harness_plugin p;
+	CHECK(harness_open(&p, plugin_path) == 0);
+	void *ctx = init(&p, 6, 9, 8, 1);
+	size_t chunk = 131072;
+	CHECK(p.v6->getChunkSize(ctx, 4, 1 << 20, 1, NCCL_PROTO_SIMPLE, 1, &chunk) == ncclSuccess);
+	CHECK(chunk == 262144);
+	chunk = 131072;
+	CHECK(p.v6->getChunkSize(ctx, 4, 1 << 20, 1, NCCL_PROTO_LL, 1, &chunk) == ncclSuccess);
+	CHECK(chunk == 131072); /* 8 B < 16 B grain: refused */
+	chunk = 131072;
+	CHECK(p.v6->getChunkSize(ctx, 4, 1 << 20, 1, NCCL_PROTO_LL128, 1, &chunk) == ncclSuccess);
+	CHECK(chunk == 131072);
+	float t[21], o[21];
+	harness_table(t, 7, 3, 4, 1 << 20);
+	memcpy(o, t, sizeof(t));
+	CHECK(call(&p, 6, ctx, 4, 1 << 20, t, 7, 3, 0) == 0 && !memcmp(t, o, sizeof(t)));
+	fini(&p, 6, ctx);
+	harness_close(&p);
+}
+
 /* Every deliberately unsafe example is rejected with a WARN and changes nothing. */
 static void test_unsafe_bundles(void)
 {
@@ -405,6 +432,7 @@ int main(int argc, char **argv)
 	plugin_path = argv[1];
 	native_path = argv[2];
 	policy_dir = argc > 3 ? argv[3] : NULL;
+	test_policy_dir = argc > 4 ? argv[4] : NULL;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	test_exports();
 	check_passthrough(NULL, "no policy");
@@ -423,6 +451,8 @@ int main(int argc, char **argv)
 		test_bundles("interp");
 		test_unsafe_bundles();
 	}
+	if (test_policy_dir)
+		test_chunk_bundle();
 	CHECK(harness_hidden_warns == 0);
 	return check_summary("test_plugin");
 }
