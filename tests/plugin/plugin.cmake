@@ -171,3 +171,10 @@ if(NCCLBPF_BUILD_POLICIES)
     DEPENDS test_hot_reload
     PASS_REGULAR_EXPRESSION "200 reloads \\(0 failed\\).* 0 mixed or out-of-order decisions, 0 without")
 endif()
+
+if(NCCLBPF_BUILD_POLICIES)
+  add_test(NAME cli_demo COMMAND $<TARGET_FILE:ncclbpf> demo)
+  set_tests_properties(cli_demo PROPERTIES LABELS "plugin;cli" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "unsafe/div_zero +rejected +program 'div_zero' \\(section 'tuner'\\): line 11.*call 60: hot reload.*active as version.*130 calls replayed.*size_aware +jit"
+    FAIL_REGULAR_EXPRESSION "REJECTED|not run")
+endif()

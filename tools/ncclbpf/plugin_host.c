@@ -13,6 +13,7 @@
 #endif
 
 int plugin_host_echo_info;
+int plugin_host_quiet;
 
 const char *plugin_host_default_path(void)
 {
@@ -67,7 +68,7 @@ void plugin_host_logger(ncclDebugLogLevel level, unsigned long flags, const char
 	snprintf(log_lines[log_n % LOG_KEEP], sizeof(log_lines[0]), "%s", buf);
 	__atomic_store_n(&log_n, log_n + 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&log_lock);
-	if (level == NCCL_LOG_WARN)
+	if (level == NCCL_LOG_WARN && !plugin_host_quiet)
 		fprintf(stderr, "NCCL WARN %s\n", buf);
 	else if (plugin_host_echo_info)
 		fprintf(stderr, "NCCL INFO %s\n", buf);
