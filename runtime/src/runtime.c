@@ -248,6 +248,20 @@ void ncclbpf_comm__free(struct ncclbpf_comm *c)
 {
 	if (!c)
 		return;
+	uint64_t *st = c->stats;
+	rt_log(NCCLBPF_LOG_INFO,
+	       "NCCLbpf: communicator %016llx (%u ranks, %u nodes) done: %llu tuner calls, %llu "
+	       "policy runs, %llu decisions applied, %llu left to NCCL, %llu invalid, %llu without "
+	       "policy, %llu malformed, %llu channel requests dropped (CollNet)",
+	       (unsigned long long)c->comm_id, c->n_ranks, c->n_nodes,
+	       (unsigned long long)st[NCCLBPF_STAT_CALLS],
+	       (unsigned long long)st[NCCLBPF_STAT_RUNS],
+	       (unsigned long long)st[NCCLBPF_STAT_APPLIED],
+	       (unsigned long long)st[NCCLBPF_STAT_DEFAULT],
+	       (unsigned long long)st[NCCLBPF_STAT_INVALID],
+	       (unsigned long long)st[NCCLBPF_STAT_NO_POLICY],
+	       (unsigned long long)st[NCCLBPF_STAT_BAD_CALL],
+	       (unsigned long long)st[NCCLBPF_STAT_CH_SKIPPED]);
 	pthread_mutex_lock(&rt.lock);
 	for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
 		rt.totals[i] += __atomic_load_n(&c->stats[i], __ATOMIC_RELAXED);

@@ -162,6 +162,18 @@ int main(int argc, char **argv)
 	       (double)max_swap, n_reloads ? (double)sum_drain / n_reloads / 1e3 : 0);
 	CHECK_EQ_U64(bad, 0);
 	CHECK_EQ_U64(none, 0);
+	/* Statistics: every call through getCollInfo counted once, each ran a policy. */
+	long via_plugin = 0;
+	for (int i = 1; i < n_threads; i += 2)
+		via_plugin += cs[i].calls;
+	struct ncclbpf_rt_stats st;
+	ncclbpf_rt_get_stats(&st);
+	CHECK_EQ_U64(st.comm[NCCLBPF_STAT_CALLS], via_plugin);
+	CHECK_EQ_U64(st.comm[NCCLBPF_STAT_RUNS], via_plugin);
+	CHECK_EQ_U64(st.comm[NCCLBPF_STAT_APPLIED], via_plugin);
+	CHECK_EQ_U64(st.reloads_ok, n_reloads + 1);
+	CHECK_EQ_U64(st.active_version, first + (uint64_t)n_reloads);
+	CHECK_EQ_U64(st.comms_live, 0);
 	/* Unloading waits for the reclaimer: every version's record is released exactly once. */
 	ncclbpf_rt_unload();
 	CHECK_EQ_U64(released, n_reloads + 1);
