@@ -542,7 +542,8 @@ static void gen_item(struct gen *g, int depth)
 		gen_if(g, depth);
 	} else if (w < 11 && can_nest && has(g, GEN_LOOP) && g->loop_depth < 2) {
 		gen_loop(g, depth);
-	} else if (w < 14 && has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs) {
+	} else if (w < 13 && has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs &&
+		   (g->loop_depth == 0 || chance(&g->rng, 30))) {
 		emit_call(g, g->func + 1 + (int)below(&g->rng, g->n_funcs - (uint32_t)g->func - 1));
 	} else if (w < 17 && has(g, GEN_LDIMM64)) {
 		int d = pick_write(g);
@@ -610,6 +611,10 @@ static void gen_function(struct gen *g, int f, const int *caller_of)
 	uint32_t room = GEN_MAX_INSNS - pc(g);
 	g->limit = pc(g) + (room > funcs_left * RESERVE ? room / funcs_left - RESERVE : 0);
 	g->items = g->max_len / 4 + below(&g->rng, g->max_len - g->max_len / 4 + 1);
+	/* The kernel verifies a callee once per call site and path, so callees stay small: that
+	 * keeps verification cheap (and the kernel's complexity limit far away). */
+	if (f > 0)
+		g->items = 1 + g->items / 4;
 	gen_block(g, 0);
 
 	/* Epilogue: fold every readable scalar register and the stack window into r0. */

@@ -87,6 +87,18 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     REGEX "return 1\n")
   ldr_cli(tr_repeat ARGS ${TR} ${LDR_POL}/noop.o --prog noop --repeat 1000
     REGEX "1000 runs, [0-9.]+ ns per run")
+  # The same decisions from the JIT-compiled programs.
+  ldr_cli(tr_jit_size_mid ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware --jit
+    --ctx n_bytes=1048576,cost_ns[1][1]=NA
+    REGEX "algorithm += 0 TREE\n  protocol += 1 LL128\n")
+  ldr_cli(tr_jit_table ARGS ${TR} ${LDR_POL}/table_tuner.o --prog table_tuner --jit
+    --ctx n_bytes=8388608 --repeat 100
+    REGEX "jit: 100 runs.*algorithm += 1 RING\n  protocol += 2 SIMPLE\n  n_channels += 16 ")
+  ldr_cli(tr_jit_prof ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency --jit
+    --ctx event=COLL_END,comm_id=7,coll_type=REDUCE,n_bytes=0,duration_ns=9
+    REGEX "latency: added +key 07000000 00000000 01000000 00000000\n +value 01000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000")
+  ldr_cli(tr_jit_subprog ARGS ${TR} ${LDR_OBJ}/features.o --prog second --jit --ctx n_ranks=1
+    REGEX "n_channels += 1237 ")
   ldr_cli(tr_bad_field FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
     REGEX "no field 'bytes'; fields: comm_id n_bytes")
   ldr_cli(tr_bad_prog FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog nope

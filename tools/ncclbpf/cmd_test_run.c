@@ -18,6 +18,7 @@
 #include "hexio.h"
 #include "ncclbpf.h"
 #include "ncclbpf/epoch.h"
+#include "ncclbpf/jit.h"
 #include "ncclbpf/object.h"
 
 #define MAX_REPEAT   100000000ull
@@ -25,15 +26,16 @@
 
 static int usage(void)
 {
-	fprintf(
-	    stderr,
-	    "usage: ncclbpf test-run FILE.o --prog NAME [--ctx FIELD=VALUE,...] [--ctx-hex HEX]\n"
-	    "                        [--repeat N] [--quiet]\n"
-	    "  --ctx      fields by name: n_bytes=1048576,coll_type=ALLREDUCE,cost_ns[1][2]=500,\n"
-	    "             cost_ns=NA (all elements); values: numbers, NA, NCCL names\n"
-	    "  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
-	    "  --repeat   run N times on the same context (prints the mean time per run)\n"
-	    "  --quiet    return value and outputs only\n");
+	fprintf(stderr,
+		"usage: ncclbpf test-run FILE.o --prog NAME [--ctx FIELD=VALUE,...]\n"
+		"          [--ctx-hex HEX] [--repeat N] [--jit] [--quiet]\n"
+		"  --ctx      fields by name: n_bytes=1048576,coll_type=ALLREDUCE,\n"
+		"             cost_ns[1][2]=500, cost_ns=NA (all elements); values: numbers,\n"
+		"             NA, NCCL names\n"
+		"  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
+		"  --repeat   run N times on the same context (prints the mean time per run)\n"
+		"  --jit      run the JIT-compiled program (default: the interpreter)\n"
+		"  --quiet    return value and outputs only\n");
 	return 2;
 }
 
@@ -371,15 +373,15 @@ static int cmd_test_run(int argc, char **argv)
 {
 	const char *file = NULL, *prog_name = NULL, *ctx_arg = NULL, *ctx_hex = NULL;
 	unsigned long long repeat = 1;
-	int quiet = 0, status = 1;
+	int quiet = 0, jit = 0, status = 1;
 	char err[512];
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
 			return usage() & 0;
-		if (!strcmp(a, "--quiet")) {
-			quiet = 1;
+		if (!strcmp(a, "--quiet") || !strcmp(a, "--jit")) {
+			*(a[2] == 'q' ? &quiet : &jit) = 1;
 			continue;
 		}
 		if (a[0] == '-' && i + 1 >= argc)
@@ -467,11 +469,16 @@ static int cmd_test_run(int argc, char **argv)
 	uint64_t r0 = 0;
 	struct timespec t0, t1;
 	int ret = 0;
+	if (jit && ebpf_prog__jit(ebpf_program__prog(p), NULL, err, sizeof(err))) {
+		fprintf(stderr, "ncclbpf test-run: JIT: %s\n", err);
+		goto out;
+	}
+	enum ebpf_engine engine = jit ? EBPF_ENGINE_JIT : EBPF_ENGINE_INTERP;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ebpf_epoch_enter();
 	for (unsigned long long k = 0; k < repeat && !ret; k++)
-		ret =
-		    ebpf_interp__run(ebpf_program__prog(p), (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
+		ret = ebpf_prog__run(ebpf_program__prog(p), engine, (uint64_t)(uintptr_t)ctx, 0,
+				     NULL, &r0);
 	ebpf_epoch_exit();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (ret) {
@@ -486,7 +493,8 @@ static int cmd_test_run(int argc, char **argv)
 	if (repeat > 1) {
 		double ns =
 		    (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-		printf("interpreter: %llu runs, %.1f ns per run\n", repeat, ns / (double)repeat);
+		printf("%s: %llu runs, %.1f ns per run\n", jit ? "jit" : "interpreter", repeat,
+		       ns / (double)repeat);
 	}
 	printf("outputs:\n");
 	int outputs = 0;
@@ -540,6 +548,6 @@ out:
 }
 
 NCCLBPF_COMMAND(test_run_cmd, .name = "test-run",
-		.args = "FILE.o --prog NAME [--ctx F=V,...|--ctx-hex HEX] [--repeat N]",
+		.args = "FILE.o --prog NAME [--ctx F=V,..|--ctx-hex HEX] [--repeat N] [--jit]",
 		.summary = "run one program of a policy once on a context you describe",
 		.run = cmd_test_run);
