@@ -244,6 +244,14 @@ uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old)
 	return kept;
 }
 
+struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name)
+{
+	if (!p->obj)
+		return NULL;
+	struct ebpf_object_map *m = ebpf_object__find_map_by_name(p->obj, name);
+	return m ? ebpf_object_map__map(m) : NULL;
+}
+
 int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx)
 {
 	uint64_t r0;

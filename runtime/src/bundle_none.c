@@ -29,6 +29,13 @@ uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old)
 	return 0;
 }
 
+struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name)
+{
+	(void)p;
+	(void)name;
+	return NULL;
+}
+
 int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx)
 {
 	(void)prog;

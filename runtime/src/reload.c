@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/maps.h"
 #include "rt_internal.h"
 
 static void report_init(struct ncclbpf_reload_report *r)
@@ -158,4 +159,28 @@ int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
 	finish(p, r, t0);
 	pthread_mutex_unlock(&rt.reload_lock);
 	return 0;
+}
+
+/* Map access holds reload_lock: the policy (and its maps) cannot be retired meanwhile. */
+static int map_op(const char *name, const void *key, void *value, int update)
+{
+	pthread_mutex_lock(&rt.reload_lock);
+	struct rt_policy *p = atomic_load(&rt.active);
+	struct ebpf_map *m = p ? rt_bundle_find_map(p, name) : NULL;
+	int err = -ENOENT;
+	if (m)
+		err = update ? ebpf_map__user_update(m, key, value, EBPF_ANY)
+			     : ebpf_map__user_lookup(m, key, value);
+	pthread_mutex_unlock(&rt.reload_lock);
+	return err;
+}
+
+int ncclbpf_rt_map_lookup(const char *name, const void *key, void *value)
+{
+	return map_op(name, key, value, 0);
+}
+
+int ncclbpf_rt_map_update(const char *name, const void *key, const void *value)
+{
+	return map_op(name, key, (void *)value, 1);
 }

@@ -178,3 +178,15 @@ if(NCCLBPF_BUILD_POLICIES)
     PASS_REGULAR_EXPRESSION "unsafe/div_zero +rejected +program 'div_zero' \\(section 'tuner'\\): line 11.*call 60: hot reload.*active as version.*130 calls replayed.*size_aware +jit"
     FAIL_REGULAR_EXPRESSION "REJECTED|not run")
 endif()
+
+if(NCCLBPF_BUILD_POLICIES)
+  ncclbpf_test(test_map_carry SOURCES ${PLUGIN_TEST_DIR}/test_map_carry.c
+    ARGS ${PROJECT_BINARY_DIR}/benchmarks/policies/two_lookups.o ${NCCLBPF_POLICY_DIR}/size_aware.o
+    LABELS plugin TIMEOUT 60)
+  target_link_libraries(test_map_carry PRIVATE ncclbpf_runtime)
+  add_dependencies(test_map_carry tuner_bench_policies policies)
+  if(TARGET test_map_carry_asan)
+    target_link_libraries(test_map_carry_asan PRIVATE ncclbpf_runtime_asan)
+    add_dependencies(test_map_carry_asan tuner_bench_policies policies)
+  endif()
+endif()

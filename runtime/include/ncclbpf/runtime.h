@@ -109,6 +109,12 @@ int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
  * plugin registers none. Returns 0 or -ENOSPC (16 at most). */
 int ncclbpf_rt_register_native(const struct ncclbpf_native_policy *np);
 
+/* User-side access to a map of the active policy by name (the map's own key and value sizes;
+ * per-CPU maps take all CPUs' values). Serialised with reloads, safe while hooks run. Return 0,
+ * -ENOENT (no active bundle or no such map, or no such key) or the map's error. */
+int ncclbpf_rt_map_lookup(const char *name, const void *key, void *value);
+int ncclbpf_rt_map_update(const char *name, const void *key, const void *value);
+
 /* Engine for subsequent loads (overrides NCCLBPF_ENGINE). */
 void ncclbpf_rt_set_engine(int engine);
 
