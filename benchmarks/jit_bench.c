@@ -6,8 +6,11 @@
  *     against a no-op C function called through a function pointer (target: within 2 ns);
  *  3. compile time and code size of policy-shaped programs and the kernels (target < 20 us).
  *
- *   jit_bench KERNEL_DIR [--quick]
- * KERNEL_DIR holds k_<name>.bin (raw instructions); --quick runs a few iterations (smoke test). */
+ *   jit_bench KERNEL_DIR [POLICY_DIR] [--quick]
+ * KERNEL_DIR holds k_<name>.bin (raw instructions); POLICY_DIR the compiled policies (*.o),
+ * whose programs are loaded (verified) once and then compiled repeatedly; --quick runs a few
+ * iterations (smoke test). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
+#include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
 
 uint64_t k_sieve(uint64_t *mem, uint64_t len);
@@ -140,10 +144,10 @@ static int bench_kernels(const char *dir)
 		kernel_fn native;
 		uint64_t len;
 	} k[] = {
-		{"k_sieve", k_sieve, 8192},
-		{"k_log2", k_log2, 2048},
-		{"k_memcpy", k_memcpy, 2048},
-		{"k_switch", k_switch, 2048},
+	    {"k_sieve", k_sieve, 8192},
+	    {"k_log2", k_log2, 2048},
+	    {"k_memcpy", k_memcpy, 2048},
+	    {"k_switch", k_switch, 2048},
 	};
 	int bad = 0;
 
@@ -278,65 +282,71 @@ static void compile_stats(const char *name, const struct ebpf_insn *insns, uint3
 static void bench_compile(const char *dir)
 {
 	char err[128];
-	struct ebpf_map_def ad = {.sz = sizeof(ad), .name = "cfg", .type = EBPF_MAP_TYPE_ARRAY,
-				  .key_size = 4, .value_size = 16, .max_entries = 8};
-	struct ebpf_map_def hd = {.sz = sizeof(hd), .name = "tel", .type = EBPF_MAP_TYPE_HASH,
-				  .key_size = 8, .value_size = 32, .max_entries = 64};
+	struct ebpf_map_def ad = {.sz = sizeof(ad),
+				  .name = "cfg",
+				  .type = EBPF_MAP_TYPE_ARRAY,
+				  .key_size = 4,
+				  .value_size = 16,
+				  .max_entries = 8};
+	struct ebpf_map_def hd = {.sz = sizeof(hd),
+				  .name = "tel",
+				  .type = EBPF_MAP_TYPE_HASH,
+				  .key_size = 8,
+				  .value_size = 32,
+				  .max_entries = 64};
 	struct ebpf_map *maps[2] = {ebpf_map__create(&ad, err, sizeof(err)),
 				    ebpf_map__create(&hd, err, sizeof(err))};
-	struct ebpf_prog_opts po = {.sz = sizeof(po),
-				    .helpers = ebpf_helpers_default(),
-				    .maps = maps,
-				    .n_maps = 2};
+	struct ebpf_prog_opts po = {
+	    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = 2};
 	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
 	/* size-aware tuner: reads n_bytes (ctx + 8) and coll_type (ctx + 24), writes algorithm,
 	 * protocol and channels (ctx + 224/228/232) */
 	struct ebpf_insn size_aware[] = {
-		LDX_MEM(EBPF_DW, 2, 1, 8),
-		LDX_MEM(EBPF_W, 3, 1, 24),
-		JMP_IMM(EBPF_JGT, 2, 4096, 4),
-		ST_MEM(EBPF_W, 1, 224, 0),
-		ST_MEM(EBPF_W, 1, 228, 2),
-		ST_MEM(EBPF_W, 1, 232, 2),
-		JA(11),
-		JMP_IMM(EBPF_JGT, 2, 1 << 20, 7),
-		ST_MEM(EBPF_W, 1, 224, 1),
-		ST_MEM(EBPF_W, 1, 228, 0),
-		MOV64_IMM(4, 4),
-		JMP_IMM(EBPF_JNE, 3, 4, 1),
-		MOV64_IMM(4, 6),
-		STX_MEM(EBPF_W, 1, 4, 232),
-		JA(3),
-		ST_MEM(EBPF_W, 1, 224, 1),
-		ST_MEM(EBPF_W, 1, 228, 2),
-		ST_MEM(EBPF_W, 1, 232, 8),
-		MOV64_IMM(0, 0),
-		EXIT(),
+	    LDX_MEM(EBPF_DW, 2, 1, 8),
+	    LDX_MEM(EBPF_W, 3, 1, 24),
+	    JMP_IMM(EBPF_JGT, 2, 4096, 4),
+	    ST_MEM(EBPF_W, 1, 224, 0),
+	    ST_MEM(EBPF_W, 1, 228, 2),
+	    ST_MEM(EBPF_W, 1, 232, 2),
+	    JA(11),
+	    JMP_IMM(EBPF_JGT, 2, 1 << 20, 7),
+	    ST_MEM(EBPF_W, 1, 224, 1),
+	    ST_MEM(EBPF_W, 1, 228, 0),
+	    MOV64_IMM(4, 4),
+	    JMP_IMM(EBPF_JNE, 3, 4, 1),
+	    MOV64_IMM(4, 6),
+	    STX_MEM(EBPF_W, 1, 4, 232),
+	    JA(3),
+	    ST_MEM(EBPF_W, 1, 224, 1),
+	    ST_MEM(EBPF_W, 1, 228, 2),
+	    ST_MEM(EBPF_W, 1, 232, 8),
+	    MOV64_IMM(0, 0),
+	    EXIT(),
 	};
 	/* two lookups: a constant ARRAY (inlined) and a HASH keyed by the communicator */
 	struct ebpf_insn lookups[] = {
-		MOV64_REG(6, 1),
-		LDX_MEM(EBPF_W, 2, 6, 24),
-		STX_MEM(EBPF_W, 10, 2, -4),
-		LD_MAP_FD(1, 0),
-		MOV64_REG(2, 10),
-		ALU64_IMM(EBPF_ADD, 2, -4),
-		CALL_HELPER(EBPF_FUNC_map_lookup_elem),
-		MOV64_IMM(7, 0),
-		JMP_IMM(EBPF_JEQ, 0, 0, 1),
-		LDX_MEM(EBPF_DW, 7, 0, 8),
-		LDX_MEM(EBPF_DW, 2, 6, 0),
-		STX_MEM(EBPF_DW, 10, 2, -16),
-		LD_MAP_FD(1, 1),
-		MOV64_REG(2, 10),
-		ALU64_IMM(EBPF_ADD, 2, -16),
-		CALL_HELPER(EBPF_FUNC_map_lookup_elem),
-		JMP_IMM(EBPF_JEQ, 0, 0, 3),
-		LDX_MEM(EBPF_DW, 1, 0, 0),
-		JMP_REG(EBPF_JGT, 1, 7, 1),
-		STX_MEM(EBPF_W, 6, 7, 232),
-		MOV64_IMM(0, 0),
-		EXIT(),
+	    MOV64_REG(6, 1),
+	    LDX_MEM(EBPF_W, 2, 6, 24),
+	    STX_MEM(EBPF_W, 10, 2, -4),
+	    LD_MAP_FD(1, 0),
+	    MOV64_REG(2, 10),
+	    ALU64_IMM(EBPF_ADD, 2, -4),
+	    CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+	    MOV64_IMM(7, 0),
+	    JMP_IMM(EBPF_JEQ, 0, 0, 1),
+	    LDX_MEM(EBPF_DW, 7, 0, 8),
+	    LDX_MEM(EBPF_DW, 2, 6, 0),
+	    STX_MEM(EBPF_DW, 10, 2, -16),
+	    LD_MAP_FD(1, 1),
+	    MOV64_REG(2, 10),
+	    ALU64_IMM(EBPF_ADD, 2, -16),
+	    CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+	    JMP_IMM(EBPF_JEQ, 0, 0, 3),
+	    LDX_MEM(EBPF_DW, 1, 0, 0),
+	    JMP_REG(EBPF_JGT, 1, 7, 1),
+	    STX_MEM(EBPF_W, 6, 7, 232),
+	    MOV64_IMM(0, 0),
+	    EXIT(),
 	};
 	static const char *const kernels[] = {"k_sieve", "k_log2", "k_memcpy", "k_switch"};
 
@@ -355,15 +365,69 @@ static void bench_compile(const char *dir)
 	ebpf_map__free(maps[1]);
 }
 
+/* Every program of every shipped policy: loaded and verified once, then compiled repeatedly
+ * from its loaded form (maps resolved, so constant ARRAY lookups are inlined as at run time). */
+static int bench_policies(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d) {
+		printf("   (no policy directory %s)\n", dir);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char path[1024], err[256], name[160];
+		struct ebpf_object *obj;
+		struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
+		struct ebpf_map *maps[EBPF_OBJECT_MAX_MAPS];
+		struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+		struct ebpf_program *pg = NULL;
+
+		if (len < 3 || strcmp(de->d_name + len - 2, ".o"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+		if (!obj || ebpf_object__load(obj, &lo, err, sizeof(err))) {
+			printf("   %-22s not loaded: %s\n", de->d_name, err);
+			ebpf_object__close(obj);
+			continue;
+		}
+		po.n_maps = ebpf_object__map_cnt(obj);
+		for (uint32_t i = 0; i < po.n_maps && i < EBPF_OBJECT_MAX_MAPS; i++)
+			maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
+		po.maps = maps;
+		while ((pg = ebpf_object__next_program(obj, pg))) {
+			struct ebpf_prog *lp = ebpf_program__prog(pg);
+
+			snprintf(name, sizeof(name), "%.*s:%s", (int)(len - 2), de->d_name,
+				 ebpf_program__name(pg));
+			compile_stats(name, ebpf_prog__insns(lp), ebpf_prog__insn_cnt(lp), &po);
+			n++;
+		}
+		ebpf_object__close(obj);
+	}
+	closedir(d);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	int bad;
+	const char *policy_dir = NULL;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s KERNEL_DIR [--quick]\n", argv[0]);
+		fprintf(stderr, "usage: %s KERNEL_DIR [POLICY_DIR] [--quick]\n", argv[0]);
 		return 2;
 	}
-	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else
+			policy_dir = argv[i];
+	}
 	if (!ebpf_jit_available()) {
 		printf("SKIP: no JIT backend for this architecture\n");
 		return 0;
@@ -372,5 +436,9 @@ int main(int argc, char **argv)
 	bad = bench_kernels(argv[1]);
 	bad |= bench_calls();
 	bench_compile(argv[1]);
+	if (policy_dir) {
+		printf("\n4. compile time of the shipped policies (%s)\n", policy_dir);
+		bench_policies(policy_dir);
+	}
 	return bad;
 }

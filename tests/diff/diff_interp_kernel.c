@@ -1,6 +1,10 @@
 /* Differential test: our interpreter against the Linux kernel on generated programs.
  *
- *   diff_interp_kernel [--count N] [--seed S] [--families LIST] [--print] [--progress N]
+ *   diff_interp_kernel [--count N] [--seed S] [--families LIST] [--print] [--reduce]
+ *                      [--progress N]
+ *
+ * --reduce: shrink the first mismatching program (instructions turned into ja +0 while the
+ * disagreement stays) and print it.
  *
  * Program i uses seed S + i (options derived from that seed, gen_opts_for_seed), so
  * `--seed S+i --count 1 --print` reproduces and shows any single program. For every program the
@@ -92,10 +96,69 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Runs p on the kernel and the interpreter; 1 when both ran and disagree. */
+static int disagrees(struct kernel_oracle *ko, const struct gen_prog *p)
+{
+	static struct result k, f;
+	static char log[4096];
+	memset(&k, 0, sizeof(k));
+	memcpy(k.buf, p->buf, p->buf_len);
+	if (kernel_oracle__run(ko, p->insns, p->n_insns, (uint8_t *)k.buf, p->buf_len, &k.r0, log,
+			       sizeof(log)) != KO_RAN)
+		return 0;
+	run_interp(p, 0, &f);
+	return !same(p, &k, &f);
+}
+
+/* Shrinks a disagreeing program by turning instructions into no-ops (ja +0) while the kernel
+ * still accepts it and the disagreement stays, then prints what is left. */
+static void reduce(struct kernel_oracle *ko, struct gen_prog *p)
+{
+	const struct ebpf_insn nop = {.code = EBPF_JMP | EBPF_JA};
+	int changed = 1;
+	while (changed) {
+		changed = 0;
+		for (uint32_t pc = 0; pc < p->n_insns; pc++) {
+			struct ebpf_insn save[2] = {p->insns[pc]};
+			int wide = ebpf_insn_is_lddw(&p->insns[pc]) && pc + 1 < p->n_insns;
+			if (!memcmp(&p->insns[pc], &nop, sizeof(nop)))
+				continue;
+			if (wide)
+				save[1] = p->insns[pc + 1];
+			p->insns[pc] = nop;
+			if (wide)
+				p->insns[pc + 1] = nop;
+			if (disagrees(ko, p)) {
+				changed = 1;
+			} else {
+				p->insns[pc] = save[0];
+				if (wide)
+					p->insns[pc + 1] = save[1];
+			}
+			if (wide)
+				pc++;
+		}
+	}
+	uint32_t left = 0;
+	for (uint32_t pc = 0; pc < p->n_insns; pc++)
+		left += !!memcmp(&p->insns[pc], &nop, sizeof(nop));
+	fprintf(stderr, "REDUCED to %u instructions that are not ja +0:\n", left);
+	gen_print(stderr, p);
+	static struct result k, f;
+	static char log[64];
+	memset(&k, 0, sizeof(k));
+	memcpy(k.buf, p->buf, p->buf_len);
+	kernel_oracle__run(ko, p->insns, p->n_insns, (uint8_t *)k.buf, p->buf_len, &k.r0, log,
+			   sizeof(log));
+	run_interp(p, 0, &f);
+	report(p, "reduced", "kernel", &k, "interp", &f);
+}
+
 static int usage(const char *argv0)
 {
 	fprintf(stderr,
-		"usage: %s [--count N] [--seed S] [--families LIST] [--print] [--progress N]\n",
+		"usage: %s [--count N] [--seed S] [--families LIST] [--print] [--reduce] "
+		"[--progress N]\n",
 		argv0);
 	return 2;
 }
@@ -104,7 +167,7 @@ int main(int argc, char **argv)
 {
 	uint64_t count = 1000, seed = 1, progress = 0;
 	uint32_t families = 0;
-	int print = 0;
+	int print = 0, reduce_first = 0;
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--count") && k + 1 < argc)
 			count = strtoull(argv[++k], NULL, 0);
@@ -119,6 +182,8 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[k], "--print"))
 			print = 1;
+		else if (!strcmp(argv[k], "--reduce"))
+			reduce_first = 1;
 		else
 			return usage(argv[0]);
 	}
@@ -135,6 +200,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	char quirks[256];
+	if (kernel_oracle__quirks(ko, quirks, sizeof(quirks)))
+		printf("NOTE: %s\n", quirks);
+
+	if (!kernel_oracle__has_v4(ko)) {
+		families = (families ? families : GEN_ALL_FAMILIES) & GEN_V3_FAMILIES;
+		printf(
+		    "NOTE: this kernel lacks the v4 instructions (Linux 6.6+): v3 programs only\n");
+	}
 	static struct gen_prog p;
 	static struct result kern, fast, checked;
 	static char log[4096];
@@ -143,6 +217,11 @@ int main(int argc, char **argv)
 	char first_reject[160] = "";
 	double t0 = now_s();
 	for (uint64_t i = 0; i < count; i++) {
+		if (progress && i && i % progress == 0)
+			fprintf(stderr,
+				"... %" PRIu64 " generated, %" PRIu64 " rejected, %" PRIu64
+				" mismatches, %.0f s\n",
+				c.generated, c.rejected, c.mismatches, now_s() - t0);
 		struct gen_opts o;
 		gen_opts_for_seed(seed + i, families, &o);
 		if (gen_program(seed + i, &o, &p)) {
@@ -183,9 +262,12 @@ int main(int argc, char **argv)
 			printf("kernel r0 0x%016" PRIx64 ", interpreter r0 0x%016" PRIx64 "\n",
 			       kern.r0, fast.r0);
 		if (!same(&p, &kern, &fast)) {
-			if (!c.mismatches)
+			if (!c.mismatches) {
 				report(&p, "kernel vs interpreter", "kernel", &kern, "interp",
 				       &fast);
+				if (reduce_first)
+					reduce(ko, &p);
+			}
 			c.mismatches++;
 		} else if (!same(&p, &fast, &checked)) {
 			if (!c.mismatches)
@@ -193,11 +275,6 @@ int main(int argc, char **argv)
 				       "checked", &checked);
 			c.mismatches++;
 		}
-		if (progress && (i + 1) % progress == 0)
-			fprintf(stderr,
-				"... %" PRIu64 " generated, %" PRIu64 " rejected, %" PRIu64
-				" mismatches, %.0f s\n",
-				c.generated, c.rejected, c.mismatches, now_s() - t0);
 	}
 	kernel_oracle__close(ko);
 

@@ -9,7 +9,8 @@
  * constant key in an ARRAY map (the JIT inlines that lookup) or a HASH map (a helper call); when
  * the lookup hits, the program works on the map value instead of the buffer, so its loads,
  * stores and atomics land in map memory. Some seeds also compile with EBPF_JIT_F_NO_INLINE or
- * EBPF_JIT_F_FAR_CALLS to cover the helper-call and absolute-call paths.
+ * EBPF_JIT_F_FAR_CALLS or EBPF_JIT_F_BASELINE to cover the helper-call, absolute-call and
+ * non-BMI2 shift paths.
  *
  *   jit_diff [--count N] [--seed S] [--families LIST] [--max-fail K] [--quiet]
  * Seeds S, S+1, ..., S+N-1; exit status 1 on any mismatch. */
@@ -26,7 +27,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/prog.h"
 
-#define N_KEYS 4
+#define N_KEYS	     4
 #define PROLOGUE_LEN 12
 
 enum map_mode { MODE_NONE, MODE_ARRAY, MODE_HASH };
@@ -58,7 +59,8 @@ static void opts_for_seed(uint64_t seed, uint32_t families, struct gen_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->sz = sizeof(*o);
 	o->families = families;
-	o->max_len = (h & 7) == 0 ? 100 + (uint32_t)((h >> 8) % 200) : 4 + (uint32_t)((h >> 8) % 60);
+	o->max_len =
+	    (h & 7) == 0 ? 100 + (uint32_t)((h >> 8) % 200) : 4 + (uint32_t)((h >> 8) % 60);
 	o->max_depth = 1 + (uint32_t)((h >> 20) % 4);
 	o->max_loop_iters = 1 + (uint32_t)((h >> 24) % 10);
 	o->max_funcs = 1 + (uint32_t)((h >> 28) % GEN_MAX_FUNCS);
@@ -71,12 +73,12 @@ static struct ebpf_map *get_map(enum map_mode mode, uint32_t value_size)
 
 	if (!*slot) {
 		struct ebpf_map_def def = {
-			.sz = sizeof(def),
-			.name = mode == MODE_HASH ? "h" : "a",
-			.type = mode == MODE_HASH ? EBPF_MAP_TYPE_HASH : EBPF_MAP_TYPE_ARRAY,
-			.key_size = 4,
-			.value_size = value_size,
-			.max_entries = N_KEYS,
+		    .sz = sizeof(def),
+		    .name = mode == MODE_HASH ? "h" : "a",
+		    .type = mode == MODE_HASH ? EBPF_MAP_TYPE_HASH : EBPF_MAP_TYPE_ARRAY,
+		    .key_size = 4,
+		    .value_size = value_size,
+		    .max_entries = N_KEYS,
 		};
 
 		*slot = ebpf_map__create(&def, err, sizeof(err));
@@ -137,8 +139,8 @@ static int compare(const struct gen_prog *gp, const struct snapshot *a, const st
 	}
 	for (uint32_t i = 0; i < gp->buf_len; i++)
 		if (a->buf[i] != b->buf[i]) {
-			snprintf(what, len, "buffer byte %u: interp 0x%02x jit 0x%02x", i, a->buf[i],
-				 b->buf[i]);
+			snprintf(what, len, "buffer byte %u: interp 0x%02x jit 0x%02x", i,
+				 a->buf[i], b->buf[i]);
 			return 1;
 		}
 	for (uint32_t k = 0; k < N_KEYS; k++) {
@@ -148,8 +150,8 @@ static int compare(const struct gen_prog *gp, const struct snapshot *a, const st
 		}
 		for (uint32_t i = 0; i < gp->buf_len; i++)
 			if (a->vals[k][i] != b->vals[k][i]) {
-				snprintf(what, len, "map key %u byte %u: interp 0x%02x jit 0x%02x", k,
-					 i, a->vals[k][i], b->vals[k][i]);
+				snprintf(what, len, "map key %u byte %u: interp 0x%02x jit 0x%02x",
+					 k, i, a->vals[k][i], b->vals[k][i]);
 				return 1;
 			}
 	}
@@ -158,7 +160,7 @@ static int compare(const struct gen_prog *gp, const struct snapshot *a, const st
 
 struct totals {
 	uint64_t programs, insns, mismatches, rejected_new, rejected_jit, mode[3], inlined,
-		no_inline, far_calls, faults;
+	    no_inline, far_calls, faults;
 	uint64_t compile_ns;
 };
 
@@ -197,8 +199,8 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 		insns[n++] = (struct ebpf_insn){EBPF_ALU64 | EBPF_MOV | EBPF_X, 6, 1, 0, 0};
 		insns[n++] = (struct ebpf_insn){EBPF_ALU64 | EBPF_MOV | EBPF_X, 7, 2, 0, 0};
 		insns[n++] = (struct ebpf_insn){EBPF_ST | EBPF_MEM | EBPF_W, 10, 0, -4, key};
-		insns[n++] = (struct ebpf_insn){EBPF_LD | EBPF_DW | EBPF_IMM, 1, EBPF_PSEUDO_MAP_FD,
-						0, 0};
+		insns[n++] =
+		    (struct ebpf_insn){EBPF_LD | EBPF_DW | EBPF_IMM, 1, EBPF_PSEUDO_MAP_FD, 0, 0};
 		insns[n++] = (struct ebpf_insn){0, 0, 0, 0, 0};
 		insns[n++] = (struct ebpf_insn){EBPF_ALU64 | EBPF_MOV | EBPF_X, 2, 10, 0, 0};
 		insns[n++] = (struct ebpf_insn){EBPF_ALU64 | EBPF_ADD | EBPF_K, 2, 0, 0, -4};
@@ -230,6 +232,8 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 		jo.flags |= EBPF_JIT_F_FAR_CALLS;
 		t->far_calls++;
 	}
+	if (((h >> 24) & 3) == 0)
+		jo.flags |= EBPF_JIT_F_BASELINE; /* shifts through cl instead of BMI2 */
 	if (ebpf_prog__jit_opts(prog, &jo, &st, err, sizeof(err))) {
 		t->rejected_jit++;
 		if (t->rejected_jit <= (uint64_t)max_print) {
@@ -263,8 +267,8 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 		t->mismatches++;
 		if (t->mismatches <= (uint64_t)max_print) {
 			fprintf(stderr,
-				"MISMATCH seed %" PRIu64 " (map mode %d, jit flags 0x%x): %s\n", seed,
-				mode, jo.flags, what);
+				"MISMATCH seed %" PRIu64 " (map mode %d, jit flags 0x%x): %s\n",
+				seed, mode, jo.flags, what);
 			gen_print(stderr, &gp);
 		}
 		return 1;

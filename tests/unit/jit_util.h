@@ -16,11 +16,13 @@
 
 #define JIT_UTIL_NO_COMPARE 0x80000000u /* jit_flags bit: run the JIT only (memory tests) */
 
-static int jit_util_interp_missing; /* interpreter answered -ENOSYS: skip comparisons */
+static int jit_util_interp_missing;
+static uint32_t jit_util_flags;
+    /* EBPF_JIT_F_* added to every compile */ /* interpreter answered -ENOSYS: skip comparisons */
 
 struct jit_run {
 	int compile_ret; /* ebpf_prog__jit */
-	int run_ret;     /* ebpf_prog__run with the JIT */
+	int run_ret;	 /* ebpf_prog__run with the JIT */
 	uint64_t r0;
 	struct ebpf_jit_stats stats;
 	char err[160];
@@ -32,7 +34,8 @@ static struct ebpf_prog *jit_build(const struct ebpf_insn *insns, uint32_t n,
 				   const struct ebpf_prog_opts *popts, uint32_t jit_flags,
 				   struct jit_run *out)
 {
-	struct ebpf_jit_opts jo = {.sz = sizeof(jo), .flags = jit_flags & ~JIT_UTIL_NO_COMPARE};
+	struct ebpf_jit_opts jo = {.sz = sizeof(jo),
+				   .flags = (jit_flags | jit_util_flags) & ~JIT_UTIL_NO_COMPARE};
 	struct ebpf_prog *p = ebpf_prog__new(insns, n, popts, out->err, sizeof(out->err));
 
 	if (!p) {

@@ -107,31 +107,31 @@ struct op_case {
 };
 
 static const struct op_case ops[] = {
-	{EBPF_ADD, 0, "add"},   {EBPF_SUB, 0, "sub"},    {EBPF_MUL, 0, "mul"},
-	{EBPF_DIV, 0, "div"},   {EBPF_DIV, 1, "sdiv"},   {EBPF_MOD, 0, "mod"},
-	{EBPF_MOD, 1, "smod"},  {EBPF_OR, 0, "or"},      {EBPF_AND, 0, "and"},
-	{EBPF_XOR, 0, "xor"},   {EBPF_LSH, 0, "lsh"},    {EBPF_RSH, 0, "rsh"},
-	{EBPF_ARSH, 0, "arsh"}, {EBPF_MOV, 0, "mov"},    {EBPF_MOV, 8, "movsx8"},
-	{EBPF_MOV, 16, "movsx16"}, {EBPF_MOV, 32, "movsx32"},
+    {EBPF_ADD, 0, "add"},      {EBPF_SUB, 0, "sub"},	  {EBPF_MUL, 0, "mul"},
+    {EBPF_DIV, 0, "div"},      {EBPF_DIV, 1, "sdiv"},	  {EBPF_MOD, 0, "mod"},
+    {EBPF_MOD, 1, "smod"},     {EBPF_OR, 0, "or"},	  {EBPF_AND, 0, "and"},
+    {EBPF_XOR, 0, "xor"},      {EBPF_LSH, 0, "lsh"},	  {EBPF_RSH, 0, "rsh"},
+    {EBPF_ARSH, 0, "arsh"},    {EBPF_MOV, 0, "mov"},	  {EBPF_MOV, 8, "movsx8"},
+    {EBPF_MOV, 16, "movsx16"}, {EBPF_MOV, 32, "movsx32"},
 };
 
 /* Operand pairs that hit the corner cases. */
 static const uint64_t pairs[][2] = {
-	{0x123456789abcdef0ull, 0x0fedcba987654321ull},
-	{0xfffffffffffffff7ull, 7},                /* negative / positive */
-	{100, 0xfffffffffffffff9ull},              /* positive / negative */
-	{0xdeadbeefcafef00dull, 0},                /* by zero */
-	{0x8000000000000000ull, 0xffffffffffffffffull}, /* INT64_MIN / -1 */
-	{0xaaaaaaaa80000000ull, 0x55555555ffffffffull}, /* INT32_MIN / -1 in the low half */
-	{0xffffffff00000005ull, 0x0000000100000000ull}, /* divisor zero in the low half */
-	{0x00000000ffff8081ull, 65},               /* shift count beyond the width */
+    {0x123456789abcdef0ull, 0x0fedcba987654321ull},
+    {0xfffffffffffffff7ull, 7},			    /* negative / positive */
+    {100, 0xfffffffffffffff9ull},		    /* positive / negative */
+    {0xdeadbeefcafef00dull, 0},			    /* by zero */
+    {0x8000000000000000ull, 0xffffffffffffffffull}, /* INT64_MIN / -1 */
+    {0xaaaaaaaa80000000ull, 0x55555555ffffffffull}, /* INT32_MIN / -1 in the low half */
+    {0xffffffff00000005ull, 0x0000000100000000ull}, /* divisor zero in the low half */
+    {0x00000000ffff8081ull, 65},		    /* shift count beyond the width */
 };
 
 #define FOLD_K 0x9e3779b1
 
 /* r0..r9 start as distinct constants; op(dst, src); fold r0 = r0*K + r_i for i = 1..9. */
-static uint32_t build(struct ebpf_insn *p, uint8_t code, int dst, int src, int16_t off,
-		      int32_t imm, const uint64_t *init)
+static uint32_t build(struct ebpf_insn *p, uint8_t code, int dst, int src, int16_t off, int32_t imm,
+		      const uint64_t *init)
 {
 	uint32_t n = 0;
 
@@ -168,8 +168,8 @@ static void one(uint8_t code, int dst, int src, int16_t off, int32_t imm, const 
 	uint64_t regs[10], got, want;
 	uint32_t n = build(p, code, dst, src, off, imm, init);
 	int is64 = EBPF_CLASS(code) == EBPF_ALU64;
-	uint64_t s = EBPF_SRC(code) == EBPF_X ? init[src]
-					      : (is64 ? (uint64_t)(int64_t)imm : (uint32_t)imm);
+	uint64_t s =
+	    EBPF_SRC(code) == EBPF_X ? init[src] : (is64 ? (uint64_t)(int64_t)imm : (uint32_t)imm);
 
 	memcpy(regs, init, sizeof(regs));
 	regs[dst] = ref_alu(EBPF_OP(code), is64, off, init[dst], s);
@@ -200,7 +200,7 @@ static void test_reg_pairs(void)
 						if (src != dst)
 							init[src] = pairs[v][1];
 						one((is64 ? EBPF_ALU64 : EBPF_ALU) | ops[o].op |
-							    EBPF_X,
+							EBPF_X,
 						    dst, src, ops[o].off, 0, init, ops[o].name);
 					}
 				}
@@ -211,8 +211,10 @@ static void test_reg_pairs(void)
 
 static void test_imm(void)
 {
-	static const int32_t imms[] = {0, 1, -1, 7, -7, 31, 32, 63, 64, 127, 128, -128, -129,
-				       0x7fffffff, (int32_t)0x80000000, 0x12345678};
+	static const int32_t imms[] = {0,	  1,	-1,   7,	  -7,
+				       31,	  32,	63,   64,	  127,
+				       128,	  -128, -129, 0x7fffffff, (int32_t)0x80000000,
+				       0x12345678};
 
 	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
 		if (ops[o].op == EBPF_MOV && ops[o].off)
@@ -227,7 +229,7 @@ static void test_imm(void)
 							init[r] = 0x0202020202020202ull * (r + 3);
 						init[dst] = pairs[v == 2 ? 4 : v][0];
 						one((is64 ? EBPF_ALU64 : EBPF_ALU) | ops[o].op |
-							    EBPF_K,
+							EBPF_K,
 						    dst, 0, ops[o].off, imms[k], init, ops[o].name);
 					}
 	}
@@ -240,10 +242,10 @@ static void test_neg_end(void)
 
 	for (int dst = 0; dst < 10; dst++) {
 		struct ebpf_insn prog[] = {
-			LD_IMM64(dst, x),
-			INSN(EBPF_ALU64 | EBPF_NEG, dst, 0, 0, 0),
-			MOV64_REG(0, dst),
-			EXIT(),
+		    LD_IMM64(dst, x),
+		    INSN(EBPF_ALU64 | EBPF_NEG, dst, 0, 0, 0),
+		    MOV64_REG(0, dst),
+		    EXIT(),
 		};
 		CHECK_EQ_U64(jit_eval(prog, INSN_CNT(prog), 0, 0), 0 - x);
 		prog[2] = INSN(EBPF_ALU | EBPF_NEG, dst, 0, 0, 0);
@@ -262,18 +264,19 @@ static void test_neg_end(void)
 			int32_t bits;
 			uint64_t want;
 		} t[] = {
-			{EBPF_ALU | EBPF_END | EBPF_TO_LE, 16, 0x0708},
-			{EBPF_ALU | EBPF_END | EBPF_TO_LE, 32, 0x05060708},
-			{EBPF_ALU | EBPF_END | EBPF_TO_LE, 64, 0x0102030405060708ull},
-			{EBPF_ALU | EBPF_END | EBPF_TO_BE, 16, 0x0807},
-			{EBPF_ALU | EBPF_END | EBPF_TO_BE, 32, 0x08070605},
-			{EBPF_ALU | EBPF_END | EBPF_TO_BE, 64, 0x0807060504030201ull},
-			{EBPF_ALU64 | EBPF_END | EBPF_TO_LE, 16, 0x0807},
-			{EBPF_ALU64 | EBPF_END | EBPF_TO_LE, 32, 0x08070605},
-			{EBPF_ALU64 | EBPF_END | EBPF_TO_LE, 64, 0x0807060504030201ull},
+		    {EBPF_ALU | EBPF_END | EBPF_TO_LE, 16, 0x0708},
+		    {EBPF_ALU | EBPF_END | EBPF_TO_LE, 32, 0x05060708},
+		    {EBPF_ALU | EBPF_END | EBPF_TO_LE, 64, 0x0102030405060708ull},
+		    {EBPF_ALU | EBPF_END | EBPF_TO_BE, 16, 0x0807},
+		    {EBPF_ALU | EBPF_END | EBPF_TO_BE, 32, 0x08070605},
+		    {EBPF_ALU | EBPF_END | EBPF_TO_BE, 64, 0x0807060504030201ull},
+		    {EBPF_ALU64 | EBPF_END | EBPF_TO_LE, 16, 0x0807},
+		    {EBPF_ALU64 | EBPF_END | EBPF_TO_LE, 32, 0x08070605},
+		    {EBPF_ALU64 | EBPF_END | EBPF_TO_LE, 64, 0x0807060504030201ull},
 		};
 		for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
-			struct ebpf_insn q[] = {LD_IMM64(dst, x), INSN(t[k].code, dst, 0, 0, t[k].bits),
+			struct ebpf_insn q[] = {LD_IMM64(dst, x),
+						INSN(t[k].code, dst, 0, 0, t[k].bits),
 						MOV64_REG(0, dst), EXIT()};
 
 			CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 0, 0), t[k].want);
@@ -284,8 +287,14 @@ static void test_neg_end(void)
 
 static void test_ld_imm64(void)
 {
-	static const uint64_t v[] = {0, 1, 0xffffffffull, 0x80000000ull, 0xffffffff80000000ull,
-				     0x7fffffffull, 0x123456789abcdef0ull, ~0ull};
+	static const uint64_t v[] = {0,
+				     1,
+				     0xffffffffull,
+				     0x80000000ull,
+				     0xffffffff80000000ull,
+				     0x7fffffffull,
+				     0x123456789abcdef0ull,
+				     ~0ull};
 
 	for (int dst = 0; dst < 10; dst++)
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
@@ -295,7 +304,8 @@ static void test_ld_imm64(void)
 		}
 	/* mov imm: 64-bit sign-extends, 32-bit zero-extends and clears the upper half */
 	{
-		struct ebpf_insn q[] = {LD_IMM64(3, ~0ull), MOV32_IMM(3, -2), MOV64_REG(0, 3), EXIT()};
+		struct ebpf_insn q[] = {LD_IMM64(3, ~0ull), MOV32_IMM(3, -2), MOV64_REG(0, 3),
+					EXIT()};
 
 		CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 0, 0), 0xfffffffeull);
 		q[2] = MOV64_IMM(3, -2);
@@ -309,10 +319,108 @@ static void test_ld_imm64(void)
 	}
 }
 
+/* Peepholes: an ALU result tested against 0 right after it reuses the flags (JEQ/JNE only, and
+ * a 32-bit jump may not reuse a 64-bit result's ZF); "r = s; r += imm" becomes one lea. */
+static void test_peepholes(void)
+{
+	static const uint8_t bops[] = {EBPF_ADD, EBPF_SUB, EBPF_AND, EBPF_OR, EBPF_XOR};
+	static const uint64_t v[][2] = {
+	    {5, 0xfffffffffffffffbull}, /* add: 0 */
+	    {0x100000000ull, 0},	/* low half 0, high half not */
+	    {0x1ffffffffull, 0xffffffffull},
+	    {7, 7},
+	    {0, 0},
+	    {0x8000000000000000ull, 0x8000000000000000ull},
+	};
+
+	for (size_t o = 0; o < sizeof(bops); o++)
+		for (int aw = 0; aw < 2; aw++)
+			for (int jw = 0; jw < 2; jw++)
+				for (int x = 0; x < 2; x++)
+					for (int jne = 0; jne < 2; jne++)
+						for (size_t k = 0; k < sizeof(v) / sizeof(v[0]);
+						     k++) {
+							uint64_t a = v[k][0], b = v[k][1];
+							int32_t imm = (int32_t)b;
+							uint64_t bb =
+							    x ? b
+							      : (aw ? (uint64_t)(int64_t)imm
+								    : (uint32_t)imm);
+							uint64_t r = ref_alu(bops[o], aw, 0, a, bb);
+							int zero = jw ? r == 0 : (uint32_t)r == 0;
+							struct ebpf_insn p[] = {
+							    LD_IMM64(2, a),
+							    LD_IMM64(3, b),
+							    INSN((aw ? EBPF_ALU64 : EBPF_ALU) |
+								     bops[o] |
+								     (x ? EBPF_X : EBPF_K),
+								 2, x ? 3 : 0, 0, x ? 0 : imm),
+							    INSN((jw ? EBPF_JMP : EBPF_JMP32) |
+								     (jne ? EBPF_JNE : EBPF_JEQ) |
+								     EBPF_K,
+								 2, 0, 2, 0),
+							    MOV64_IMM(0, 0),
+							    EXIT(),
+							    MOV64_IMM(0, 1),
+							    EXIT(),
+							};
+
+							CHECK_EQ_U64(
+							    jit_eval(p, INSN_CNT(p), 0, 0),
+							    (uint64_t)(jne ? !zero : zero));
+						}
+	/* lea fusion for every pair of registers, small and large offsets, r10 as the source */
+	for (int d = 0; d < 10; d++)
+		for (int s = 0; s <= 10; s++) {
+			static const int32_t offs[] = {0,    -4,	 100,
+						       -512, 0x12345678, (int32_t)0x80000000};
+
+			for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+				uint64_t base = 0x1000000000ull + (uint64_t)s * 0x10001;
+				struct ebpf_insn p[] = {
+				    LD_IMM64(s == 10 ? 9 : s, base),
+				    MOV64_REG(d, s),
+				    ALU64_IMM(EBPF_ADD, d, offs[k]),
+				    MOV64_REG(0, d),
+				    EXIT(),
+				};
+
+				if (s == 10) {
+					/* r10 differs per engine: check r0 - r10 instead */
+					struct ebpf_insn q[] = {
+					    MOV64_REG(d, 10), ALU64_IMM(EBPF_ADD, d, offs[k]),
+					    MOV64_REG(0, d),  ALU64_REG(EBPF_SUB, 0, 10),
+					    EXIT(),
+					};
+
+					CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 0, 0),
+						     (uint64_t)(int64_t)offs[k]);
+				} else {
+					CHECK_EQ_U64(jit_eval(p, INSN_CNT(p), 0, 0),
+						     base + (uint64_t)(int64_t)offs[k]);
+				}
+			}
+		}
+	/* the add is a jump target: it must still run on its own */
+	{
+		struct ebpf_insn p[] = {
+		    MOV64_IMM(1, 10),	       JA(1),		MOV64_REG(1, 1), /* skipped */
+		    ALU64_IMM(EBPF_ADD, 1, 5), MOV64_REG(0, 1), EXIT(),
+		};
+
+		CHECK_EQ_U64(jit_eval(p, INSN_CNT(p), 0, 0), 15);
+	}
+}
+
 int main(void)
 {
+	test_peepholes();
 	test_ld_imm64();
 	test_neg_end();
+	test_imm();
+	test_reg_pairs();
+	/* again without BMI2 (shifts by a register go through cl) */
+	jit_util_flags = EBPF_JIT_F_BASELINE;
 	test_imm();
 	test_reg_pairs();
 	return check_summary("test_jit_alu");

@@ -71,20 +71,20 @@ static int ref_jcc(uint8_t op, int w64, uint64_t a, uint64_t b)
 
 static void test_jcc(void)
 {
-	static const uint8_t jops[] = {EBPF_JEQ,  EBPF_JNE,  EBPF_JGT,  EBPF_JGE,
+	static const uint8_t jops[] = {EBPF_JEQ,  EBPF_JNE,  EBPF_JGT,	EBPF_JGE,
 				       EBPF_JLT,  EBPF_JLE,  EBPF_JSET, EBPF_JSGT,
 				       EBPF_JSGE, EBPF_JSLT, EBPF_JSLE};
 	static const uint64_t vals[][2] = {
-		{0, 0},
-		{1, 2},
-		{2, 1},
-		{~0ull, 1},
-		{1, ~0ull},
-		{0x8000000000000000ull, 0x7fffffffffffffffull},
-		{0x100000000ull, 1},
-		{0xffffffffull, 0x7fffffffull},
-		{0x80000000ull, 0},
-		{0x1234567800000000ull, 0x1234567800000000ull},
+	    {0, 0},
+	    {1, 2},
+	    {2, 1},
+	    {~0ull, 1},
+	    {1, ~0ull},
+	    {0x8000000000000000ull, 0x7fffffffffffffffull},
+	    {0x100000000ull, 1},
+	    {0xffffffffull, 0x7fffffffull},
+	    {0x80000000ull, 0},
+	    {0x1234567800000000ull, 0x1234567800000000ull},
 	};
 	static const int regs[][2] = {{0, 1}, {1, 0}, {3, 4}, {4, 3}, {6, 9}, {9, 5}, {7, 8}};
 
@@ -99,21 +99,22 @@ static void test_jcc(void)
 						int32_t imm = (int32_t)b;
 						uint8_t cls = w64 ? EBPF_JMP : EBPF_JMP32;
 						struct ebpf_insn p[] = {
-							LD_IMM64(d, a),
-							LD_IMM64(s, b),
-							INSN(cls | jops[o] | (x ? EBPF_X : EBPF_K), d,
-							     x ? s : 0, 2, x ? 0 : imm),
-							MOV64_IMM(0, 0),
-							EXIT(),
-							MOV64_IMM(0, 1),
-							EXIT(),
+						    LD_IMM64(d, a),
+						    LD_IMM64(s, b),
+						    INSN(cls | jops[o] | (x ? EBPF_X : EBPF_K), d,
+							 x ? s : 0, 2, x ? 0 : imm),
+						    MOV64_IMM(0, 0),
+						    EXIT(),
+						    MOV64_IMM(0, 1),
+						    EXIT(),
 						};
 						uint64_t bb = x ? b
 								: (w64 ? (uint64_t)(int64_t)imm
 								       : (uint32_t)imm);
 
-						CHECK_EQ_U64(jit_eval(p, INSN_CNT(p), 0, 0),
-							     (uint64_t)ref_jcc(jops[o], w64, a, bb));
+						CHECK_EQ_U64(
+						    jit_eval(p, INSN_CNT(p), 0, 0),
+						    (uint64_t)ref_jcc(jops[o], w64, a, bb));
 					}
 }
 
@@ -162,12 +163,12 @@ static uint64_t helper_mix(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint6
 }
 
 static const struct ebpf_helper_proto mix_proto = {
-	.id = 100,
-	.name = "mix",
-	.fn = helper_mix,
-	.ret = EBPF_RET_INTEGER,
-	.args = {EBPF_ARG_ANYTHING, EBPF_ARG_ANYTHING, EBPF_ARG_ANYTHING, EBPF_ARG_ANYTHING,
-		 EBPF_ARG_ANYTHING},
+    .id = 100,
+    .name = "mix",
+    .fn = helper_mix,
+    .ret = EBPF_RET_INTEGER,
+    .args = {EBPF_ARG_ANYTHING, EBPF_ARG_ANYTHING, EBPF_ARG_ANYTHING, EBPF_ARG_ANYTHING,
+	     EBPF_ARG_ANYTHING},
 };
 
 static void test_helpers(void)
@@ -229,39 +230,39 @@ static void test_local_calls(void)
 	 * and stack, reads the caller's stack through a pointer, and calls a helper */
 	{
 		struct ebpf_insn p[] = {
-			MOV64_IMM(6, 6),
-			MOV64_IMM(7, 7),
-			MOV64_IMM(8, 8),
-			MOV64_IMM(9, 9),
-			ST_MEM(EBPF_DW, 10, -8, 1000),
-			MOV64_REG(1, 10),
-			ALU64_IMM(EBPF_ADD, 1, -8),
-			CALL_LOCAL(8),
-			/* r0 = f(&x) + r6 + r7 + r8 + r9 + x */
-			ALU64_REG(EBPF_ADD, 0, 6),
-			ALU64_REG(EBPF_ADD, 0, 7),
-			ALU64_REG(EBPF_ADD, 0, 8),
-			ALU64_REG(EBPF_ADD, 0, 9),
-			LDX_MEM(EBPF_DW, 1, 10, -8),
-			ALU64_REG(EBPF_ADD, 0, 1),
-			EXIT(),
-			EXIT(), /* padding: never reached */
-			/* f(p): clobbers r6-r9 and its own stack, returns *p * 2 + mix(1,0,0,0,0) */
-			MOV64_IMM(6, -1),
-			MOV64_IMM(7, -1),
-			MOV64_IMM(8, -1),
-			MOV64_IMM(9, -1),
-			ST_MEM(EBPF_DW, 10, -8, -1),
-			LDX_MEM(EBPF_DW, 6, 1, 0),
-			ALU64_IMM(EBPF_LSH, 6, 1),
-			MOV64_IMM(1, 1),
-			MOV64_IMM(2, 0),
-			MOV64_IMM(3, 0),
-			MOV64_IMM(4, 0),
-			MOV64_IMM(5, 0),
-			CALL_HELPER(100),
-			ALU64_REG(EBPF_ADD, 0, 6),
-			EXIT(),
+		    MOV64_IMM(6, 6),
+		    MOV64_IMM(7, 7),
+		    MOV64_IMM(8, 8),
+		    MOV64_IMM(9, 9),
+		    ST_MEM(EBPF_DW, 10, -8, 1000),
+		    MOV64_REG(1, 10),
+		    ALU64_IMM(EBPF_ADD, 1, -8),
+		    CALL_LOCAL(8),
+		    /* r0 = f(&x) + r6 + r7 + r8 + r9 + x */
+		    ALU64_REG(EBPF_ADD, 0, 6),
+		    ALU64_REG(EBPF_ADD, 0, 7),
+		    ALU64_REG(EBPF_ADD, 0, 8),
+		    ALU64_REG(EBPF_ADD, 0, 9),
+		    LDX_MEM(EBPF_DW, 1, 10, -8),
+		    ALU64_REG(EBPF_ADD, 0, 1),
+		    EXIT(),
+		    EXIT(), /* padding: never reached */
+		    /* f(p): clobbers r6-r9 and its own stack, returns *p * 2 + mix(1,0,0,0,0) */
+		    MOV64_IMM(6, -1),
+		    MOV64_IMM(7, -1),
+		    MOV64_IMM(8, -1),
+		    MOV64_IMM(9, -1),
+		    ST_MEM(EBPF_DW, 10, -8, -1),
+		    LDX_MEM(EBPF_DW, 6, 1, 0),
+		    ALU64_IMM(EBPF_LSH, 6, 1),
+		    MOV64_IMM(1, 1),
+		    MOV64_IMM(2, 0),
+		    MOV64_IMM(3, 0),
+		    MOV64_IMM(4, 0),
+		    MOV64_IMM(5, 0),
+		    CALL_HELPER(100),
+		    ALU64_REG(EBPF_ADD, 0, 6),
+		    EXIT(),
 		};
 		/* CALL_LOCAL(8) at index 7 targets 7 + 1 + 8 = 16 */
 		CHECK_EQ_U64(jit_eval_opts(p, INSN_CNT(p), &po, 0, 0, 0),
@@ -270,17 +271,17 @@ static void test_local_calls(void)
 	/* recursion: f(n) = n ? f(n - 1) + 1 : 0, called as f(k) from main: k + 2 frames */
 	for (int k = 0; k <= 8; k++) {
 		struct ebpf_insn p[] = {
-			MOV64_IMM(1, k),
-			CALL_LOCAL(1),
-			EXIT(),
-			/* f: */
-			JMP_IMM(EBPF_JNE, 1, 0, 2),
-			MOV64_IMM(0, 0),
-			EXIT(),
-			ALU64_IMM(EBPF_SUB, 1, 1),
-			CALL_LOCAL(-5),
-			ALU64_IMM(EBPF_ADD, 0, 1),
-			EXIT(),
+		    MOV64_IMM(1, k),
+		    CALL_LOCAL(1),
+		    EXIT(),
+		    /* f: */
+		    JMP_IMM(EBPF_JNE, 1, 0, 2),
+		    MOV64_IMM(0, 0),
+		    EXIT(),
+		    ALU64_IMM(EBPF_SUB, 1, 1),
+		    CALL_LOCAL(-5),
+		    ALU64_IMM(EBPF_ADD, 0, 1),
+		    EXIT(),
 		};
 		struct jit_run jr = {0};
 		struct ebpf_prog *prog = jit_build(p, INSN_CNT(p), NULL, 0, &jr);
@@ -332,12 +333,12 @@ static void test_array_inline(void)
 	for (size_t v = 0; v < sizeof(vsizes) / sizeof(vsizes[0]); v++)
 		for (int type = 0; type < 2; type++) {
 			struct ebpf_map_def def = {
-				.sz = sizeof(def),
-				.name = "m",
-				.type = type ? EBPF_MAP_TYPE_HASH : EBPF_MAP_TYPE_ARRAY,
-				.key_size = 4,
-				.value_size = vsizes[v],
-				.max_entries = 10,
+			    .sz = sizeof(def),
+			    .name = "m",
+			    .type = type ? EBPF_MAP_TYPE_HASH : EBPF_MAP_TYPE_ARRAY,
+			    .key_size = 4,
+			    .value_size = vsizes[v],
+			    .max_entries = 10,
 			};
 			struct ebpf_map *m = ebpf_map__create(&def, err, sizeof(err));
 			struct ebpf_map *maps[1] = {m};
@@ -358,27 +359,26 @@ static void test_array_inline(void)
 			/* r0 = lookup(key = r1) ? *(u8 *)value + 1000 (and bump it) : 5 */
 			for (int noinl = 0; noinl < 2; noinl++) {
 				struct ebpf_insn p[] = {
-					STX_MEM(EBPF_W, 10, 1, -4),
-					LD_MAP_FD(1, 0),
-					MOV64_REG(2, 10),
-					ALU64_IMM(EBPF_ADD, 2, -4),
-					CALL_HELPER(EBPF_FUNC_map_lookup_elem),
-					JMP_IMM(EBPF_JNE, 0, 0, 2),
-					MOV64_IMM(0, 5),
-					EXIT(),
-					LDX_MEM(EBPF_B, 1, 0, 0),
-					ALU64_IMM(EBPF_ADD, 1, 1),
-					STX_MEM(EBPF_B, 0, 1, 0),
-					MOV64_REG(0, 1),
-					ALU64_IMM(EBPF_ADD, 0, 999),
-					EXIT(),
+				    STX_MEM(EBPF_W, 10, 1, -4),
+				    LD_MAP_FD(1, 0),
+				    MOV64_REG(2, 10),
+				    ALU64_IMM(EBPF_ADD, 2, -4),
+				    CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+				    JMP_IMM(EBPF_JNE, 0, 0, 2),
+				    MOV64_IMM(0, 5),
+				    EXIT(),
+				    LDX_MEM(EBPF_B, 1, 0, 0),
+				    ALU64_IMM(EBPF_ADD, 1, 1),
+				    STX_MEM(EBPF_B, 0, 1, 0),
+				    MOV64_REG(0, 1),
+				    ALU64_IMM(EBPF_ADD, 0, 999),
+				    EXIT(),
 				};
-				static const uint64_t keys[] = {0, 3, 9, 10, 11, 0xffffffffull,
-								0x100000001ull};
+				static const uint64_t keys[] = {
+				    0, 3, 9, 10, 11, 0xffffffffull, 0x100000001ull};
 				struct jit_run jr = {0};
-				struct ebpf_prog *prog =
-					jit_build(p, INSN_CNT(p), &po,
-						  noinl ? EBPF_JIT_F_NO_INLINE : 0, &jr);
+				struct ebpf_prog *prog = jit_build(
+				    p, INSN_CNT(p), &po, noinl ? EBPF_JIT_F_NO_INLINE : 0, &jr);
 
 				if (!prog)
 					continue;
@@ -398,8 +398,8 @@ static void test_array_inline(void)
 					if (k32 >= 10) {
 						CHECK_EQ_U64(r0, 5); /* beyond the end / absent */
 					} else {
-						CHECK_EQ_U64(r0, (uint64_t)(uint8_t)(before + 1) +
-									 999);
+						CHECK_EQ_U64(r0,
+							     (uint64_t)(uint8_t)(before + 1) + 999);
 						CHECK(*pv == (uint8_t)(before + 1));
 					}
 				}
@@ -409,26 +409,28 @@ static void test_array_inline(void)
 		}
 	/* r1 not provably constant at the call (two paths): not inlined, still correct */
 	{
-		struct ebpf_map_def def = {.sz = sizeof(def), .name = "a", .type = EBPF_MAP_TYPE_ARRAY,
-					   .key_size = 4, .value_size = 8, .max_entries = 4};
+		struct ebpf_map_def def = {.sz = sizeof(def),
+					   .name = "a",
+					   .type = EBPF_MAP_TYPE_ARRAY,
+					   .key_size = 4,
+					   .value_size = 8,
+					   .max_entries = 4};
 		struct ebpf_map *m = ebpf_map__create(&def, err, sizeof(err));
 		struct ebpf_map *maps[2] = {m, m};
-		struct ebpf_prog_opts po = {.sz = sizeof(po),
-					    .helpers = ebpf_helpers_default(),
-					    .maps = maps,
-					    .n_maps = 2};
+		struct ebpf_prog_opts po = {
+		    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = 2};
 		struct ebpf_insn p[] = {
-			ST_MEM(EBPF_W, 10, -4, 2),
-			LD_MAP_FD(1, 0),
-			JMP_IMM(EBPF_JEQ, 2, 0, 2),
-			LD_MAP_FD(1, 1),
-			MOV64_REG(2, 10),
-			ALU64_IMM(EBPF_ADD, 2, -4),
-			CALL_HELPER(EBPF_FUNC_map_lookup_elem),
-			JMP_IMM(EBPF_JNE, 0, 0, 1),
-			EXIT(),
-			MOV64_IMM(0, 42),
-			EXIT(),
+		    ST_MEM(EBPF_W, 10, -4, 2),
+		    LD_MAP_FD(1, 0),
+		    JMP_IMM(EBPF_JEQ, 2, 0, 2),
+		    LD_MAP_FD(1, 1),
+		    MOV64_REG(2, 10),
+		    ALU64_IMM(EBPF_ADD, 2, -4),
+		    CALL_HELPER(EBPF_FUNC_map_lookup_elem),
+		    JMP_IMM(EBPF_JNE, 0, 0, 1),
+		    EXIT(),
+		    MOV64_IMM(0, 42),
+		    EXIT(),
 		};
 		struct jit_run jr = {0};
 		struct ebpf_prog *prog = jit_build(p, INSN_CNT(p), &po, 0, &jr);
@@ -508,7 +510,7 @@ static void test_contract(void)
 	/* a jump from one function into another is refused (the interpreter remains) */
 	{
 		struct ebpf_insn bad[] = {
-			CALL_LOCAL(2), JA(2), EXIT(), MOV64_IMM(0, 1), EXIT(),
+		    CALL_LOCAL(2), JA(2), EXIT(), MOV64_IMM(0, 1), EXIT(),
 		};
 		char err[128] = "";
 

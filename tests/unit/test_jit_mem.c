@@ -6,8 +6,8 @@
 #include "jit_util.h"
 
 #define FOLD_K 0x9e3779b1
-#define BUF 1024
-#define MID 512 /* r1 points here, so negative offsets stay inside */
+#define BUF    1024
+#define MID    512 /* r1 points here, so negative offsets stay inside */
 
 static uint8_t buf[BUF] __attribute__((aligned(16)));
 static uint8_t expect_buf[BUF] __attribute__((aligned(16)));
@@ -88,18 +88,21 @@ static void test_loads(void)
 				continue;
 			for (int b = 0; b < 10; b++)
 				for (int d = 0; d < 10; d++)
-					for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]); o++) {
+					for (size_t o = 0; o < sizeof(offs) / sizeof(offs[0]);
+					     o++) {
 						uint32_t n = setup(p, b, init);
 
 						p[n++] = INSN(EBPF_LDX | sizes[si] |
-								      (sx ? EBPF_MEMSX : EBPF_MEM),
+								  (sx ? EBPF_MEMSX : EBPF_MEM),
 							      d, b, offs[o], 0);
 						n = finish(p, n);
 						memcpy(regs, init, sizeof(regs));
 						regs[b] = (uint64_t)(uintptr_t)(buf + MID);
-						regs[d] = load_ref(buf + MID + offs[o], size_len[si], sx);
-						CHECK_EQ_U64(jit_eval(p, n, (uintptr_t)(buf + MID), 0),
-							     fold(regs));
+						regs[d] =
+						    load_ref(buf + MID + offs[o], size_len[si], sx);
+						CHECK_EQ_U64(
+						    jit_eval(p, n, (uintptr_t)(buf + MID), 0),
+						    fold(regs));
 					}
 		}
 }
@@ -145,23 +148,23 @@ static void test_stack(void)
 		for (int r = 0; r < 10; r++) {
 			int16_t off = (int16_t)(-512 + 8 * r);
 			struct ebpf_insn p[] = {
-				LD_IMM64(r, 0xfedcba9876543210ull),
-				STX_MEM(sizes[si], 10, r, off),
-				MOV64_IMM(0, 0),
-				LDX_MEM(sizes[si], 0, 10, off),
-				EXIT(),
+			    LD_IMM64(r, 0xfedcba9876543210ull),
+			    STX_MEM(sizes[si], 10, r, off),
+			    MOV64_IMM(0, 0),
+			    LDX_MEM(sizes[si], 0, 10, off),
+			    EXIT(),
 			};
-			uint64_t want = load_ref((const uint8_t *)&(uint64_t){0xfedcba9876543210ull},
-						 size_len[si], 0);
+			uint64_t want = load_ref(
+			    (const uint8_t *)&(uint64_t){0xfedcba9876543210ull}, size_len[si], 0);
 
 			CHECK_EQ_U64(jit_eval(p, INSN_CNT(p), 0, 0), want);
 			{
 				struct ebpf_insn q[] = {
-					MOV64_REG(r, 10),
-					ALU64_IMM(EBPF_ADD, r, -64),
-					ST_MEM(EBPF_DW, r, 8, 0x1234),
-					LDX_MEM(EBPF_DW, 0, 10, -56),
-					EXIT(),
+				    MOV64_REG(r, 10),
+				    ALU64_IMM(EBPF_ADD, r, -64),
+				    ST_MEM(EBPF_DW, r, 8, 0x1234),
+				    LDX_MEM(EBPF_DW, 0, 10, -56),
+				    EXIT(),
 				};
 
 				CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 0, 0), 0x1234);
@@ -172,9 +175,16 @@ static void test_stack(void)
 /* --- Atomics --------------------------------------------------------------------------------- */
 
 static const int32_t atomic_ops[] = {
-	EBPF_ATOMIC_ADD, EBPF_ATOMIC_OR, EBPF_ATOMIC_AND, EBPF_ATOMIC_XOR,
-	EBPF_ATOMIC_ADD | EBPF_FETCH, EBPF_ATOMIC_OR | EBPF_FETCH, EBPF_ATOMIC_AND | EBPF_FETCH,
-	EBPF_ATOMIC_XOR | EBPF_FETCH, EBPF_XCHG, EBPF_CMPXCHG,
+    EBPF_ATOMIC_ADD,
+    EBPF_ATOMIC_OR,
+    EBPF_ATOMIC_AND,
+    EBPF_ATOMIC_XOR,
+    EBPF_ATOMIC_ADD | EBPF_FETCH,
+    EBPF_ATOMIC_OR | EBPF_FETCH,
+    EBPF_ATOMIC_AND | EBPF_FETCH,
+    EBPF_ATOMIC_XOR | EBPF_FETCH,
+    EBPF_XCHG,
+    EBPF_CMPXCHG,
 };
 
 static void atomic_ref(int32_t op, int w64, uint8_t *mem, uint64_t *regs, int s)
@@ -235,12 +245,12 @@ static void test_atomics(void)
 						memcpy(regs, init, sizeof(regs));
 						regs[b] = (uint64_t)(uintptr_t)(buf + MID);
 						memcpy(expect_buf, buf, BUF);
-						atomic_ref(atomic_ops[k], w64, expect_buf + MID + off,
-							   regs, s);
-						CHECK_EQ_U64(jit_eval_opts(p, n, NULL,
-									   JIT_UTIL_NO_COMPARE,
-									   (uintptr_t)(buf + MID), 0),
-							     fold(regs));
+						atomic_ref(atomic_ops[k], w64,
+							   expect_buf + MID + off, regs, s);
+						CHECK_EQ_U64(
+						    jit_eval_opts(p, n, NULL, JIT_UTIL_NO_COMPARE,
+								  (uintptr_t)(buf + MID), 0),
+						    fold(regs));
 						CHECK(memcmp(buf, expect_buf, BUF) == 0);
 					}
 }

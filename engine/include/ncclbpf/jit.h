@@ -31,12 +31,14 @@ struct ebpf_jit_stats {
 	uint64_t compile_ns; /* wall time of ebpf_prog__jit */
 	uint32_t code_size;  /* bytes of machine code */
 	uint32_t n_inlined;  /* map lookups compiled to an address computation */
+	uint32_t may_abort;  /* 1: has bpf-to-bpf calls, so a run can abort on call depth */
 	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_prog__jit_faults) */
 };
 
 /* Options for ebpf_prog__jit_opts (size-prefixed). */
-#define EBPF_JIT_F_NO_INLINE 0x1u  /* call the lookup helper even for constant ARRAY maps */
-#define EBPF_JIT_F_FAR_CALLS 0x2u  /* helper calls always through an absolute address (tests) */
+#define EBPF_JIT_F_NO_INLINE 0x1u /* call the lookup helper even for constant ARRAY maps */
+#define EBPF_JIT_F_FAR_CALLS 0x2u /* helper calls always through an absolute address (tests) */
+#define EBPF_JIT_F_BASELINE  0x4u /* only baseline ISA instructions (x86-64: no BMI2) (tests) */
 struct ebpf_jit_opts {
 	size_t sz;
 	uint32_t flags; /* EBPF_JIT_F_* */
@@ -50,8 +52,7 @@ int ebpf_jit_available(void);
  * (-ENOTSUP without a backend). Compiling an already compiled program returns 0. Not
  * thread-safe against concurrent runs or compiles of the same program: call it before the
  * program is published. */
-int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err,
-		   size_t err_len);
+int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err, size_t err_len);
 int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts,
 			struct ebpf_jit_stats *stats, char *err, size_t err_len);
 /* The compiled function (call it as fn(r1, r2)), or NULL when not compiled. */
@@ -65,8 +66,8 @@ uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog);
  * nothing only the interpreter does, else the interpreter). EBPF_ENGINE_JIT on a program that
  * is not compiled, or with checked mode or an instruction limit, returns -ENOEXEC / -EOPNOTSUPP.
  * Returns 0, or -EFAULT with opts->fault filled when the run faulted. */
-int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
-		   uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0);
+int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
+		   const struct ebpf_run_opts *opts, uint64_t *r0);
 
 #ifdef __cplusplus
 }

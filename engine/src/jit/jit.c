@@ -21,7 +21,7 @@
 #define HELPER_MAP_LOOKUP 1 /* Linux's BPF_FUNC_map_lookup_elem */
 
 __attribute__((format(printf, 3, 4))) static void jit_err(char *err, size_t err_len,
-							 const char *fmt, ...)
+							  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -243,7 +243,7 @@ static int helper_is_map_lookup(const struct ebpf_prog *prog)
 
 static void analysis_free(struct jit_analysis *an)
 {
-	free(an->insn_flags);
+	free(an->inl); /* the start of the one block */
 	memset(an, 0, sizeof(*an));
 }
 
@@ -264,18 +264,19 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 		jit_err(err, err_len, "empty program");
 		return -EINVAL;
 	}
-	/* One allocation for every per-instruction array. */
-	block = calloc(1, sz_flags + (size_t)n * (2 * sizeof(uint32_t) + sizeof(struct jit_func) +
-						   sizeof(struct jit_inline)));
+	/* One allocation for every per-instruction array, the 8-byte aligned ones first. */
+	block = calloc(1, (size_t)n * (sizeof(struct jit_inline) + sizeof(struct jit_func) +
+				       2 * sizeof(uint32_t)) +
+			      sz_flags);
 	if (!block) {
 		jit_err(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
-	an->insn_flags = block;
-	an->insn_func = (uint32_t *)(block + sz_flags);
+	an->inl = (struct jit_inline *)block;
+	an->funcs = (struct jit_func *)(an->inl + n);
+	an->insn_func = (uint32_t *)(an->funcs + n);
 	an->insn_inline = an->insn_func + n;
-	an->funcs = (struct jit_func *)(an->insn_inline + n);
-	an->inl = (struct jit_inline *)(an->funcs + n);
+	an->insn_flags = (uint8_t *)(an->insn_inline + n);
 
 	an->insn_flags[0] |= JIT_INSN_FUNC_START;
 	for (i = 0; i < n; i++) {
@@ -302,7 +303,7 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 			an->insn_flags[t] |= JIT_INSN_TARGET;
 		}
 		continue;
-bad_target:
+	bad_target:
 		jit_err(err, err_len, "insn %u: jump or call out of range", i);
 		analysis_free(an);
 		return -EINVAL;
@@ -420,6 +421,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 		ret = jit_arch_compile(&an, &img, err, err_len);
 		if (!ret) {
 			prog->jit_stats.n_inlined = an.n_inl;
+			prog->jit_stats.may_abort = an.has_bpf_calls;
 			ret = jit_mem_seal(img.mem, img.mapped);
 			if (ret) {
 				jit_err(err, err_len, "mprotect of JIT code failed");
@@ -447,8 +449,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 #endif
 }
 
-int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err,
-		   size_t err_len)
+int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err, size_t err_len)
 {
 	return ebpf_prog__jit_opts(prog, NULL, stats, err, err_len);
 }
@@ -475,8 +476,8 @@ uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog)
 }
 
 /* Slow half of ebpf_prog__run: option parsing, the interpreter, fault reporting. */
-static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
-		    uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
+static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
+		    const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	ebpf_jit_fn fn = ebpf_prog__jit_fn(prog);
 	int interp_only = 0;
@@ -486,8 +487,8 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 		if (opts->sz >= offsetof(struct ebpf_run_opts, checked) + sizeof(opts->checked) &&
 		    opts->checked)
 			interp_only = 1;
-		if (opts->sz >= offsetof(struct ebpf_run_opts, insn_limit) +
-					sizeof(opts->insn_limit) &&
+		if (opts->sz >=
+			offsetof(struct ebpf_run_opts, insn_limit) + sizeof(opts->insn_limit) &&
 		    opts->insn_limit)
 			interp_only = 1;
 	}
@@ -529,24 +530,19 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 	return 0;
 }
 
-int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
-		   uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
+int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
+		   const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	if (!prog || !r0)
 		return -EINVAL;
-	/* Hot path: compiled and no options: one indirect call and a fault-counter check. */
+	/* Hot path: compiled, no options, no bpf-to-bpf calls (so no abort to detect): one
+	 * indirect call. */
 	if (!opts && engine != EBPF_ENGINE_INTERP) {
 		ebpf_jit_fn fn = __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE);
 
-		if (fn) {
-			uint64_t faults = __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED);
-			uint64_t ret = fn(r1, r2);
-
-			*r0 = ret;
-			if (__builtin_expect(ret != EBPF_JIT_FAULT_R0, 1) ||
-			    __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) == faults)
-				return 0;
-			return -EFAULT;
+		if (fn && !prog->jit_stats.may_abort) {
+			*r0 = fn(r1, r2);
+			return 0;
 		}
 	}
 	return run_slow(prog, engine, r1, r2, opts, r0);

@@ -12,9 +12,9 @@
 #include "prog_internal.h"
 
 /* Per-instruction facts (jit_analysis.insn_flags). */
-#define JIT_INSN_TARGET 0x01      /* a jump lands here: a new basic block starts */
-#define JIT_INSN_FUNC_START 0x02  /* first instruction of a function (entry or call target) */
-#define JIT_INSN_LDDW_TAIL 0x04   /* second slot of a 64-bit immediate load: emits nothing */
+#define JIT_INSN_TARGET	      0x01 /* a jump lands here: a new basic block starts */
+#define JIT_INSN_FUNC_START   0x02 /* first instruction of a function (entry or call target) */
+#define JIT_INSN_LDDW_TAIL    0x04 /* second slot of a 64-bit immediate load: emits nothing */
 #define JIT_INSN_INLINE_ARRAY 0x08 /* a map lookup call the backend inlines (jit_inline) */
 
 /* A function: the entry (func 0) or a bpf-to-bpf call target; [start, end) instructions. */
@@ -22,7 +22,7 @@ struct jit_func {
 	uint32_t start, end;
 	uint16_t regs_used; /* bit n: eBPF register n is read or written */
 	uint8_t uses_stack; /* r10 is referenced */
-	uint8_t calls;      /* contains helper or bpf-to-bpf calls */
+	uint8_t calls;	    /* contains helper or bpf-to-bpf calls */
 };
 
 /* An ARRAY map lookup with a constant map: value = key < max_entries ? base + key * stride : 0. */
@@ -35,15 +35,15 @@ struct jit_inline {
 struct jit_analysis {
 	const struct ebpf_prog *prog;
 	uint32_t n_insns;
-	uint8_t *insn_flags;     /* JIT_INSN_* per instruction */
-	uint32_t *insn_func;     /* index of the function each instruction belongs to */
-	uint32_t *insn_inline;   /* index into inl for JIT_INSN_INLINE_ARRAY calls */
+	uint8_t *insn_flags;   /* JIT_INSN_* per instruction */
+	uint32_t *insn_func;   /* index of the function each instruction belongs to */
+	uint32_t *insn_inline; /* index into inl for JIT_INSN_INLINE_ARRAY calls */
 	struct jit_func *funcs;
 	uint32_t n_funcs;
 	struct jit_inline *inl;
 	uint32_t n_inl;
-	uint8_t has_bpf_calls; /* any bpf-to-bpf call: frame depth must be checked */
-	uint32_t flags;        /* EBPF_JIT_F_* from the options */
+	uint8_t has_bpf_calls;	 /* any bpf-to-bpf call: frame depth must be checked */
+	uint32_t flags;		 /* EBPF_JIT_F_* from the options */
 	uint64_t *fault_counter; /* incremented (atomically) when a run aborts on call depth */
 };
 
@@ -53,8 +53,8 @@ int jit_mem_seal(void *mem, size_t mapped);
 void jit_mem_free(void *mem, size_t mapped);
 
 struct jit_image {
-	void *mem;        /* mapping from jit_mem_alloc, sealed by jit.c after the backend returns */
-	size_t mapped;    /* size of the mapping */
+	void *mem;     /* mapping from jit_mem_alloc, sealed by jit.c after the backend returns */
+	size_t mapped; /* size of the mapping */
 	uint32_t code_size;
 	ebpf_jit_fn entry;
 };

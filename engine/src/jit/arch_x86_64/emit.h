@@ -204,6 +204,17 @@ static inline void shift_cl(struct emitter *e, int ext, int w, int dst)
 	modrm_rr(e, ext, dst);
 }
 
+/* BMI2 shifts (dst = src << / >> count, any count register, flags untouched; the 32-bit forms
+ * always write and zero-extend dst): pp 1 shlx, 3 shrx, 2 sarx. */
+static inline void shiftx(struct emitter *e, int pp, int w, int dst, int src, int count)
+{
+	e1(e, 0xc4);
+	e1(e, (uint8_t)(((dst & 8) ? 0 : 0x80) | 0x40 | ((src & 8) ? 0 : 0x20) | 0x02));
+	e1(e, (uint8_t)((w ? 0x80 : 0) | ((~count & 15) << 3) | pp));
+	e1(e, 0xf7);
+	modrm_rr(e, dst, src);
+}
+
 /* Group-3 unary: ext 3 neg, 6 div, 7 idiv. */
 static inline void op_unary(struct emitter *e, int ext, int w, int rm)
 {
@@ -263,8 +274,7 @@ static inline void store_reg(struct emitter *e, int size_bytes, int src, int bas
 	modrm_mem(e, src, base, disp);
 }
 
-static inline void store_imm(struct emitter *e, int size_bytes, int base, int32_t disp,
-			     int32_t imm)
+static inline void store_imm(struct emitter *e, int size_bytes, int base, int32_t disp, int32_t imm)
 {
 	if (size_bytes == 2)
 		e1(e, 0x66);

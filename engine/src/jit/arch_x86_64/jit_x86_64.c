@@ -18,6 +18,7 @@
  * map the buffer; (2) choose rel8 jumps where the pass-1 distance fits (distances only shrink
  * afterwards) and rel32 helper calls where the mapping is in range, and record final offsets;
  * (3) emit with those offsets. Passes 2 and 3 make identical choices, so their sizes agree. */
+#include <cpuid.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,7 @@
 
 #define SUBPROG_FRAME (8 + 5 * 8 + EBPF_STACK_SIZE) /* ret + rbp rbx r13 r14 r15 + stack */
 
-static const uint8_t reg_map[EBPF_NREGS] = {RAX, RDI, RSI, RDX, RCX, R8,
-					    RBX, R13, R14, R15, RBP};
+static const uint8_t reg_map[EBPF_NREGS] = {RAX, RDI, RSI, RDX, RCX, R8, RBX, R13, R14, R15, RBP};
 
 struct x86 {
 	struct emitter e;
@@ -38,7 +38,7 @@ struct x86 {
 	int pass;
 	uint32_t *addr1;  /* pass 1: offset of each instruction's code (n + 1) */
 	uint32_t *jpos1;  /* pass 1: offset of the jump opcode of jump instruction i */
-	uint32_t *addr;   /* pass 2 (read by pass 3): offset of each instruction's code */
+	uint32_t *addr;	  /* pass 2 (read by pass 3): offset of each instruction's code */
 	uint32_t *fentry; /* pass 2 (read by pass 3): offset of each function's prologue */
 	uint32_t abort_off;
 	uint64_t base; /* address of the mapping (passes 2, 3) */
@@ -47,9 +47,31 @@ struct x86 {
 	uint8_t saved[6];
 	uint8_t n_saved;
 	uint32_t frame; /* bytes subtracted from rsp after the pushes */
+	int bmi2;	/* shlx/shrx/sarx for shifts by a register */
+	/* Peepholes within a basic block: the register whose value ZF reflects after the previous
+	 * instruction (-1: none) and its width; whether the next instruction was fused. */
+	int zf_reg, zf_w, prev_zf_reg, prev_zf_w;
+	int fused;
 	int err;
 	char msg[96];
 };
+
+/* CPUID once per process (it can trap to the hypervisor): 1 + BMI2 bit, 0 = not asked yet. */
+static int cpu_has_bmi2(void)
+{
+	static int cached;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (!v) {
+		unsigned a = 0, b = 0, c = 0, d = 0;
+
+		v = 1;
+		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8)))
+			v = 2;
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v == 2;
+}
 
 #define R(r) (reg_map[(r)])
 
@@ -291,6 +313,10 @@ static void emit_shift_reg(struct x86 *j, int ext, int w, int dst, int src)
 {
 	struct emitter *e = &j->e;
 
+	if (j->bmi2) {
+		shiftx(e, ext == 4 ? 1 : ext == 5 ? 3 : 2, w, dst, dst, src);
+		return;
+	}
 	if (src == RCX) {
 		shift_cl(e, ext, w, dst);
 	} else if (dst == RCX) {
@@ -377,6 +403,17 @@ static void emit_mov_reg(struct x86 *j, const struct ebpf_insn *in, int w)
 	}
 }
 
+/* Can the 64-bit move at in be fused with an "add dst, imm" right after it? */
+static int fuse_add(struct x86 *j, const struct ebpf_insn *in)
+{
+	uint32_t i = (uint32_t)(in - j->insns);
+	const struct jit_analysis *an = j->an;
+
+	return i + 1 < an->funcs[an->insn_func[i]].end &&
+	       !(an->insn_flags[i + 1] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)) &&
+	       in[1].code == (EBPF_ALU64 | EBPF_ADD | EBPF_K) && in[1].dst_reg == in->dst_reg;
+}
+
 static void emit_alu(struct x86 *j, const struct ebpf_insn *in)
 {
 	struct emitter *e = &j->e;
@@ -400,17 +437,24 @@ static void emit_alu(struct x86 *j, const struct ebpf_insn *in)
 		goto binop;
 	case EBPF_XOR:
 		opc = 0x31, ext = 6;
-binop:
+	binop:
 		if (x)
 			op_rr(e, opc, w, src, dst);
 		else
 			op_ri(e, ext, w, dst, in->imm);
+		j->zf_reg = dst; /* add/sub/and/or/xor set ZF from the result */
+		j->zf_w = w;
 		break;
 	case EBPF_MOV:
-		if (x)
+		if (x && w && !in->off && fuse_add(j, in)) {
+			/* r = s; r += imm (pointer arithmetic, e.g. r2 = r10 - 4) as one lea */
+			lea(e, dst, src, in[1].imm);
+			j->fused = 1;
+		} else if (x) {
 			emit_mov_reg(j, in, w);
-		else
+		} else {
 			mov_ri(e, w, dst, in->imm);
+		}
 		break;
 	case EBPF_MUL:
 		if (x) {
@@ -443,7 +487,7 @@ binop:
 		goto shift;
 	case EBPF_ARSH:
 		ext = 7;
-shift:
+	shift:
 		if (x) {
 			emit_shift_reg(j, ext, w, dst, src);
 		} else {
@@ -503,7 +547,7 @@ static void emit_atomic(struct x86 *j, const struct ebpf_insn *in)
 		goto locked;
 	case EBPF_ATOMIC_XOR:
 		opc = 0x31;
-locked:
+	locked:
 		e1(e, 0xf0);
 		rex(e, w, src, base, 0);
 		e1(e, opc);
@@ -694,7 +738,8 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 	cc = jmp_cc(op);
 	if (cc == -2) {
 		j->err = -EINVAL;
-		snprintf(j->msg, sizeof(j->msg), "insn %u: unknown jump opcode 0x%02x", i, in->code);
+		snprintf(j->msg, sizeof(j->msg), "insn %u: unknown jump opcode 0x%02x", i,
+			 in->code);
 		return;
 	}
 	if (t == i + 1)
@@ -706,6 +751,9 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 		e1(e, 0xf7);
 		modrm_rr(e, 0, dst);
 		e4(e, (uint32_t)in->imm); /* test dst, imm32 */
+	} else if (in->imm == 0 && (op == EBPF_JEQ || op == EBPF_JNE) && j->prev_zf_reg == dst &&
+		   (w || !j->prev_zf_w)) {
+		/* ZF already reflects dst (a 32-bit result is the zero-extended 64-bit value) */
 	} else if (in->imm == 0) {
 		op_rr(e, 0x85, w, dst, dst); /* same flags as cmp dst, 0 */
 	} else {
@@ -784,6 +832,7 @@ static void run_pass(struct x86 *j, int pass, uint8_t *buf)
 			emit_entry_prologue(j);
 		else
 			emit_sub_prologue(j);
+		j->zf_reg = -1;
 		for (uint32_t i = fn->start; i < fn->end && !j->err; i++) {
 			if (pass != 3)
 				addr[i] = j->e.len;
@@ -791,7 +840,18 @@ static void run_pass(struct x86 *j, int pass, uint8_t *buf)
 				j->err = -EFAULT;
 			if (an->insn_flags[i] & JIT_INSN_LDDW_TAIL)
 				continue;
+			j->prev_zf_reg = (an->insn_flags[i] & JIT_INSN_TARGET) ? -1 : j->zf_reg;
+			j->prev_zf_w = j->zf_w;
+			j->zf_reg = -1;
+			j->fused = 0;
 			emit_insn(j, i);
+			if (j->fused) { /* the next instruction's code is already emitted */
+				i++;
+				if (pass != 3)
+					addr[i] = j->e.len;
+				else if (addr[i] != j->e.len)
+					j->err = -EFAULT;
+			}
 		}
 	}
 	if (pass != 3)
@@ -822,6 +882,7 @@ int jit_arch_compile(const struct jit_analysis *an, struct jit_image *img, char 
 	memset(&j, 0, sizeof(j));
 	j.an = an;
 	j.insns = an->prog->insns;
+	j.bmi2 = !(an->flags & EBPF_JIT_F_BASELINE) && cpu_has_bmi2();
 	arrays = malloc(sizeof(uint32_t) * ((size_t)3 * (n + 1) + n + an->n_funcs));
 	if (!arrays) {
 		snprintf(err, err_len, "out of memory");
