@@ -69,7 +69,10 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t rec_key;
 static int key_ok;
 static int use_membarrier;
-static __thread struct epoch_rec *tls_rec;
+/* initial-exec: read without a __tls_get_addr call on the hot path. The engine ships inside a
+ * dlopen()ed plugin; 8 bytes of static TLS are always available there (glibc keeps a surplus
+ * for exactly this). */
+static __thread struct epoch_rec *tls_rec __attribute__((tls_model("initial-exec")));
 
 static void thread_exit(void *arg);
 

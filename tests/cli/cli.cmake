@@ -5,7 +5,8 @@ set(NCCLBPF_CLI_TESTS ${CMAKE_CURRENT_LIST_DIR})
 add_test(NAME cli_exec_bad_input
   COMMAND conformance_interp $<TARGET_FILE:ncclbpf> --interp ${NCCLBPF_CLI_TESTS}/bad_input.case)
 add_test(NAME cli_exec
-  COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_test.sh $<TARGET_FILE:ncclbpf>)
+  COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_test.sh $<TARGET_FILE:ncclbpf>
+          ${NCCLBPF_CLI_TESTS}/exec_elf_sample.bpf.c ${PROJECT_SOURCE_DIR}/include)
 add_test(NAME cli_disasm_llvm
   COMMAND bash ${NCCLBPF_CLI_TESTS}/disasm_llvm.sh $<TARGET_FILE:ncclbpf>
           ${NCCLBPF_CLI_TESTS}/disasm_sample.bpf.c)
@@ -15,7 +16,8 @@ if(NCCLBPF_SANITIZERS)
     COMMAND conformance_interp_asan $<TARGET_FILE:ncclbpf_asan> --interp
             ${NCCLBPF_CLI_TESTS}/bad_input.case)
   add_test(NAME cli_exec.asan
-    COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_test.sh $<TARGET_FILE:ncclbpf_asan>)
+    COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_test.sh $<TARGET_FILE:ncclbpf_asan>
+            ${NCCLBPF_CLI_TESTS}/exec_elf_sample.bpf.c ${PROJECT_SOURCE_DIR}/include)
   set_tests_properties(cli_exec_bad_input.asan cli_exec.asan PROPERTIES TIMEOUT 120
     LABELS "asan;cli"
     ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")

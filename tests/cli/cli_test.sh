@@ -1,10 +1,12 @@
 #!/bin/bash
 # Shell-level checks of `ncclbpf exec` and `ncclbpf disasm` that need more than a case file:
 # binary garbage and NUL bytes on stdin, inputs at and beyond the size limits, a large memory
-# argument, help output, and the disassembler's listing and errors.
-#   cli_test.sh NCCLBPF
+# argument, help output, the disassembler's listing and errors, and --elf objects.
+#   cli_test.sh NCCLBPF [ELF-SAMPLE.bpf.c SDK-INCLUDE-DIR]
 set -u
 bin=$1
+elf_src=${2:-}
+sdk=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -74,7 +76,8 @@ echo '95 00 00 00 00 00 00 00' >>"$tmp/big.hex"
 expect_err "2^20 + 1 instructions" "more than" "$tmp/big.hex" exec
 yes '95 00 00 00 00 00 00 00' | head -n $((1048576 + 2)) >"$tmp/huge.hex"
 expect_err "input beyond the byte limit" "input larger than" "$tmp/huge.hex" exec
-yes '95 00 00 00 00 00 00 00' | head -n 200000 | tr -d '\n ' >"$tmp/onetoken.hex"
+(echo 'b7 00 00 00 00 00 00 00'; yes '95 00 00 00 00 00 00 00' | head -n 200000) |
+	tr -d '\n ' >"$tmp/onetoken.hex"
 expect_err "one enormous token, odd" "odd number" <(cat "$tmp/onetoken.hex"; echo 0) exec
 expect_ok "one enormous token" 0x0 "$tmp/onetoken.hex" exec
 
@@ -92,6 +95,31 @@ expect_err "disasm of an invalid opcode" "1 invalid instruction" "$tmp/bad.hex" 
 expect_err "disasm of a truncated program" "not a multiple of 8" <(printf 'b7 00 00') disasm
 expect_err "disasm of empty input" "empty program" /dev/null disasm
 expect_err "disasm bad option" "unknown argument" "$ret42" disasm --bogus
+
+# --elf: a clang-compiled object through the loader (global data map, subprogram, two programs).
+if [ -n "$elf_src" ] && command -v clang >/dev/null 2>&1; then
+	obj=$tmp/sample.o
+	if clang -O2 -g -target bpf -mcpu=v3 -I"$sdk" -c "$elf_src" -o "$obj"; then
+		od -An -v -tx1 "$obj" >"$tmp/sample.hex"
+		expect_ok "exec --elf (first program)" 0x2a "$obj" exec --elf
+		expect_ok "exec --elf --prog" 0x7 "$obj" exec --elf --prog seven
+		expect_ok "exec --elf from hex" 0x2a "$tmp/sample.hex" exec --elf --interp
+		expect_err "exec --elf --prog unknown" "no program named 'nope'" "$obj" exec --elf --prog nope
+		expect_err "exec --prog without --elf" "--prog needs --elf" "$ret42" exec --prog seven
+		head -c 200 "$obj" >"$tmp/cut.o"
+		expect_err "exec --elf of a truncated object" "ncclbpf exec:" "$tmp/cut.o" exec --elf
+		expect_err "exec --elf of empty input" "empty input" /dev/null exec --elf
+		expect_ok "disasm --elf --prog --text" "$(printf 'w0 = 7\nexit')" "$obj" disasm --elf --prog seven --text
+		checks=$((checks + 1))
+		if ! "$bin" disasm --elf <"$obj" | grep -qF 'r1 = map_value[0] + 0 ll'; then
+			fail "disasm --elf does not show the global data reference"
+		fi
+	else
+		fail "clang could not compile $elf_src"
+	fi
+else
+	echo "SKIP: --elf checks (no clang or no sample given)"
+fi
 
 echo "cli_test: $((checks - fails)) of $checks checks passed"
 [ $fails -eq 0 ]

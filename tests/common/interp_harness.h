@@ -58,7 +58,8 @@ static inline uint64_t harness_run(const char *what, const struct ebpf_insn *ins
 	CHECK(rc == 0);
 	if (!env || !env->fast_only) {
 		struct ebpf_run_opts lo = {.sz = sizeof(lo), .insn_limit = 1u << 30, .fault = &f};
-		struct ebpf_run_opts co = {.sz = sizeof(co), .checked = 1, .fault = &f};
+		struct ebpf_run_opts co = {
+		    .sz = sizeof(co), .checked = 1, .fault = &f, .flags = EBPF_RUN_F_UNINIT_REGS};
 
 		rc = ebpf_interp__run(p, r1, r2, &lo, &r0b);
 		CHECK(rc == 0);
@@ -80,14 +81,18 @@ static inline uint64_t harness_run(const char *what, const struct ebpf_insn *ins
 	return r0;
 }
 
-/* Expects a fault of the given kind (in the checked variant when checked != 0). */
+/* Expects a fault of the given kind (in the checked variant, with register tracking, when
+ * checked != 0). */
 static inline void harness_expect_fault(const char *what, const struct ebpf_insn *insns, uint32_t n,
 					uint64_t r1, uint64_t r2, const struct harness_env *env,
 					int checked, int kind)
 {
 	struct ebpf_prog *p = harness_load(insns, n, env, what);
 	struct ebpf_fault f = {0};
-	struct ebpf_run_opts o = {.sz = sizeof(o), .checked = checked, .fault = &f};
+	struct ebpf_run_opts o = {.sz = sizeof(o),
+				  .checked = checked,
+				  .fault = &f,
+				  .flags = checked ? EBPF_RUN_F_UNINIT_REGS : 0};
 	uint64_t r0 = 0;
 	int rc;
 

@@ -109,11 +109,17 @@ static void test_frame_pointer(void)
 static void test_caller_stack(void)
 {
 	struct ebpf_insn p[] = {
-	    ST_MEM(EBPF_DW, 10, -16, 40), MOV64_REG(1, 10),
-	    ALU64_IMM(EBPF_ADD, 1, -16),  CALL_LOCAL(2),
-	    LDX_MEM(EBPF_DW, 0, 10, -16), EXIT(),
-	    LDX_MEM(EBPF_DW, 2, 1, 0),	  ALU64_IMM(EBPF_ADD, 2, 2),
-	    STX_MEM(EBPF_DW, 1, 2, 0),	  EXIT(),
+	    ST_MEM(EBPF_DW, 10, -16, 40),
+	    MOV64_REG(1, 10),
+	    ALU64_IMM(EBPF_ADD, 1, -16),
+	    CALL_LOCAL(2),
+	    LDX_MEM(EBPF_DW, 0, 10, -16),
+	    EXIT(),
+	    LDX_MEM(EBPF_DW, 2, 1, 0),
+	    ALU64_IMM(EBPF_ADD, 2, 2),
+	    STX_MEM(EBPF_DW, 1, 2, 0),
+	    MOV64_IMM(0, 0),
+	    EXIT(),
 	};
 	CHECK_EQ_U64(harness_run("caller stack", p, INSN_CNT(p), 0, 0, NULL), 42);
 }

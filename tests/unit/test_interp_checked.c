@@ -106,6 +106,54 @@ static void test_stack(void)
 	     ALU64_IMM(EBPF_ADD, 0, -8), EXIT());
 }
 
+/* Registers: entry has r1, r2, r10; helper calls clobber r1-r5; a callee starts without r0
+ * and r6-r9 and its caller gets r6-r9 back afterwards. */
+static void test_registers(void)
+{
+	TRAP("r0 at exit", EBPF_FAULT_UNINIT_REG, 0, EXIT());
+	TRAP("r3 at entry", EBPF_FAULT_UNINIT_REG, 0, MOV64_REG(0, 3), EXIT());
+	TRAP("alu dst", EBPF_FAULT_UNINIT_REG, 0, ALU64_IMM(EBPF_ADD, 0, 1), EXIT());
+	TRAP("alu32 src", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(0, 0), ALU32_REG(EBPF_ADD, 0, 4),
+	     EXIT());
+	TRAP("jmp src", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(0, 0), JMP_REG(EBPF_JEQ, 0, 5, 0),
+	     EXIT());
+	TRAP("store src", EBPF_FAULT_UNINIT_REG, 0, STX_MEM(EBPF_DW, 10, 6, -8), MOV64_IMM(0, 0),
+	     EXIT());
+	TRAP("load base", EBPF_FAULT_UNINIT_REG, 0, LDX_MEM(EBPF_DW, 0, 7, 0), EXIT());
+	TRAP("cmpxchg r0", EBPF_FAULT_UNINIT_REG, 0, ST_MEM(EBPF_DW, 10, -8, 0), MOV64_IMM(1, 1),
+	     ATOMIC_OP(EBPF_DW, EBPF_CMPXCHG, 10, 1, -8), EXIT());
+	TRAP("helper arg", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(1, 0), MOV64_IMM(2, 16),
+	     CALL_HELPER(131), MOV64_IMM(1, 0), CALL_HELPER(131), EXIT());
+	TRAP("r1 after helper", EBPF_FAULT_UNINIT_REG, 0, MOV64_REG(1, 10), MOV64_IMM(2, 0),
+	     CALL_HELPER(150), MOV64_REG(0, 1), EXIT());
+	TRAP("void helper r0", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(1, 0), MOV64_IMM(2, 16),
+	     CALL_HELPER(131), JMP_IMM(EBPF_JNE, 0, 0, 1), EXIT(), MOV64_REG(1, 0), MOV64_IMM(2, 0),
+	     CALL_HELPER(132), EXIT());
+	TRAP("callee r6", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(6, 1), CALL_LOCAL(1), EXIT(),
+	     MOV64_REG(0, 6), EXIT());
+	TRAP("callee r0", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(0, 1), CALL_LOCAL(1), EXIT(), EXIT());
+	TRAP("r2 after local call", EBPF_FAULT_UNINIT_REG, 0, MOV64_IMM(2, 1), CALL_LOCAL(2),
+	     MOV64_REG(0, 2), EXIT(), MOV64_IMM(0, 0), EXIT());
+	OK("r6 survives call", 7, 0, MOV64_IMM(6, 7), CALL_LOCAL(2), MOV64_REG(0, 6), EXIT(),
+	   MOV64_IMM(6, 1), MOV64_IMM(0, 0), EXIT());
+	OK("callee args", 5, 0, MOV64_IMM(3, 5), CALL_LOCAL(1), EXIT(), MOV64_REG(0, 3), EXIT());
+	OK("entry r1 r2", CTX + RO, CTX, MOV64_REG(0, 1), ALU64_REG(EBPF_ADD, 0, 2), EXIT());
+	/* Without EBPF_RUN_F_UNINIT_REGS registers start at 0 and are never "uninitialised". */
+	{
+		struct ebpf_insn p[] = {ALU64_IMM(EBPF_ADD, 3, 5), MOV64_REG(0, 3), EXIT()};
+		struct ebpf_prog *prog = ebpf_prog__new(p, INSN_CNT(p), NULL, NULL, 0);
+		struct ebpf_run_opts o = {.sz = sizeof(o), .checked = 1};
+		uint64_t r0 = 0;
+
+		CHECK(prog != NULL);
+		CHECK_EQ_U64(ebpf_interp__run(prog, 0, 0, &o, &r0), 0);
+		CHECK_EQ_U64(r0, 5);
+		CHECK_EQ_U64(ebpf_interp__run(prog, 0, 0, NULL, &r0), 0);
+		CHECK_EQ_U64(r0, 5);
+		ebpf_prog__free(prog);
+	}
+}
+
 static void test_regions(void)
 {
 	OK("ctx all sizes", 0, CTX, LDX_MEM(EBPF_DW, 0, 1, 8), LDX_MEM(EBPF_W, 0, 1, 12),
@@ -135,14 +183,15 @@ static void test_helper_memory(void)
 {
 	/* reserve(_, 16) -> 16 bytes usable, byte 16 is not; after submit nothing is */
 	OK("reserved in bounds", 0, 0, MOV64_IMM(1, 0), MOV64_IMM(2, 16), CALL_HELPER(131),
-	   JMP_IMM(EBPF_JEQ, 0, 0, 5), ST_MEM(EBPF_DW, 0, 8, 0), LDX_MEM(EBPF_DW, 6, 0, 8),
-	   MOV64_REG(1, 0), CALL_HELPER(132), MOV64_REG(0, 6), EXIT());
+	   JMP_IMM(EBPF_JEQ, 0, 0, 6), ST_MEM(EBPF_DW, 0, 8, 0), LDX_MEM(EBPF_DW, 6, 0, 8),
+	   MOV64_REG(1, 0), MOV64_IMM(2, 0), CALL_HELPER(132), MOV64_REG(0, 6), EXIT());
 	TRAP("reserved past size", EBPF_FAULT_OUT_OF_BOUNDS, 0, MOV64_IMM(1, 0), MOV64_IMM(2, 16),
 	     CALL_HELPER(131), JMP_IMM(EBPF_JEQ, 0, 0, 1), ST_MEM(EBPF_B, 0, 16, 0),
 	     MOV64_IMM(0, 0), EXIT());
 	TRAP("reserved after submit", EBPF_FAULT_OUT_OF_BOUNDS, 0, MOV64_IMM(1, 0),
-	     MOV64_IMM(2, 16), CALL_HELPER(131), JMP_IMM(EBPF_JEQ, 0, 0, 4), MOV64_REG(6, 0),
-	     MOV64_REG(1, 0), CALL_HELPER(132), ST_MEM(EBPF_B, 6, 0, 0), MOV64_IMM(0, 0), EXIT());
+	     MOV64_IMM(2, 16), CALL_HELPER(131), JMP_IMM(EBPF_JEQ, 0, 0, 5), MOV64_REG(6, 0),
+	     MOV64_REG(1, 0), MOV64_IMM(2, 0), CALL_HELPER(132), ST_MEM(EBPF_B, 6, 0, 0),
+	     MOV64_IMM(0, 0), EXIT());
 	TRAP("submit of a non-record", EBPF_FAULT_OUT_OF_BOUNDS, CTX, CALL_HELPER(132), EXIT());
 	/* PTR_TO_MEM arguments: readable for the size argument */
 	OK("sum stack", 7, 0, ST_MEM(EBPF_H, 10, -2, 0x0403), MOV64_REG(1, 10),
@@ -208,6 +257,7 @@ int main(void)
 	table.by_id[132] = &p_submit;
 	table.by_id[150] = &p_sum;
 	test_stack();
+	test_registers();
 	test_regions();
 	test_helper_memory();
 	test_fast_unchecked();

@@ -1,6 +1,8 @@
 /* RINGBUF: creation rules, reserve/submit/discard/output, consumer order, discarded records
  * skipped, BUSY records block the consumer, wrap-around, full-ring refusal, stats. */
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +34,15 @@ static int collect(void *ctx, const void *data, uint32_t size)
 	}
 	s->n++;
 	return s->stop_after && s->n >= s->stop_after;
+}
+
+static void *late_producer(void *arg)
+{
+	struct timespec ts = {0, 30 * 1000000};
+	nanosleep(&ts, NULL);
+	uint64_t v = 0x1a7e;
+	ebpf_ringbuf__output(arg, &v, 8, 0);
+	return NULL;
 }
 
 int main(void)
@@ -129,6 +140,17 @@ int main(void)
 	CHECK(ebpf_ringbuf__reserve(arr, 8, 0) == NULL);
 	CHECK(ebpf_ringbuf__output(arr, &akey, 4, 0) == -EINVAL);
 	CHECK(ebpf_ringbuf__consume(arr, collect, &s, 0) == -EINVAL);
+	/* poll: times out empty, returns what is there, and waits for a late producer. */
+	s = (struct sink){0};
+	CHECK(ebpf_ringbuf__poll(m, collect, &s, 20) == 0);
+	CHECK(ebpf_ringbuf__output(m, &a, 8, 0) == 0);
+	CHECK(ebpf_ringbuf__poll(m, collect, &s, 0) == 1);
+	pthread_t t;
+	pthread_create(&t, NULL, late_producer, m);
+	CHECK(ebpf_ringbuf__poll(m, collect, &s, -1) == 1);
+	pthread_join(t, NULL);
+	CHECK(s.n == 2 && s.first_words[1] == 0x1a7e);
+	CHECK(ebpf_ringbuf__poll(arr, collect, &s, 0) == -EINVAL);
 	ebpf_map__free(arr);
 	ebpf_map__free(m);
 	return check_summary("maps_ringbuf");

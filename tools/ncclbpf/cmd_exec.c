@@ -1,12 +1,19 @@
 /* `ncclbpf exec`: the conformance entry point (issue #2, part 5).
  *
- *   ncclbpf exec [--interp|--jit] [--elf] [--unchecked] [--insn-limit N] [MEM-HEX] < PROGRAM
+ *   ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked|--strict]
+ *                [--insn-limit N] [--timeout S] [MEM-HEX] < PROGRAM
  *
  * The program arrives on stdin as whitespace-separated hex bytes (raw little-endian 8-byte
- * instructions). MEM-HEX, when given, is copied into a buffer passed as r1 = pointer,
- * r2 = length (r1 = NULL, r2 = 0 when absent). Success prints r0 as 0x... and exits 0; every
- * error prints one line on stderr and exits 1 (2 for bad usage). Options may appear anywhere,
- * because the conformance runner places its plugin options after the memory argument. */
+ * instructions), or with --elf as a BPF ELF object (binary, or hex bytes). MEM-HEX, when given,
+ * is copied into a buffer passed as r1 = pointer, r2 = length (r1 = NULL, r2 = 0 when absent).
+ * Success prints r0 as 0x... and exits 0; every error prints one line on stderr and exits 1
+ * (2 for bad usage). Options may appear anywhere, because the conformance runner places its
+ * plugin options after the memory argument.
+ *
+ * Engines: --interp is the bounds-checking interpreter (the fast one with --unchecked), --jit
+ * the JIT, and the default the JIT where this build has one (the interpreter otherwise). Raw
+ * programs are not verified (structure only, like the conformance suite expects); --elf objects
+ * go through the loader and therefore the verifier. */
 #include <errno.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -17,12 +24,16 @@
 
 #include "cli.h"
 #include "hexio.h"
+#include "ncclbpf/jit.h"
+#include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
 
 #define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 #define MAX_MEM_BYTES  ((size_t)64 << 20)
 /* Without a verifier in front, a looping program must not hang the caller. */
 #define DEFAULT_INSN_LIMIT 100000000ull
+/* The JIT has no instruction limit: a watchdog ends runaway programs instead. */
+#define DEFAULT_TIMEOUT_S 10u
 
 /* Helpers for programs run through exec. The conformance suite's call_unwind_fail calls
  * helper 5, which its reference plugins register as "unwind" returning its argument. */
@@ -49,23 +60,31 @@ struct exec_args {
 	int engine; /* enum ebpf_engine */
 	int elf;
 	int unchecked;
+	int strict; /* also trap reads of registers the kernel's model leaves undefined */
 	unsigned long long insn_limit;
+	unsigned long long timeout_s;
+	const char *prog_name; /* --elf: which program (default: the first) */
 	const char *mem;
 };
 
 static int usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ncclbpf exec [--interp|--jit] [--elf] [--unchecked] [--insn-limit N] "
-		"[MEM-HEX] < PROGRAM-HEX\n"
-		"  runs the program with r1 = MEM (or NULL), r2 = its length; prints r0 as 0x...\n"
-		"  --interp        interpreter (bounds-checked unless --unchecked)\n"
-		"  --jit           JIT compiler\n"
-		"  --elf           stdin is an ELF object (binary or hex) instead of raw insns\n"
-		"  --unchecked     interpreter without bounds checks\n"
-		"  --insn-limit N  stop after N instructions (interpreter; 0 = unlimited; default "
-		"%llu)\n",
-		DEFAULT_INSN_LIMIT);
+	fprintf(
+	    f,
+	    "usage: ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked|--strict] "
+	    "[--insn-limit N] [--timeout S] [MEM-HEX] < PROGRAM-HEX\n"
+	    "  runs the program with r1 = MEM (or NULL), r2 = its length; prints r0 as 0x...\n"
+	    "  --interp        interpreter (bounds-checked unless --unchecked)\n"
+	    "  --jit           JIT compiler (default where available)\n"
+	    "  --elf           stdin is a BPF ELF object (binary or hex), loaded and verified\n"
+	    "  --prog NAME     with --elf: run this program (default: the first)\n"
+	    "  --unchecked     interpreter without bounds checks\n"
+	    "  --strict        interpreter: also trap reads of undefined registers (kernel model:\n"
+	    "                  only r1, r2, r10 at entry; r1-r5 after a call)\n"
+	    "  --insn-limit N  interpreter: stop after N instructions (0 = unlimited; default "
+	    "%llu)\n"
+	    "  --timeout S     stop a run after S seconds (0 = never; default %u)\n",
+	    DEFAULT_INSN_LIMIT, DEFAULT_TIMEOUT_S);
 	return 2;
 }
 
@@ -87,7 +106,9 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 {
 	int only_pos = 0;
 
-	*a = (struct exec_args){.engine = EBPF_ENGINE_DEFAULT, .insn_limit = DEFAULT_INSN_LIMIT};
+	*a = (struct exec_args){.engine = EBPF_ENGINE_DEFAULT,
+				.insn_limit = DEFAULT_INSN_LIMIT,
+				.timeout_s = DEFAULT_TIMEOUT_S};
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 
@@ -102,15 +123,24 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 				a->elf = 1;
 			} else if (!strcmp(s, "--unchecked")) {
 				a->unchecked = 1;
-			} else if (!strcmp(s, "--insn-limit")) {
+			} else if (!strcmp(s, "--strict")) {
+				a->strict = 1;
+			} else if (!strcmp(s, "--insn-limit") || !strcmp(s, "--timeout")) {
+				unsigned long long *v =
+				    s[2] == 'i' ? &a->insn_limit : &a->timeout_s;
 				char *end;
 
 				if (i + 1 >= argc)
-					return fail("--insn-limit needs a number");
+					return fail("%s needs a number", s);
 				errno = 0;
-				a->insn_limit = strtoull(argv[++i], &end, 0);
-				if (errno || end == argv[i] || *end || argv[i][0] == '-')
-					return fail("--insn-limit: bad number '%s'", argv[i]);
+				*v = strtoull(argv[++i], &end, 0);
+				if (errno || end == argv[i] || *end || argv[i][0] == '-' ||
+				    (v == &a->timeout_s && *v > 1000000))
+					return fail("%s: bad number '%s'", s, argv[i]);
+			} else if (!strcmp(s, "--prog")) {
+				if (i + 1 >= argc)
+					return fail("--prog needs a program name");
+				a->prog_name = argv[++i];
 			} else if (!strcmp(s, "--help")) {
 				usage(stdout);
 				return 3;
@@ -126,6 +156,15 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 			return fail("unexpected argument '%s' (memory was already given)", s);
 		}
 	}
+	if (a->prog_name && !a->elf)
+		return fail("--prog needs --elf");
+	if (a->engine == EBPF_ENGINE_JIT && (a->unchecked || a->strict))
+		return fail("%s is an interpreter mode (the JIT never checks)",
+			    a->unchecked ? "--unchecked" : "--strict");
+	if (a->unchecked && a->strict)
+		return fail("--strict and --unchecked contradict each other");
+	if (a->strict && a->engine == EBPF_ENGINE_DEFAULT)
+		a->engine = EBPF_ENGINE_INTERP;
 	return 0;
 }
 
@@ -134,29 +173,35 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 static void on_fault(int sig)
 {
 	static const char segv[] = "ncclbpf exec: runtime fault: invalid memory access\n";
+	static const char alrm[] = "ncclbpf exec: runtime fault: timed out (see --timeout)\n";
 	static const char other[] = "ncclbpf exec: runtime fault: fatal signal\n";
+	const char *m = sig == SIGSEGV || sig == SIGBUS ? segv : sig == SIGALRM ? alrm : other;
+	size_t len = m == segv	 ? sizeof(segv) - 1
+		     : m == alrm ? sizeof(alrm) - 1
+				 : sizeof(other) - 1;
+	ssize_t r = write(STDERR_FILENO, m, len);
 
-	if (sig == SIGSEGV || sig == SIGBUS) {
-		ssize_t r = write(STDERR_FILENO, segv, sizeof(segv) - 1);
-		(void)r;
-	} else {
-		ssize_t r = write(STDERR_FILENO, other, sizeof(other) - 1);
-		(void)r;
-	}
+	(void)r;
 	_exit(1);
 }
 
 static void install_fault_handlers(void)
 {
+	/* Its own stack, so that even a native stack overflow ends in the one line. */
+	static char altstack[64 * 1024] __attribute__((aligned(16)));
+	stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
 	struct sigaction sa;
 
+	sigaltstack(&ss, NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_fault;
+	sa.sa_flags = SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
 	sigaction(SIGILL, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 }
 
 static int load_program(const struct exec_args *a, struct ebpf_insn **insns, uint32_t *n)
@@ -165,8 +210,6 @@ static int load_program(const struct exec_args *a, struct ebpf_insn **insns, uin
 	char err[256];
 	int rc;
 
-	if (a->elf)
-		return fail("--elf: not yet supported");
 	if (hex_parse_file(stdin, MAX_PROG_BYTES, &hb, err, sizeof(err)))
 		return fail("program: %s", err);
 	rc = hex_to_insns(&hb, insns, n, err, sizeof(err));
@@ -176,7 +219,7 @@ static int load_program(const struct exec_args *a, struct ebpf_insn **insns, uin
 	return 0;
 }
 
-static int run(const struct exec_args *a, const struct ebpf_prog *prog, struct hexbuf *mem)
+static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf *mem)
 {
 	struct ebpf_fault fault = {0};
 	struct ebpf_region region = {
@@ -191,13 +234,30 @@ static int run(const struct exec_args *a, const struct ebpf_prog *prog, struct h
 	    .n_regions = mem->len ? 1 : 0,
 	    .insn_limit = a->insn_limit,
 	    .fault = &fault,
+	    .flags = a->strict ? EBPF_RUN_F_UNINIT_REGS : 0,
 	};
 	uint64_t r0 = 0;
-	int rc;
+	int engine = a->engine, rc;
+	char err[256];
 
-	if (a->engine == EBPF_ENGINE_JIT)
-		return fail("--jit: the JIT is not available yet (use --interp)");
-	rc = ebpf_interp__run(prog, (uint64_t)(uintptr_t)mem->data, mem->len, &ro, &r0);
+	if (engine != EBPF_ENGINE_INTERP) {
+		if (!ebpf_jit_available()) {
+			if (engine == EBPF_ENGINE_JIT)
+				return fail("--jit: no JIT is available for this machine");
+			engine = EBPF_ENGINE_INTERP;
+		} else if (ebpf_prog__jit(prog, NULL, err, sizeof(err))) {
+			return fail("JIT: %s", err);
+		} else {
+			engine = EBPF_ENGINE_JIT;
+			ro.checked = 0; /* interpreter-only run options */
+			ro.insn_limit = 0;
+			ro.flags = 0;
+		}
+	}
+	if (a->timeout_s)
+		alarm((unsigned)a->timeout_s);
+	rc = ebpf_prog__run(prog, engine, (uint64_t)(uintptr_t)mem->data, mem->len, &ro, &r0);
+	alarm(0);
 	if (rc) {
 		if (fault.msg[0])
 			return fail("runtime fault: %s", fault.msg);
@@ -205,6 +265,52 @@ static int run(const struct exec_args *a, const struct ebpf_prog *prog, struct h
 	}
 	printf("0x%llx\n", (unsigned long long)r0);
 	return fflush(stdout) ? fail("cannot write the result") : 0;
+}
+
+/* --elf: the object (binary, or hex bytes when it does not start with the ELF magic) goes
+ * through the loader: maps are created, every program verified and created; then the chosen
+ * program runs like a raw one. */
+static int exec_elf(const struct exec_args *a, struct hexbuf *mem)
+{
+	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = "stdin"};
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
+	struct ebpf_object *obj;
+	struct ebpf_program *p;
+	struct hexbuf in;
+	char err[512];
+	int c, rc;
+
+	c = getc(stdin);
+	if (c != EOF)
+		ungetc(c, stdin);
+	if (c == 0x7f)
+		rc = hex_read_raw(stdin, EBPF_OBJECT_MAX_SIZE, &in, err, sizeof(err));
+	else
+		rc = hex_parse_file(stdin, EBPF_OBJECT_MAX_SIZE, &in, err, sizeof(err));
+	if (rc)
+		return fail("--elf: %s", err);
+	if (!in.len) {
+		hexbuf_free(&in);
+		return fail("--elf: empty input");
+	}
+	obj = ebpf_object__open_mem(in.data, in.len, &oo, err, sizeof(err));
+	hexbuf_free(&in);
+	if (!obj)
+		return fail("%s", err);
+	p = a->prog_name ? ebpf_object__find_program_by_name(obj, a->prog_name)
+			 : ebpf_object__prog(obj, 0);
+	if (!p) {
+		ebpf_object__close(obj);
+		return fail("--prog: no program named '%s' in the object", a->prog_name);
+	}
+	if (ebpf_object__load(obj, &lo, err, sizeof(err))) {
+		ebpf_object__close(obj);
+		return fail("%s", err);
+	}
+	install_fault_handlers();
+	rc = run(a, ebpf_program__prog(p), mem);
+	ebpf_object__close(obj);
+	return rc;
 }
 
 static int cmd_exec(int argc, char **argv)
@@ -222,6 +328,11 @@ static int cmd_exec(int argc, char **argv)
 		return rc == 3 ? 0 : 2;
 	if (a.mem && hex_parse_str(a.mem, MAX_MEM_BYTES, &mem, err, sizeof(err)))
 		return fail("memory argument: %s", err);
+	if (a.elf) {
+		rc = exec_elf(&a, &mem);
+		hexbuf_free(&mem);
+		return rc;
+	}
 	if (load_program(&a, &insns, &n)) {
 		hexbuf_free(&mem);
 		return 1;
@@ -243,6 +354,5 @@ static int cmd_exec(int argc, char **argv)
 	return rc;
 }
 
-NCCLBPF_COMMAND(exec_cmd, .name = "exec",
-		.args = "[--interp|--jit] [--elf] [MEM-HEX] < PROGRAM-HEX",
+NCCLBPF_COMMAND(exec_cmd, .name = "exec", .args = "[--interp|--jit|--elf] [MEM]<PROG",
 		.summary = "run a program (hex bytes on stdin), print r0", .run = cmd_exec);

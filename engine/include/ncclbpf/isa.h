@@ -14,7 +14,11 @@ struct ebpf_insn {
 	int16_t off;
 	int32_t imm;
 };
+#ifdef __cplusplus
+static_assert(sizeof(struct ebpf_insn) == 8, "eBPF instructions are 8 bytes");
+#else
 _Static_assert(sizeof(struct ebpf_insn) == 8, "eBPF instructions are 8 bytes");
+#endif
 
 /* Instruction classes (low 3 bits of code). */
 #define EBPF_CLASS(code) ((code) & 0x07)

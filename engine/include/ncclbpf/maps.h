@@ -149,6 +149,10 @@ long ebpf_ringbuf__output(struct ebpf_map *map, const void *data, uint64_t size,
  * when map is not a ring buffer. */
 typedef int (*ebpf_ringbuf_cb)(void *ctx, const void *data, uint32_t size);
 long ebpf_ringbuf__consume(struct ebpf_map *map, ebpf_ringbuf_cb cb, void *ctx, uint64_t max);
+/* Like consume, but waits up to timeout_ms (negative: forever) for at least one record. Producers
+ * signal nothing, so waiting is a sleep-poll with back-off from 50 us to 5 ms. Returns the
+ * number of records consumed (0 on timeout) or -EINVAL. */
+long ebpf_ringbuf__poll(struct ebpf_map *map, ebpf_ringbuf_cb cb, void *ctx, int timeout_ms);
 /* Bytes reserved or submitted but not yet consumed. */
 uint64_t ebpf_ringbuf__avail_data(const struct ebpf_map *map);
 

@@ -31,6 +31,9 @@ extern "C" {
 #define EBPF_OBJECT_MAX_PROGS 256u
 #define EBPF_OBJECT_MAX_MAPS  64u
 #define EBPF_OBJECT_MAX_DATA  (1u << 20) /* bytes of one global data section */
+/* Instructions (and line records) of all assembled programs together: every program carries its
+ * own copy of the subprograms it calls, so a small file could otherwise expand enormously. */
+#define EBPF_OBJECT_MAX_TOTAL_INSNS (1u << 22)
 
 struct ebpf_object;
 struct ebpf_program;	/* one program of an object (its code before loading, its prog after) */
@@ -97,6 +100,13 @@ const struct ebpf_line_info *ebpf_program__line_info(const struct ebpf_program *
 						     uint32_t *n_lines);
 /* The source line of insn (the closest record at or before it), or NULL. */
 const struct ebpf_line_info *ebpf_program__line_of(const struct ebpf_program *p, uint32_t insn);
+/* The functions the code is made of: index 0 is the entry function, then each appended
+ * subprogram with its first instruction and length. NULL when idx is out of range. */
+uint32_t ebpf_program__func_cnt(const struct ebpf_program *p);
+const char *ebpf_program__func(const struct ebpf_program *p, uint32_t idx, uint32_t *start,
+			       uint32_t *len);
+/* Name of the function that contains insn, or NULL. */
+const char *ebpf_program__func_at(const struct ebpf_program *p, uint32_t insn);
 /* After a successful load: the executable program and the verifier's statistics. */
 struct ebpf_prog *ebpf_program__prog(const struct ebpf_program *p);
 const struct ebpf_verify_stats *ebpf_program__verify_stats(const struct ebpf_program *p);

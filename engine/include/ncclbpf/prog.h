@@ -104,6 +104,7 @@ enum ebpf_fault_kind {
 	EBPF_FAULT_INSN_LIMIT,    /* more instructions than run_opts.insn_limit */
 	EBPF_FAULT_BAD_HELPER,    /* helper id unknown at run time */
 	EBPF_FAULT_BAD_INSN,      /* cannot happen after ebpf_prog__new; defensive */
+	EBPF_FAULT_UNINIT_REG,    /* read of a register never written (EBPF_RUN_F_UNINIT_REGS) */
 };
 
 struct ebpf_fault {
@@ -124,7 +125,15 @@ struct ebpf_run_opts {
 	uint32_t n_regions;
 	uint64_t insn_limit; /* 0 = unlimited (interpreter only) */
 	struct ebpf_fault *fault; /* filled on failure when non-NULL */
+	uint32_t flags;           /* EBPF_RUN_F_* */
 };
+
+/* Checked mode also traps reads of registers that hold no value in the kernel's model: at entry
+ * only r1, r2 and r10 are set; a helper call leaves r1-r5 undefined (and r0 after a void
+ * helper); a bpf-to-bpf callee starts without r0 and r6-r9, and its caller gets r1-r5 back
+ * undefined. The interpreter itself starts every register at 0, which conformance tests that
+ * read r0 before writing it rely on, hence opt-in. */
+#define EBPF_RUN_F_UNINIT_REGS 0x1u
 
 /* Runs the program with r1, r2 as given; *r0 receives the result. Returns 0, or -EFAULT with
  * opts->fault filled when a run-time fault stopped the program (only possible in checked mode

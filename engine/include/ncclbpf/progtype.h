@@ -16,6 +16,8 @@ extern "C" {
 #define EBPF_CTX_WRITE 0x2u
 #define EBPF_CTX_RANK_LOCAL 0x4u /* the value differs between ranks */
 #define EBPF_CTX_DECISION 0x8u   /* an output that must be identical on every rank */
+#define EBPF_CTX_BYTES 0x10u     /* plain memory: loads, stores and atomics of 1/2/4/8 bytes
+				    anywhere inside the field, any alignment (test contexts) */
 
 /* One field of a context. Reads may be narrower than the field (1/2/4/8 bytes at natural
  * alignment, fully inside it); writes must be exactly the field's size at its offset. */

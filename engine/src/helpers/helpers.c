@@ -2,7 +2,6 @@
  * random generator and the CPU number. The log helper lives in trace_printk.c. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -112,92 +111,52 @@ static uint64_t h_ringbuf_discard(uint64_t data, uint64_t flags, uint64_t r3, ui
 }
 
 #define A(x) EBPF_ARG_##x
-static const struct ebpf_helper_proto protos[] = {
-    {EBPF_FUNC_map_lookup_elem,
-     "map_lookup_elem",
-     h_map_lookup_elem,
-     EBPF_RET_MAP_VALUE_OR_NULL,
-     {A(CONST_MAP), A(PTR_TO_KEY)},
-     0},
-    {EBPF_FUNC_map_update_elem,
-     "map_update_elem",
-     h_map_update_elem,
-     EBPF_RET_INTEGER,
-     {A(CONST_MAP), A(PTR_TO_KEY), A(PTR_TO_VALUE), A(ANYTHING)},
-     0},
-    {EBPF_FUNC_map_delete_elem,
-     "map_delete_elem",
-     h_map_delete_elem,
-     EBPF_RET_INTEGER,
-     {A(CONST_MAP), A(PTR_TO_KEY)},
-     0},
-    {EBPF_FUNC_ktime_get_ns,
-     "ktime_get_ns",
-     h_ktime_get_ns,
-     EBPF_RET_INTEGER,
-     {0},
-     EBPF_HELPER_RANK_LOCAL},
-    /* The return value reveals rate limiting, which differs per rank. */
-    {EBPF_FUNC_trace_printk,
-     "trace_printk",
-     ebpf_helper_trace_printk,
-     EBPF_RET_INTEGER,
-     {A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING), A(ANYTHING)},
-     EBPF_HELPER_RANK_LOCAL},
-    {EBPF_FUNC_get_prandom_u32,
-     "get_prandom_u32",
-     h_get_prandom_u32,
-     EBPF_RET_INTEGER,
-     {0},
-     EBPF_HELPER_RANK_LOCAL},
-    {EBPF_FUNC_get_smp_processor_id,
-     "get_smp_processor_id",
-     h_get_smp_processor_id,
-     EBPF_RET_INTEGER,
-     {0},
-     EBPF_HELPER_RANK_LOCAL},
-    /* Ring-buffer space depends on the local consumer: results are rank-local. */
-    {EBPF_FUNC_ringbuf_output,
-     "ringbuf_output",
-     h_ringbuf_output,
-     EBPF_RET_INTEGER,
-     {A(CONST_MAP), A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING)},
-     EBPF_HELPER_RANK_LOCAL},
-    /* r2 is the record size: the verifier requires a known constant (Linux:
-     * ARG_CONST_ALLOC_SIZE_OR_ZERO) and sizes the returned memory by it. */
-    {EBPF_FUNC_ringbuf_reserve,
-     "ringbuf_reserve",
-     h_ringbuf_reserve,
-     EBPF_RET_ALLOC_MEM_OR_NULL,
-     {A(CONST_MAP), A(ANYTHING), A(ANYTHING)},
-     EBPF_HELPER_RANK_LOCAL},
-    {EBPF_FUNC_ringbuf_submit,
-     "ringbuf_submit",
-     h_ringbuf_submit,
-     EBPF_RET_VOID,
-     {A(PTR_TO_ALLOC_MEM), A(ANYTHING)},
-     0},
-    {EBPF_FUNC_ringbuf_discard,
-     "ringbuf_discard",
-     h_ringbuf_discard,
-     EBPF_RET_VOID,
-     {A(PTR_TO_ALLOC_MEM), A(ANYTHING)},
-     0},
-};
+#define PROTO(ID, FN, RET, FLAGS, ...)                                                             \
+	static const struct ebpf_helper_proto proto_##ID = {EBPF_FUNC_##ID, #ID,  FN, RET,         \
+							    {__VA_ARGS__},  FLAGS}
+
+PROTO(map_lookup_elem, h_map_lookup_elem, EBPF_RET_MAP_VALUE_OR_NULL, 0, A(CONST_MAP),
+      A(PTR_TO_KEY));
+PROTO(map_update_elem, h_map_update_elem, EBPF_RET_INTEGER, 0, A(CONST_MAP), A(PTR_TO_KEY),
+      A(PTR_TO_VALUE), A(ANYTHING));
+PROTO(map_delete_elem, h_map_delete_elem, EBPF_RET_INTEGER, 0, A(CONST_MAP), A(PTR_TO_KEY));
+PROTO(ktime_get_ns, h_ktime_get_ns, EBPF_RET_INTEGER, EBPF_HELPER_RANK_LOCAL, 0);
+/* The return value reveals rate limiting, which differs per rank. */
+PROTO(trace_printk, ebpf_helper_trace_printk, EBPF_RET_INTEGER, EBPF_HELPER_RANK_LOCAL,
+      A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING), A(ANYTHING), A(ANYTHING));
+PROTO(get_prandom_u32, h_get_prandom_u32, EBPF_RET_INTEGER, EBPF_HELPER_RANK_LOCAL, 0);
+PROTO(get_smp_processor_id, h_get_smp_processor_id, EBPF_RET_INTEGER, EBPF_HELPER_RANK_LOCAL, 0);
+/* Ring-buffer space depends on the local consumer: results are rank-local. */
+PROTO(ringbuf_output, h_ringbuf_output, EBPF_RET_INTEGER, EBPF_HELPER_RANK_LOCAL, A(CONST_MAP),
+      A(PTR_TO_MEM), A(CONST_SIZE), A(ANYTHING));
+/* r2 is the record size: the verifier requires a known constant (Linux:
+ * ARG_CONST_ALLOC_SIZE_OR_ZERO) and sizes the returned memory by it. */
+PROTO(ringbuf_reserve, h_ringbuf_reserve, EBPF_RET_ALLOC_MEM_OR_NULL, EBPF_HELPER_RANK_LOCAL,
+      A(CONST_MAP), A(ANYTHING), A(ANYTHING));
+PROTO(ringbuf_submit, h_ringbuf_submit, EBPF_RET_VOID, 0, A(PTR_TO_ALLOC_MEM), A(ANYTHING));
+PROTO(ringbuf_discard, h_ringbuf_discard, EBPF_RET_VOID, 0, A(PTR_TO_ALLOC_MEM), A(ANYTHING));
 #undef A
+#undef PROTO
 
-static struct ebpf_helper_table default_table;
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-
-static void build_default(void)
-{
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		default_table.by_id[protos[i].id] = &protos[i];
-}
+/* Built at compile time: no initialisation, no lock, shareable by any thread. */
+#define E(ID) [EBPF_FUNC_##ID] = &proto_##ID
+static const struct ebpf_helper_table default_table = {{
+    E(map_lookup_elem),
+    E(map_update_elem),
+    E(map_delete_elem),
+    E(ktime_get_ns),
+    E(trace_printk),
+    E(get_prandom_u32),
+    E(get_smp_processor_id),
+    E(ringbuf_output),
+    E(ringbuf_reserve),
+    E(ringbuf_submit),
+    E(ringbuf_discard),
+}};
+#undef E
 
 const struct ebpf_helper_table *ebpf_helpers_default(void)
 {
-	pthread_once(&default_once, build_default);
 	return &default_table;
 }
 

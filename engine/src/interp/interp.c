@@ -42,6 +42,7 @@ int ebpf_interp__run(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
 	o.regions = OPT(opts, regions, NULL);
 	o.n_regions = OPT(opts, n_regions, 0);
 	o.insn_limit = OPT(opts, insn_limit, 0);
+	o.flags = OPT(opts, flags, 0);
 	fault = OPT(opts, fault, NULL);
 	if (!fault)
 		fault = &scratch;

@@ -17,7 +17,14 @@
 struct interp_frame {
 	const struct ebpf_insn *ret;
 	uint64_t saved[4];
+	uint32_t rinit; /* checked variant: the caller's initialised-register mask */
 };
+
+/* Checked variant: register masks (bit n = rn holds a value). */
+#define INTERP_R0    (1u << EBPF_REG_0)
+#define INTERP_R1_R5 0x3eu
+#define INTERP_R6_R9 0x3c0u
+#define INTERP_R10   (1u << EBPF_REG_10)
 
 struct interp_dyn_region {
 	struct ebpf_region r;

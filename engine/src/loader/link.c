@@ -544,6 +544,21 @@ static int assemble(struct linker *L, const struct code_sec *c, const struct fun
 		ret = ldr_err(L->err, L->err_len, ENOMEM, "out of memory");
 		goto out;
 	}
+	p->funcs = calloc(A.n_order, sizeof(*p->funcs));
+	if (!p->funcs) {
+		ret = ldr_err(L->err, L->err_len, ENOMEM, "out of memory");
+		goto out;
+	}
+	for (uint32_t o = 0; o < A.n_order; o++, p->n_funcs++) {
+		const struct func *g = &L->funcs[A.order[o]];
+		p->funcs[o].name = strdup(g->name);
+		p->funcs[o].start = A.base[A.order[o]];
+		p->funcs[o].len = g->n;
+		if (!p->funcs[o].name) {
+			ret = ldr_err(L->err, L->err_len, ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	p->type = c->type;
 	p->entry_insns = entry->n;
 	p->n_insns = A.n_out;
@@ -562,6 +577,7 @@ int ldr_link_programs(struct ebpf_object *obj, const struct ldr_elf *elf,
 {
 	struct linker L = {.obj = obj, .elf = elf, .err = err, .err_len = err_len};
 	uint32_t n_progs = 0;
+	uint64_t total = 0;
 	int ret;
 	if ((ret = find_code_sections(&L)) || (ret = collect_funcs(&L)) ||
 	    (ret = collect_relocs(&L)))
@@ -592,10 +608,18 @@ int ldr_link_programs(struct ebpf_object *obj, const struct ldr_elf *elf,
 		if (!c->type)
 			continue;
 		for (uint32_t k = 0; k < c->n_funcs; k++) {
-			ret = assemble(&L, c, &c->funcs[k], &obj->progs[obj->n_progs++], lines,
-				       n_lines);
+			struct ebpf_program *p = &obj->progs[obj->n_progs++];
+			ret = assemble(&L, c, &c->funcs[k], p, lines, n_lines);
 			if (ret)
 				goto out;
+			total += (uint64_t)p->n_insns + p->n_lines;
+			if (total > EBPF_OBJECT_MAX_TOTAL_INSNS) {
+				ret = ldr_err(err, err_len, E2BIG,
+					      "section '%s', program '%s': the programs' code with "
+					      "their subprograms exceeds %u instructions",
+					      c->s->name, p->name, EBPF_OBJECT_MAX_TOTAL_INSNS);
+				goto out;
+			}
 		}
 	}
 out:

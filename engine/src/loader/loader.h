@@ -199,6 +199,11 @@ struct ebpf_program {
 	uint32_t entry_insns;
 	struct ebpf_line_info *lines;
 	uint32_t n_lines;
+	struct ldr_pfunc {
+		char *name;
+		uint32_t start, len;
+	} * funcs; /* [0] is the entry function, then the appended ones in code order */
+	uint32_t n_funcs;
 	struct ebpf_prog *prog;
 	struct ebpf_verify_stats vstats;
 };

@@ -74,16 +74,26 @@ static int btf_type_member(const struct ldr_btf *btf, uint32_t type, uint64_t *s
 	return ldr_btf_size(btf, t.size_or_type, size);
 }
 
-/* Finds the VAR named name in the DATASEC ".maps" and returns its (struct) type. */
-static int find_map_var(const struct ldr_btf *btf, const char *name, uint32_t *type)
+/* Id of the DATASEC ".maps", or 0. */
+static uint32_t find_maps_datasec(const struct ldr_btf *btf)
 {
-	struct ldr_btf_type t, v;
+	struct ldr_btf_type t;
 	for (uint32_t id = 1; id <= btf->n_types; id++) {
 		if (ldr_btf_type(btf, id, &t) || t.kind != LDR_BTF_KIND_DATASEC)
 			continue;
 		const char *sn = ldr_btf_str(btf, t.name_off);
-		if (!sn || strcmp(sn, ".maps"))
-			continue;
+		if (sn && !strcmp(sn, ".maps"))
+			return id;
+	}
+	return 0;
+}
+
+/* Finds the VAR named name in the DATASEC ".maps" and returns its (struct) type. */
+static int find_map_var(const struct ldr_btf *btf, uint32_t datasec, const char *name,
+			uint32_t *type)
+{
+	struct ldr_btf_type t, v;
+	if (!ldr_btf_type(btf, datasec, &t)) {
 		for (uint32_t i = 0; i < t.vlen; i++) {
 			uint32_t vid = ldr_rd32(t.extra + 12 * i);
 			if (ldr_btf_type(btf, vid, &v) || v.kind != LDR_BTF_KIND_VAR)
@@ -98,12 +108,12 @@ static int find_map_var(const struct ldr_btf *btf, const char *name, uint32_t *t
 	return -ENOENT;
 }
 
-static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, char *err,
-			 size_t err_len)
+static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, uint32_t datasec,
+			 char *err, size_t err_len)
 {
 	uint32_t type;
 	struct ldr_btf_type t;
-	if (find_map_var(btf, m->name, &type))
+	if (find_map_var(btf, datasec, m->name, &type))
 		return ldr_err(err, err_len, EINVAL,
 			       "section '.maps', symbol '%s': no BTF description (compile with -g)",
 			       m->name);
@@ -219,6 +229,7 @@ int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const s
 	uint32_t msec = ldr_elf_find_sec(elf, ".maps");
 	if (msec) {
 		const struct ldr_sec *s = &elf->secs[msec];
+		uint32_t datasec = btf->offs ? find_maps_datasec(btf) : 0;
 		for (uint32_t i = 1; i < elf->n_syms; i++) {
 			struct ldr_sym sym;
 			struct ebpf_object_map *m;
@@ -252,7 +263,7 @@ int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const s
 			m->kind = EBPF_OBJECT_MAP_BTF;
 			m->sec = msec;
 			m->sym_off = sym.value;
-			if ((ret = parse_btf_map(m, btf, err, err_len)))
+			if ((ret = parse_btf_map(m, btf, datasec, err, err_len)))
 				return ret;
 		}
 		qsort(obj->maps, obj->n_maps, sizeof(*obj->maps), cmp_map_off);

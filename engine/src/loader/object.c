@@ -145,6 +145,9 @@ void ebpf_object__close(struct ebpf_object *obj)
 		free(p->section);
 		free(p->insns);
 		free(p->lines);
+		for (uint32_t k = 0; k < p->n_funcs; k++)
+			free(p->funcs[k].name);
+		free(p->funcs);
 	}
 	free(obj->progs);
 	for (uint32_t i = 0; obj->maps && i < obj->n_maps; i++)
@@ -242,6 +245,31 @@ const struct ebpf_line_info *ebpf_program__line_of(const struct ebpf_program *p,
 			hi = mid;
 	}
 	return lo ? &p->lines[lo - 1] : NULL;
+}
+
+uint32_t ebpf_program__func_cnt(const struct ebpf_program *p)
+{
+	return p->n_funcs;
+}
+
+const char *ebpf_program__func(const struct ebpf_program *p, uint32_t idx, uint32_t *start,
+			       uint32_t *len)
+{
+	if (idx >= p->n_funcs)
+		return NULL;
+	if (start)
+		*start = p->funcs[idx].start;
+	if (len)
+		*len = p->funcs[idx].len;
+	return p->funcs[idx].name;
+}
+
+const char *ebpf_program__func_at(const struct ebpf_program *p, uint32_t insn)
+{
+	for (uint32_t i = 0; i < p->n_funcs; i++)
+		if (insn >= p->funcs[i].start && insn - p->funcs[i].start < p->funcs[i].len)
+			return p->funcs[i].name;
+	return NULL;
 }
 
 struct ebpf_prog *ebpf_program__prog(const struct ebpf_program *p)

@@ -295,27 +295,60 @@ static void fill_value(struct htab *h, unsigned char *dst, const void *value, in
 	map_val_store(dst + (uint64_t)cpu * m->value_stride, value, m->value_size);
 }
 
+/* A new, unpublished element holding key and value. */
+static struct htab_elem *elem_new(struct htab *h, uint32_t hash, const void *key, const void *value,
+				  int all_cpus)
+{
+	struct htab_elem *e = malloc(h->m.elem_bytes);
+	if (!e)
+		return NULL;
+	e->hash = hash;
+	atomic_init(&e->ref, 0);
+	e->lru_prev = e->lru_next = NULL;
+	e->on_lru = 0;
+	memcpy(e->key, key, h->m.key_size);
+	fill_value(h, elem_value(h, e), value, all_cpus, 1);
+	return e;
+}
+
 static long htab_update(struct ebpf_map *m, const void *key, const void *value, uint64_t flags,
 			int all_cpus)
 {
 	struct htab *h = (struct htab *)m;
 	uint32_t hash = hash_key(key, m->key_size);
 	struct bucket *b = bucket_of(h, hash);
+	/* Allocate and fill outside the bucket lock, which readers never take but other writers
+	 * of this bucket do. Per-CPU maps update existing elements in place: allocate only when
+	 * the key looks absent (rechecked under the lock). */
+	struct htab_elem *e = NULL;
+	if (!(h->percpu && find(h, b, hash, key))) {
+		e = elem_new(h, hash, key, value, all_cpus);
+		if (!e)
+			return -ENOMEM;
+	}
+	long rc;
 	for (int attempt = 0;; attempt++) {
 		spin_lock(&b->lock);
 		struct htab_elem *old = find(h, b, hash, key);
 		if (old && flags == EBPF_NOEXIST) {
-			spin_unlock(&b->lock);
-			return -EEXIST;
+			rc = -EEXIST;
+			break;
 		}
 		if (!old && flags == EBPF_EXIST) {
-			spin_unlock(&b->lock);
-			return -ENOENT;
+			rc = -ENOENT;
+			break;
 		}
 		if (old && h->percpu) {
 			fill_value(h, elem_value(h, old), value, all_cpus, 0);
+			rc = 0;
+			break;
+		}
+		if (!e) { /* the key vanished since the unlocked check */
 			spin_unlock(&b->lock);
-			return 0;
+			e = elem_new(h, hash, key, value, all_cpus);
+			if (!e)
+				return -ENOMEM;
+			continue;
 		}
 		if (!old && !reserve_slot(h)) {
 			spin_unlock(&b->lock);
@@ -323,21 +356,9 @@ static long htab_update(struct ebpf_map *m, const void *key, const void *value, 
 			 * be taken by a writer that next wants the LRU lock) and tries again. */
 			if (h->lru && attempt < 8 && lru_evict_one(h))
 				continue;
+			free(e);
 			return -E2BIG;
 		}
-		struct htab_elem *e = malloc(m->elem_bytes);
-		if (!e) {
-			if (!old)
-				atomic_fetch_sub_explicit(&h->count, 1, memory_order_relaxed);
-			spin_unlock(&b->lock);
-			return -ENOMEM;
-		}
-		e->hash = hash;
-		atomic_init(&e->ref, 0);
-		e->lru_prev = e->lru_next = NULL;
-		e->on_lru = 0;
-		memcpy(e->key, key, m->key_size);
-		fill_value(h, elem_value(h, e), value, all_cpus, 1);
 		if (old) {
 			/* Readers standing on old keep walking from old->next, which stays. */
 			atomic_init(&e->next,
@@ -359,6 +380,9 @@ static long htab_update(struct ebpf_map *m, const void *key, const void *value, 
 			ebpf_epoch_retire(old, free);
 		return 0;
 	}
+	spin_unlock(&b->lock);
+	free(e);
+	return rc;
 }
 
 static long htab_remove(struct ebpf_map *m, const void *key)

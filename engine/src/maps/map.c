@@ -23,26 +23,28 @@ void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const ch
 	va_end(ap);
 }
 
-/* Possible CPUs, as Linux counts them for per-CPU maps (/sys/.../cpu/possible). */
+/* Possible CPUs, as Linux counts them for per-CPU maps: the highest number listed in
+ * /sys/devices/system/cpu/possible ("0-7", "0,2-3") plus one; else the configured count. */
 static uint32_t possible_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
+	char line[256];
 	FILE *f = fopen("/sys/devices/system/cpu/possible", "re");
 	if (f) {
-		unsigned a, b;
-		char sep;
-		long max = -1;
-		/* Format: "0-7" or "0,2-3": take the highest CPU number + 1. */
-		while (fscanf(f, "%u", &a) == 1) {
-			b = a;
-			if (fscanf(f, "%c", &sep) == 1 && sep == '-' && fscanf(f, "%u", &b) == 1)
-				(void)fscanf(f, "%c", &sep);
-			if ((long)b > max)
-				max = b;
+		if (fgets(line, sizeof(line), f)) {
+			long max = -1;
+			char *p = line;
+			while (*p >= '0' && *p <= '9') {
+				long v = strtol(p, &p, 10);
+				if (v > max)
+					max = v;
+				if (*p == '-' || *p == ',')
+					p++;
+			}
+			if (max >= 0)
+				n = max + 1;
 		}
 		fclose(f);
-		if (max >= 0)
-			n = max + 1;
 	}
 	if (n < 1)
 		n = 1;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define RB_BUSY	    (1u << 31)
 #define RB_DISCARD  (1u << 30)
@@ -144,6 +145,27 @@ long ebpf_ringbuf__consume(struct ebpf_map *map, ebpf_ringbuf_cb cb, void *ctx, 
 	}
 	pthread_mutex_unlock(&rb->cons_lock);
 	return n;
+}
+
+long ebpf_ringbuf__poll(struct ebpf_map *map, ebpf_ringbuf_cb cb, void *ctx, int timeout_ms)
+{
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	long sleep_ns = 50000;
+	for (;;) {
+		long n = ebpf_ringbuf__consume(map, cb, ctx, 0);
+		if (n)
+			return n;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t waited_ms = (int64_t)(now.tv_sec - start.tv_sec) * 1000 +
+				    (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (timeout_ms >= 0 && waited_ms >= timeout_ms)
+			return 0;
+		struct timespec ts = {0, sleep_ns};
+		nanosleep(&ts, NULL);
+		if (sleep_ns < 5000000)
+			sleep_ns *= 2;
+	}
 }
 
 uint64_t ebpf_ringbuf__avail_data(const struct ebpf_map *map)

@@ -179,11 +179,6 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 	switch (p->ret) {
 	case EBPF_RET_INTEGER:
 		reg_mark_unknown(&regs[0]);
-		if (p->flags & EBPF_HELPER_RANK_LOCAL) {
-			taint_source(env, pc, "%s()", p->name);
-			regs[0].local = 1;
-			regs[0].taint = pc;
-		}
 		break;
 	case EBPF_RET_VOID:
 		reg_mark_not_init(&regs[0]);
@@ -230,6 +225,12 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 	}
 	default:
 		return verr(env, pc, -EINVAL, "%s: unknown return kind %u", p->name, p->ret);
+	}
+	if ((p->flags & EBPF_HELPER_RANK_LOCAL) && regs[0].type != NOT_INIT && !regs[0].local) {
+		/* the result differs between ranks (clock, random, ring buffer space) */
+		taint_source(env, pc, "%s()", p->name);
+		regs[0].local = 1;
+		regs[0].taint = pc;
 	}
 	taint_reg_write(env, &regs[0]);
 	for (int r = 1; r <= 5; r++)

@@ -350,6 +350,9 @@ static int check_lddw_targets(struct env *env, uint8_t *half)
 			continue;
 		if (is_cond_jmp(i) || is_uncond_ja(i)) {
 			int64_t t = jmp_target(i, pc);
+			if (t < 0 || t >= env->n)
+				return verr(env, pc, -EINVAL, "jump out of range from insn %u to %lld",
+					    pc, (long long)t);
 			if (half[t])
 				return verr(env, pc, -EINVAL,
 					    "jump into the middle of ldimm64 insn %lld", (long long)t - 1);

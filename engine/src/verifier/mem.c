@@ -86,9 +86,14 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 			    (long long)o, size,
 			    env->type && o + size > (int64_t)env->type->ctx_size ? " (past the end of the context)"
 										    : "");
-	if (o % size)
+	if (o % size && !(f->flags & EBPF_CTX_BYTES))
 		return verr(env, pc, -EACCES, "misaligned context access off=%lld size=%d",
 			    (long long)o, size);
+	if (write && (f->flags & EBPF_CTX_BYTES) && (f->flags & EBPF_CTX_WRITE)) {
+		if (val && reg_is_ptr(val))
+			return verr(env, pc, -EACCES, "leaks addr into ctx field `%s`", f->name);
+		return 0;
+	}
 	if (write) {
 		if (!(f->flags & EBPF_CTX_WRITE))
 			return verr(env, pc, -EACCES,
@@ -291,12 +296,8 @@ static int region_check(struct env *env, uint32_t pc, uint32_t regno, const stru
 	int64_t lo;
 	uint64_t hi;
 
-	if (p->smin < -MAX_VAR_OFF || p->umax > (uint64_t)MAX_VAR_OFF)
-		return verr(env, pc, -EACCES,
-			    "R%u unbounded memory access, make sure to bounds check any such access", regno);
-	lo = (int64_t)p->off + off + p->smin;
-	hi = (uint64_t)((int64_t)p->off + off + (int64_t)p->umax) + size;
-	if (lo < 0) {
+	if (p->smin < -MAX_VAR_OFF || (int64_t)p->off + off + p->smin < 0) {
+		lo = p->smin < -MAX_VAR_OFF ? p->smin : (int64_t)p->off + off + p->smin;
 		if (!tnum_is_const(p->var_off))
 			return verr(env, pc, -EACCES,
 				    "R%u min value is negative, either use unsigned index or do a if (index >=0) check (%s, off=%lld)",
@@ -304,6 +305,11 @@ static int region_check(struct env *env, uint32_t pc, uint32_t regno, const stru
 		return verr(env, pc, -EACCES, "invalid access to %s, size=%llu off=%lld size=%llu", what,
 			    (unsigned long long)region, (long long)lo, (unsigned long long)size);
 	}
+	if (p->umax > (uint64_t)MAX_VAR_OFF)
+		return verr(env, pc, -EACCES,
+			    "R%u unbounded memory access, make sure to bounds check any such access", regno);
+	lo = (int64_t)p->off + off + p->smin;
+	hi = (uint64_t)((int64_t)p->off + off + (int64_t)p->umax) + size;
 	if ((int64_t)p->off + off + (int64_t)p->umax < 0 || hi > region) {
 		if (!tnum_is_const(p->var_off))
 			return verr(env, pc, -EACCES,
@@ -462,12 +468,19 @@ int check_atomic(struct env *env, const struct ebpf_insn *insn)
 		if (reg_is_ptr(&regs[0]))
 			return verr(env, pc, -EACCES, "R0 leaks addr into mem");
 	}
+	if (p->type == PTR_TO_CTX && tnum_is_const(p->var_off)) {
+		const struct ebpf_ctx_field *f =
+			ctx_field(env, (int64_t)p->off + (int64_t)p->var_off.value + insn->off, size);
+		if (f && (f->flags & EBPF_CTX_BYTES) && (f->flags & EBPF_CTX_WRITE))
+			goto ok; /* plain memory */
+	}
 	if (p->type != PTR_TO_STACK && p->type != PTR_TO_MAP_VALUE)
 		return p->type == NOT_INIT || p->type == PTR_TO_MAP_VALUE_OR_NULL ||
 				       p->type == PTR_TO_MEM_OR_NULL || p->type == SCALAR
 			       ? bad_ptr(env, pc, insn->dst_reg, p, true)
 			       : verr(env, pc, -EACCES, "BPF_ATOMIC stores into R%u %s is not allowed",
 				      insn->dst_reg, reg_type_str(p->type));
+ok:
 	/* read the old value, then write an unknown one carrying both labels */
 	reg_mark_unknown(&old);
 	err = access(env, pc, insn->dst_reg, insn->off, size, false, false, NULL, 0, &old);

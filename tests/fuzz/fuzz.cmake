@@ -1,0 +1,44 @@
+# libFuzzer targets (NCCLBPF_FUZZ=ON, CC=clang): the loader over its own engine build with
+# coverage, ASan and UBSan. CTest runs it for ~20 s from the seed corpus of every object the
+# project builds; run it for hours by hand (command in fuzz_loader.c).
+if(NCCLBPF_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "NCCLBPF_FUZZ needs clang as the C compiler (CC=clang)")
+  endif()
+  set(FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+                 -fno-omit-frame-pointer)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    set(NCCLBPF_JIT_ARCH x86_64)
+  else()
+    set(NCCLBPF_JIT_ARCH none)
+  endif()
+  file(GLOB_RECURSE FUZZ_ENGINE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)
+  list(FILTER FUZZ_ENGINE_SOURCES EXCLUDE REGEX "/src/jit/arch_[^/]*/")
+  file(GLOB FUZZ_JIT_SOURCES CONFIGURE_DEPENDS
+       ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${NCCLBPF_JIT_ARCH}/*.c)
+  add_library(ncclbpf_engine_fuzz STATIC ${FUZZ_ENGINE_SOURCES} ${FUZZ_JIT_SOURCES})
+  target_include_directories(ncclbpf_engine_fuzz
+    PUBLIC ${PROJECT_SOURCE_DIR}/engine/include ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/engine/src)
+  target_compile_options(ncclbpf_engine_fuzz PRIVATE ${FUZZ_FLAGS})
+  target_link_libraries(ncclbpf_engine_fuzz PUBLIC pthread)
+  if(NOT NCCLBPF_JIT_ARCH STREQUAL "none")
+    target_compile_definitions(ncclbpf_engine_fuzz PUBLIC NCCLBPF_HAVE_JIT=1)
+  endif()
+
+  add_executable(fuzz_loader ${CMAKE_CURRENT_LIST_DIR}/fuzz_loader.c)
+  target_compile_options(fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_options(fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_loader PRIVATE ncclbpf_engine_fuzz)
+
+  set(FUZZ_CORPUS ${PROJECT_BINARY_DIR}/tests/fuzz/corpus_loader)
+  set(FUZZ_SEEDS ${NCCLBPF_POLICY_DIR} ${NCCLBPF_POLICY_DIR}/unsafe
+                 ${PROJECT_BINARY_DIR}/tests/loader/bpf)
+  add_test(NAME fuzz_loader_bounded
+    COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
+            $<TARGET_FILE:fuzz_loader> -max_total_time=20 -rss_limit_mb=2048 -timeout=10
+            -print_final_stats=1 -dict=${CMAKE_CURRENT_LIST_DIR}/loader.dict
+            ${FUZZ_CORPUS} ${FUZZ_SEEDS})
+  set_tests_properties(fuzz_loader_bounded PROPERTIES LABELS "fuzz;loader" TIMEOUT 90)
+  file(MAKE_DIRECTORY ${FUZZ_CORPUS})
+endif()

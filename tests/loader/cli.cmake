@@ -1,0 +1,118 @@
+# CLI tests of `ncclbpf objdump` and `ncclbpf test-run` on the shipped policies: every good policy
+# runs with the expected decisions (the policy's unit tests, as an author would write them).
+# Each test also runs with the ASan/UBSan build of the CLI when sanitizers are on.
+if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
+  set(LDR_POL ${NCCLBPF_POLICY_DIR})
+  set(LDR_OBJ ${PROJECT_BINARY_DIR}/tests/loader/bpf)
+
+  # ldr_cli(NAME REGEX <regex> [FAIL] ARGS ...): passes when the output matches regex (and the
+  # command fails, with FAIL).
+  function(ldr_cli name)
+    cmake_parse_arguments(C "FAIL" "REGEX" "ARGS" ${ARGN})
+    set(bins ncclbpf)
+    if(NCCLBPF_SANITIZERS)
+      list(APPEND bins ncclbpf_asan)
+    endif()
+    foreach(bin ${bins})
+      set(t cli_${name})
+      if(bin STREQUAL "ncclbpf_asan")
+        set(t cli_${name}.asan)
+      endif()
+      if(C_FAIL)
+        # A failing command: its message must match, its status must be non-zero.
+        add_test(NAME ${t} COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:${bin}>
+                 "-DARGS=${C_ARGS}" "-DREGEX=${C_REGEX}"
+                 -P ${CMAKE_CURRENT_LIST_DIR}/cmake/expect_fail.cmake)
+      else()
+        add_test(NAME ${t} COMMAND ${bin} ${C_ARGS})
+        set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "${C_REGEX}")
+      endif()
+      set_tests_properties(${t} PROPERTIES LABELS "loader;cli" TIMEOUT 60)
+    endforeach()
+  endfunction()
+
+  set(TR test-run)
+  # noop: every decision left to NCCL.
+  ldr_cli(tr_noop ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx n_bytes=1024
+    REGEX "return 0\n.*algorithm += -1 .*\n  protocol += -1 .*\n  n_channels += 0 ")
+  # size_aware: small -> TREE/LL; TREE/LL unavailable -> RING/LL; mid -> RING/LL128; large ->
+  # RING/SIMPLE, or TREE/SIMPLE when RING/SIMPLE is NA; nothing available -> NCCL decides;
+  # a table of one algorithm row -> that row only.
+  ldr_cli(tr_size_small ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware --ctx n_bytes=1024
+    REGEX "algorithm += 0 TREE\n  protocol += 0 LL\n  n_channels += 0")
+  ldr_cli(tr_size_small_na ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx n_bytes=65536,cost_ns[0][0]=NA
+    REGEX "algorithm += 1 RING\n  protocol += 0 LL\n")
+  ldr_cli(tr_size_mid ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware --ctx n_bytes=1048576
+    REGEX "algorithm += 1 RING\n  protocol += 1 LL128\n")
+  ldr_cli(tr_size_large ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx n_bytes=0x4000000
+    REGEX "algorithm += 1 RING\n  protocol += 2 SIMPLE\n")
+  ldr_cli(tr_size_large_na ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx n_bytes=0x4000000,cost_ns[1][2]=NA
+    REGEX "algorithm += 0 TREE\n  protocol += 2 SIMPLE\n")
+  ldr_cli(tr_size_all_na ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx n_bytes=100,cost_ns=NA
+    REGEX "algorithm += -1 .*DEFAULT.*\n  protocol += -1 ")
+  ldr_cli(tr_size_one_algo ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx n_bytes=1048576,num_algo=1
+    REGEX "algorithm += 0 TREE\n  protocol += 1 LL128\n")
+  # table_tuner: rows from the object's .data map; beyond the table NCCL decides.
+  ldr_cli(tr_table_4k ARGS ${TR} ${LDR_POL}/table_tuner.o --prog table_tuner --ctx n_bytes=4096
+    REGEX "algorithm += 0 TREE\n  protocol += 0 LL\n  n_channels += 2\n")
+  ldr_cli(tr_table_100k ARGS ${TR} ${LDR_POL}/table_tuner.o --prog table_tuner
+    --ctx n_bytes=100000
+    REGEX "algorithm += 1 RING\n  protocol += 1 LL128\n  n_channels += 8\n")
+  ldr_cli(tr_table_8m ARGS ${TR} ${LDR_POL}/table_tuner.o --prog table_tuner
+    --ctx n_bytes=8388608
+    REGEX "algorithm += 1 RING\n  protocol += 2 SIMPLE\n  n_channels += 16 ")
+  ldr_cli(tr_table_huge ARGS ${TR} ${LDR_POL}/table_tuner.o --prog table_tuner
+    --ctx n_bytes=0x100000000
+    REGEX "algorithm += -1 .*\n  protocol += -1 .*\n  n_channels += 0 ")
+  # profiler_latency: a finished 1 MiB AllReduce of 5000 ns lands in bucket 20 of its
+  # communicator with count 1 and total/min/max 5000; other events change nothing.
+  ldr_cli(tr_prof_end ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency
+    --ctx event=COLL_END,comm_id=0x1234,coll_type=ALLREDUCE,n_bytes=1048576,duration_ns=5000
+    REGEX "latency: added +key 34120000 00000000 04000000 14000000\n +value 01000000 00000000 88130000 00000000 88130000 00000000 88130000 00000000")
+  ldr_cli(tr_prof_start ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency
+    --ctx event=COLL_START,n_bytes=1048576,duration_ns=5000
+    REGEX "maps changed:\n  \\(none\\)")
+  # The features object: a net program's verdict, global data written through a subprogram.
+  ldr_cli(tr_net_deny ARGS ${TR} ${LDR_OBJ}/features.o --prog on_connect --ctx peer=3
+    REGEX "return 1\n")
+  ldr_cli(tr_subprog_data ARGS ${TR} ${LDR_OBJ}/features.o --prog second --ctx n_ranks=5
+    REGEX "n_channels += 1249 .*\\.data: changed +key 00000000 \\(0\\)\n +value 4d000000 00000000 \\(77\\)\n +-> value 4e000000 00000000 \\(78\\)")
+  ldr_cli(tr_ctx_hex ARGS ${TR} ${LDR_OBJ}/features.o --prog on_connect
+    --ctx-hex 0000000000000000000000000000000000000000000000000000000000000000000000000000000003000000
+    REGEX "return 1\n")
+  ldr_cli(tr_repeat ARGS ${TR} ${LDR_POL}/noop.o --prog noop --repeat 1000
+    REGEX "1000 runs, [0-9.]+ ns per run")
+  # The same decisions from the JIT-compiled programs.
+  ldr_cli(tr_jit_size_mid ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware --jit
+    --ctx n_bytes=1048576,cost_ns[1][1]=NA
+    REGEX "algorithm += 0 TREE\n  protocol += 1 LL128\n")
+  ldr_cli(tr_jit_table ARGS ${TR} ${LDR_POL}/table_tuner.o --prog table_tuner --jit
+    --ctx n_bytes=8388608 --repeat 100
+    REGEX "jit: 100 runs.*algorithm += 1 RING\n  protocol += 2 SIMPLE\n  n_channels += 16 ")
+  ldr_cli(tr_jit_prof ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency --jit
+    --ctx event=COLL_END,comm_id=7,coll_type=REDUCE,n_bytes=0,duration_ns=9
+    REGEX "latency: added +key 07000000 00000000 01000000 00000000\n +value 01000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000")
+  ldr_cli(tr_jit_subprog ARGS ${TR} ${LDR_OBJ}/features.o --prog second --jit --ctx n_ranks=1
+    REGEX "n_channels += 1237 ")
+  ldr_cli(tr_bad_field FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
+    REGEX "no field 'bytes'; fields: comm_id n_bytes")
+  ldr_cli(tr_bad_prog FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog nope
+    REGEX "no program 'nope'; programs: noop")
+  ldr_cli(tr_bad_index FAIL ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx cost_ns[7][0]=1 REGEX "'cost_ns' is \\[7\\]\\[3\\]")
+  ldr_cli(tr_rejected_object FAIL ARGS ${TR} ${LDR_OBJ}/bad_section.o --prog wrong
+    REGEX "section 'xdp': unknown program type")
+
+  # objdump: programs, maps with initial data, disassembly with source and annotations.
+  ldr_cli(objdump_features ARGS objdump ${LDR_OBJ}/features.o
+    REGEX "4 programs, 7 maps.*  1   tuner +second +tuner +[0-9]+ +[0-9]+  thrice_plus,twice\n.*  3   events +ringbuf +btf +0 +0 +4096  0x0\n  4   \\.rodata +array +rodata +4 +4 +1  0x80 \\(rdonly_prog\\)\n    initial data \\(4 bytes\\):\n      0000: d2 04 00 00 .*<thrice_plus>:\n; static __attribute__\\(\\(noinline\\)\\) __u64 thrice_plus\\(__u64 x\\)  \\[features.c:[0-9]+\\].*; counter \\+= 1;.*# &'\\.data'\\[0\\].*call [0-9]+    # -> twice")
+  ldr_cli(objdump_policy ARGS objdump ${LDR_POL}/table_tuner.o
+    REGEX "table_tuner +tuner +[0-9]+ +[0-9]+  find_row\n.*\\.data +array +data +4 +144 +1  0x0\n    initial data \\(144 bytes\\):\n      0000: 00 10 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
+  ldr_cli(objdump_bad FAIL ARGS objdump ${LDR_OBJ}/bad_extern.o
+    REGEX "undefined symbol 'CONFIG_HZ'")
+endif()

@@ -1,0 +1,113 @@
+/* The verifier's rule table: every rejected program must fail with its expected message, every
+ * accepted one must pass (and then run in the bounds-checking interpreter without a fault on
+ * random contexts: a fault would be a verifier soundness bug). */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "ncclbpf/prog.h"
+#include "vcases.h"
+
+#include "cases_accept.h"
+#include "cases_reject.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void quiet_log(void *ctx, const char *line)
+{
+	(void)ctx;
+	(void)line;
+}
+
+static void run_checked(const struct vcase *c)
+{
+	struct ebpf_prog_opts po = {.sz = sizeof(po), .name = c->name,
+				    .helpers = ebpf_helpers_default(), .maps = vmaps,
+				    .n_maps = N_MAPS};
+	const struct ebpf_prog_type *t = c->type ? ebpf_prog_type_by_name(c->type) : NULL;
+	uint8_t ctx[256];
+	char err[256];
+	struct ebpf_prog *p = ebpf_prog__new(c->insns, vcase_len(c), &po, err, sizeof(err));
+
+	if (!p) {
+		fprintf(stderr, "%s: ebpf_prog__new: %s\n", c->name, err);
+		CHECK(p != NULL);
+		return;
+	}
+	for (int round = 0; round < 8; round++) {
+		struct ebpf_region reg = {(uint64_t)(uintptr_t)ctx, t ? t->ctx_size : 0,
+					  EBPF_REGION_READ | EBPF_REGION_WRITE};
+		struct ebpf_fault f = {0};
+		struct ebpf_run_opts ro = {.sz = sizeof(ro), .checked = 1, .regions = &reg,
+					   .n_regions = t ? 1 : 0, .fault = &f};
+		uint64_t r0 = 0;
+		int rc;
+
+		for (size_t i = 0; i < sizeof(ctx); i++)
+			ctx[i] = round ? (uint8_t)next_rand() : 0;
+		rc = ebpf_interp__run(p, (uint64_t)(uintptr_t)ctx, 0, &ro, &r0);
+		if (rc)
+			fprintf(stderr, "%s: accepted but faulted in checked mode: %s\n", c->name, f.msg);
+		CHECK(rc == 0);
+	}
+	ebpf_prog__free(p);
+}
+
+int main(int argc, char **argv)
+{
+	uint8_t flags[N_MAPS];
+	char err[512];
+	int verbose = argc > 1 && !strcmp(argv[1], "-v");
+	size_t nr = sizeof(reject_cases) / sizeof(reject_cases[0]);
+	size_t na = sizeof(accept_cases) / sizeof(accept_cases[0]);
+
+	ebpf_helpers_set_logger(quiet_log, NULL);
+	if (vmaps_create()) {
+		fprintf(stderr, "cannot create maps\n");
+		return 1;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct vcase *c = &reject_cases[i];
+		struct ebpf_verify_stats st;
+		int rc = vcase_verify(c, err, sizeof(err), &st, flags, NULL, 0);
+		bool ok = rc < 0 && strstr(err, c->expect);
+
+		if (!ok || verbose)
+			fprintf(stderr, "%s reject '%s': rc=%d msg=\"%s\" (want \"%s\")\n",
+				ok ? "ok  " : "FAIL", c->name, rc, err, c->expect);
+		CHECK(ok);
+		/* a rejection always says where */
+		CHECK(strstr(err, "insn ") != NULL);
+	}
+	for (size_t i = 0; i < na; i++) {
+		const struct vcase *c = &accept_cases[i];
+		struct ebpf_verify_stats st;
+		int rc = vcase_verify(c, err, sizeof(err), &st, flags, NULL, 0);
+
+		if (rc || verbose)
+			fprintf(stderr, "%s accept '%s': rc=%d msg=\"%s\" processed=%llu worst=%llu\n",
+				rc ? "FAIL" : "ok  ", c->name, rc, err,
+				(unsigned long long)st.processed,
+				(unsigned long long)st.worst_case_insns);
+		CHECK(rc == 0);
+		if (!rc && c->worst > 0) {
+			if ((int64_t)st.worst_case_insns != c->worst)
+				fprintf(stderr, "'%s': worst case %llu, expected %lld\n", c->name,
+					(unsigned long long)st.worst_case_insns, (long long)c->worst);
+			CHECK_EQ_U64(st.worst_case_insns, c->worst);
+		}
+		if (!rc)
+			run_checked(c);
+	}
+	printf("%zu rejected cases, %zu accepted cases\n", nr, na);
+	vmaps_free();
+	return check_summary("test_verifier_table");
+}

@@ -1,0 +1,202 @@
+/* `ncclbpf objdump FILE.o`: what the loader makes of a policy object: its programs (section,
+ * name, type, instruction count), its maps (type, sizes, entries, flags, initial data) and each
+ * program's assembled code (subprograms appended, map references resolved to indices) with the
+ * C source lines from .BTF.ext interleaved. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ncclbpf/disasm.h"
+#include "ncclbpf/object.h"
+
+#define HEX_LIMIT 4096 /* bytes of initial data shown unless --full */
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: ncclbpf objdump [--no-disasm] [--no-source] [--full] FILE.o\n"
+		"  --no-disasm  programs and maps only\n"
+		"  --no-source  no C source lines in the disassembly\n"
+		"  --full       all initial data (default: the first %d bytes)\n",
+		HEX_LIMIT);
+	return 2;
+}
+
+static void flags_str(uint32_t flags, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%x%s", flags, flags & EBPF_MAP_F_RDONLY_PROG ? " (rdonly_prog)" : "");
+}
+
+static void hexdump(const uint8_t *d, size_t n, size_t limit)
+{
+	size_t shown = n < limit ? n : limit;
+	for (size_t off = 0; off < shown; off += 16) {
+		printf("      %04zx:", off);
+		for (size_t k = 0; k < 16; k++) {
+			if (off + k < shown)
+				printf(" %02x", d[off + k]);
+			else
+				printf("   ");
+		}
+		printf("  |");
+		for (size_t k = 0; k < 16 && off + k < shown; k++) {
+			uint8_t c = d[off + k];
+			putchar(c >= 0x20 && c < 0x7f ? c : '.');
+		}
+		printf("|\n");
+	}
+	if (shown < n)
+		printf("      ... %zu more bytes (--full shows them)\n", n - shown);
+}
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case EBPF_OBJECT_MAP_RODATA:
+		return "rodata";
+	case EBPF_OBJECT_MAP_DATA:
+		return "data";
+	case EBPF_OBJECT_MAP_BSS:
+		return "bss";
+	default:
+		return "btf";
+	}
+}
+
+static void print_maps(const struct ebpf_object *obj, int full)
+{
+	printf("\nMaps:\n");
+	if (!ebpf_object__map_cnt(obj)) {
+		printf("  (none)\n");
+		return;
+	}
+	printf("  %-3s %-20s %-12s %-6s %5s %7s %11s  %s\n", "idx", "name", "type", "kind", "key",
+	       "value", "max_entries", "flags");
+	for (struct ebpf_object_map *m = ebpf_object__next_map(obj, NULL); m;
+	     m = ebpf_object__next_map(obj, m)) {
+		const struct ebpf_map_def *d = ebpf_object_map__def(m);
+		char fl[32];
+		flags_str(d->flags, fl, sizeof(fl));
+		printf("  %-3u %-20s %-12s %-6s %5u %7u %11u  %s\n", ebpf_object_map__index(m),
+		       ebpf_object_map__name(m), ebpf_map_type__name(d->type),
+		       kind_name(ebpf_object_map__kind(m)), d->key_size, d->value_size,
+		       d->max_entries, fl);
+		size_t n;
+		const uint8_t *init = ebpf_object_map__initial_data(m, &n);
+		if (init && n) {
+			printf("    initial data (%zu bytes):\n", n);
+			hexdump(init, n, full ? n : HEX_LIMIT);
+		}
+	}
+}
+
+/* A comment after instructions that refer to maps or functions. */
+static void annotate(const struct ebpf_object *obj, const struct ebpf_program *p, uint32_t pc)
+{
+	const struct ebpf_insn *in = ebpf_program__insns(p);
+	const struct ebpf_insn *i = &in[pc];
+	if (ebpf_insn_is_lddw(i) && pc + 1 < ebpf_program__insn_cnt(p)) {
+		struct ebpf_object_map *m = ebpf_object__map(obj, (uint32_t)i->imm);
+		if (!m)
+			return;
+		if (i->src_reg == EBPF_PSEUDO_MAP_FD)
+			printf("    # map '%s'", ebpf_object_map__name(m));
+		else if (i->src_reg == EBPF_PSEUDO_MAP_VALUE)
+			printf("    # &'%s'[%d]", ebpf_object_map__name(m), i[1].imm);
+	} else if (i->code == (EBPF_JMP | EBPF_CALL) && i->src_reg == EBPF_PSEUDO_CALL) {
+		int64_t t = (int64_t)pc + i->imm + 1;
+		const char *name = t >= 0 ? ebpf_program__func_at(p, (uint32_t)t) : NULL;
+		printf("    # -> %s (insn %lld)", name ? name : "?", (long long)t);
+	}
+}
+
+static void print_disasm(const struct ebpf_object *obj, const struct ebpf_program *p, int source)
+{
+	const struct ebpf_insn *in = ebpf_program__insns(p);
+	uint32_t n = ebpf_program__insn_cnt(p), fi = 0, fstart, flen;
+	const struct ebpf_line_info *shown = NULL;
+	char line[160];
+
+	printf("\nDisassembly of program '%s' (section '%s', %u insns):\n", ebpf_program__name(p),
+	       ebpf_program__section(p), n);
+	for (uint32_t pc = 0; pc < n;) {
+		const char *fname = ebpf_program__func(p, fi, &fstart, &flen);
+		if (fname && pc == fstart) {
+			printf("\n%08x <%s>:\n", pc * 8, fname);
+			fi++;
+		}
+		const struct ebpf_line_info *li = source ? ebpf_program__line_of(p, pc) : NULL;
+		if (li && li != shown && li->insn == pc && li->src &&
+		    (!shown || shown->line != li->line || shown->src != li->src)) {
+			const char *file = li->file ? strrchr(li->file, '/') : NULL;
+			file = file ? file + 1 : li->file;
+			const char *src = li->src;
+			while (*src == ' ' || *src == '\t')
+				src++;
+			printf("; %s", src);
+			if (file)
+				printf("  [%s:%u]", file, li->line);
+			printf("\n");
+			shown = li;
+		}
+		int cnt = ebpf_disasm_insn(in, n, pc, line, sizeof(line));
+		printf("%6u: %s", pc, line);
+		annotate(obj, p, pc);
+		printf("\n");
+		pc += cnt ? (uint32_t)cnt : 1;
+	}
+}
+
+static int cmd_objdump(int argc, char **argv)
+{
+	int disasm = 1, source = 1, full = 0;
+	const char *file = NULL;
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-disasm"))
+			disasm = 0;
+		else if (!strcmp(argv[i], "--no-source"))
+			source = 0;
+		else if (!strcmp(argv[i], "--full"))
+			full = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return usage() & 0;
+		else if (argv[i][0] == '-' || file)
+			return usage();
+		else
+			file = argv[i];
+	}
+	if (!file)
+		return usage();
+	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
+	if (!obj) {
+		fprintf(stderr, "ncclbpf objdump: %s\n", err);
+		return 1;
+	}
+	printf("%s: %u program%s, %u map%s\n", file, ebpf_object__prog_cnt(obj),
+	       ebpf_object__prog_cnt(obj) == 1 ? "" : "s", ebpf_object__map_cnt(obj),
+	       ebpf_object__map_cnt(obj) == 1 ? "" : "s");
+	printf("\nPrograms:\n  %-3s %-16s %-24s %-12s %6s %6s  %s\n", "idx", "section", "name",
+	       "type", "insns", "entry", "subprograms");
+	for (uint32_t i = 0; i < ebpf_object__prog_cnt(obj); i++) {
+		const struct ebpf_program *p = ebpf_object__prog(obj, i);
+		printf("  %-3u %-16s %-24s %-12s %6u %6u  ", i, ebpf_program__section(p),
+		       ebpf_program__name(p), ebpf_program__type(p)->name,
+		       ebpf_program__insn_cnt(p), ebpf_program__entry_insn_cnt(p));
+		if (ebpf_program__func_cnt(p) <= 1)
+			printf("-");
+		for (uint32_t k = 1; k < ebpf_program__func_cnt(p); k++)
+			printf("%s%s", k > 1 ? "," : "", ebpf_program__func(p, k, NULL, NULL));
+		printf("\n");
+	}
+	print_maps(obj, full);
+	for (uint32_t i = 0; disasm && i < ebpf_object__prog_cnt(obj); i++)
+		print_disasm(obj, ebpf_object__prog(obj, i), source);
+	ebpf_object__close(obj);
+	return 0;
+}
+
+NCCLBPF_COMMAND(objdump_cmd, .name = "objdump", .args = "[--no-disasm] [--no-source] FILE.o",
+		.summary = "list a policy object's programs and maps, disassemble with source",
+		.run = cmd_objdump);

@@ -1,0 +1,553 @@
+/* `ncclbpf test-run FILE.o --prog NAME [--ctx f=v,...] [--ctx-hex HEX] [--repeat N]`: loads the
+ * object (maps, verification), runs one program on a context built from its program type's
+ * field table, and prints the return value, the writable (output) fields and every map entry the
+ * run added, changed or deleted. This is how policy authors unit-test a policy offline.
+ *
+ * Context: all zero, except for tuner programs, whose outputs start at their DEFAULT values and
+ * whose cost table is fully filled (num_algo/num_proto at their maxima) as NCCL does. Then
+ * --ctx-hex bytes, then --ctx assignments:  name=value  name[i]=value  name[i][j]=value, where a
+ * value is a number (decimal, 0x hex, negative), NA (all ones), or an NCCL name (RING, LL128,
+ * ALLREDUCE, COLL_END, ...); name=value on an array field sets every element. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "hexio.h"
+#include "ncclbpf.h"
+#include "ncclbpf/epoch.h"
+#include "ncclbpf/jit.h"
+#include "ncclbpf/object.h"
+
+#define MAX_REPEAT   100000000ull
+#define MAX_SNAPSHOT (1u << 20) /* entries per map */
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: ncclbpf test-run FILE.o --prog NAME [--ctx FIELD=VALUE,...]\n"
+		"          [--ctx-hex HEX] [--repeat N] [--jit] [--quiet]\n"
+		"  --ctx      fields by name: n_bytes=1048576,coll_type=ALLREDUCE,\n"
+		"             cost_ns[1][2]=500, cost_ns=NA (all elements); values: numbers,\n"
+		"             NA, NCCL names\n"
+		"  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
+		"  --repeat   run N times on the same context (prints the mean time per run)\n"
+		"  --jit      run the JIT-compiled program (default: the interpreter)\n"
+		"  --quiet    return value and outputs only\n");
+	return 2;
+}
+
+/* --- Context construction ------------------------------------------------------------------ */
+
+/* Array shapes of the context fields that are arrays (the type tables give bytes only). */
+struct shape {
+	const char *type, *field;
+	uint32_t elem, dims[2];
+};
+static const struct shape shapes[] = {
+    {"tuner", "cost_ns", 8, {NCCLBPF_NUM_ALGOS, NCCLBPF_NUM_PROTOS}},
+    {"net", "peer_addr", 4, {4, 1}},
+};
+
+static const struct shape *shape_of(const struct ebpf_prog_type *t, const char *field)
+{
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		if (!strcmp(shapes[i].type, t->name) && !strcmp(shapes[i].field, field))
+			return &shapes[i];
+	return NULL;
+}
+
+static const struct {
+	const char *name;
+	int64_t value;
+} names[] = {
+    {"NA", -1},
+    {"DEFAULT", -1},
+    {"BROADCAST", NCCLBPF_COLL_BROADCAST},
+    {"REDUCE", NCCLBPF_COLL_REDUCE},
+    {"ALLGATHER", NCCLBPF_COLL_ALLGATHER},
+    {"REDUCESCATTER", NCCLBPF_COLL_REDUCESCATTER},
+    {"ALLREDUCE", NCCLBPF_COLL_ALLREDUCE},
+    {"TREE", NCCLBPF_ALGO_TREE},
+    {"RING", NCCLBPF_ALGO_RING},
+    {"COLLNET_DIRECT", NCCLBPF_ALGO_COLLNET_DIRECT},
+    {"COLLNET_CHAIN", NCCLBPF_ALGO_COLLNET_CHAIN},
+    {"NVLS", NCCLBPF_ALGO_NVLS},
+    {"NVLS_TREE", NCCLBPF_ALGO_NVLS_TREE},
+    {"PAT", NCCLBPF_ALGO_PAT},
+    {"LL", NCCLBPF_PROTO_LL},
+    {"LL128", NCCLBPF_PROTO_LL128},
+    {"SIMPLE", NCCLBPF_PROTO_SIMPLE},
+    {"COLL_START", NCCLBPF_PROF_COLL_START},
+    {"COLL_END", NCCLBPF_PROF_COLL_END},
+    {"KERNEL_CH", NCCLBPF_PROF_KERNEL_CH},
+    {"PROXY_OP", NCCLBPF_PROF_PROXY_OP},
+    {"CONNECT", NCCLBPF_NET_CONNECT},
+    {"ACCEPT", NCCLBPF_NET_ACCEPT},
+    {"ISEND", NCCLBPF_NET_ISEND},
+    {"IRECV", NCCLBPF_NET_IRECV},
+    {"COMPLETE", NCCLBPF_NET_COMPLETE},
+};
+
+static int parse_value(const char *s, uint64_t *v)
+{
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i].name)) {
+			*v = (uint64_t)names[i].value;
+			return 0;
+		}
+	}
+	char *end;
+	errno = 0;
+	if (s[0] == '-') {
+		long long x = strtoll(s, &end, 0);
+		*v = (uint64_t)x;
+	} else {
+		*v = strtoull(s, &end, 0);
+	}
+	return (errno || end == s || *end) ? -1 : 0;
+}
+
+static void store(uint8_t *p, uint32_t size, uint64_t v)
+{
+	/* Little-endian host (the engine's only kind): the low bytes of v. */
+	memcpy(p, &v, size);
+}
+
+static uint64_t load(const uint8_t *p, uint32_t size)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, size);
+	return v;
+}
+
+/* One assignment "name[i][j]=value". */
+static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, char *a)
+{
+	char *eq = strchr(a, '=');
+	uint32_t idx[2] = {0, 0}, n_idx = 0;
+	uint64_t v;
+	if (!eq) {
+		fprintf(stderr, "ncclbpf test-run: '%s': expected FIELD=VALUE\n", a);
+		return -1;
+	}
+	*eq = 0;
+	char *br = strchr(a, '[');
+	if (br) {
+		char *p = br;
+		*br = 0;
+		while (*p == '[' || p == br) {
+			char *end;
+			if (n_idx == 2) {
+				fprintf(stderr, "ncclbpf test-run: '%s': too many indices\n", a);
+				return -1;
+			}
+			idx[n_idx++] = (uint32_t)strtoul(p + 1, &end, 0);
+			if (*end != ']') {
+				fprintf(stderr, "ncclbpf test-run: '%s': bad index\n", a);
+				return -1;
+			}
+			p = end + 1;
+		}
+		if (*p) {
+			fprintf(stderr, "ncclbpf test-run: '%s': junk after the index\n", a);
+			return -1;
+		}
+	}
+	const struct ebpf_ctx_field *f = NULL;
+	for (uint32_t i = 0; i < t->n_fields; i++)
+		if (!strcmp(t->fields[i].name, a))
+			f = &t->fields[i];
+	if (!f) {
+		fprintf(stderr, "ncclbpf test-run: %s context has no field '%s'; fields:", t->name,
+			a);
+		for (uint32_t i = 0; i < t->n_fields; i++)
+			fprintf(stderr, " %s", t->fields[i].name);
+		fprintf(stderr, "\n");
+		return -1;
+	}
+	if (parse_value(eq + 1, &v)) {
+		fprintf(stderr, "ncclbpf test-run: '%s': bad value '%s'\n", a, eq + 1);
+		return -1;
+	}
+	const struct shape *sh = shape_of(t, f->name);
+	uint32_t elem = sh ? sh->elem : f->size <= 8 ? f->size : 1;
+	uint32_t count = f->size / elem;
+	if (!n_idx) { /* the whole field, or every element of an array */
+		for (uint32_t k = 0; k < count; k++)
+			store(ctx + f->off + k * elem, elem, v);
+		return 0;
+	}
+	uint32_t flat = idx[0];
+	if (sh && sh->dims[1] > 1) {
+		if (n_idx != 2 || idx[0] >= sh->dims[0] || idx[1] >= sh->dims[1]) {
+			fprintf(stderr, "ncclbpf test-run: '%s' is [%u][%u]\n", f->name,
+				sh->dims[0], sh->dims[1]);
+			return -1;
+		}
+		flat = idx[0] * sh->dims[1] + idx[1];
+	} else if (n_idx != 1 || flat >= count || count == 1) {
+		fprintf(stderr, "ncclbpf test-run: '%s' is not an array of that size\n", f->name);
+		return -1;
+	}
+	store(ctx + f->off + flat * elem, elem, v);
+	return 0;
+}
+
+static void ctx_defaults(const struct ebpf_prog_type *t, uint8_t *ctx)
+{
+	if (!strcmp(t->name, "tuner")) {
+		struct ncclbpf_tuner_ctx *c = (struct ncclbpf_tuner_ctx *)ctx;
+		c->num_algo = NCCLBPF_NUM_ALGOS;
+		c->num_proto = NCCLBPF_NUM_PROTOS;
+		c->algorithm = NCCLBPF_ALGO_DEFAULT;
+		c->protocol = NCCLBPF_PROTO_DEFAULT;
+		c->n_channels = NCCLBPF_CHANNELS_DEFAULT;
+	}
+}
+
+/* NCCL's name of an algorithm/protocol/collective value, for the reader. */
+static const char *symbol(const char *field, int64_t v)
+{
+	static const char *const algos[] = {
+	    "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
+	static const char *const protos[] = {"LL", "LL128", "SIMPLE"};
+	static const char *const colls[] = {"BROADCAST", "REDUCE", "ALLGATHER", "REDUCESCATTER",
+					    "ALLREDUCE"};
+	int is_algo = !strcmp(field, "algorithm"), is_proto = !strcmp(field, "protocol");
+	if ((is_algo || is_proto) && v == -1)
+		return "(DEFAULT: NCCL decides)";
+	if (is_algo && v >= 0 && v < NCCLBPF_NUM_ALGOS)
+		return algos[v];
+	if (is_proto && v >= 0 && v < NCCLBPF_NUM_PROTOS)
+		return protos[v];
+	if (!strcmp(field, "coll_type") && v >= 0 && v <= NCCLBPF_COLL_ALLREDUCE)
+		return colls[v];
+	if (!strcmp(field, "n_channels") && v == 0)
+		return "(DEFAULT)";
+	return NULL;
+}
+
+static void print_field(const struct ebpf_prog_type *t, const struct ebpf_ctx_field *f,
+			const uint8_t *ctx)
+{
+	const struct shape *sh = shape_of(t, f->name);
+	if (f->size <= 8 && !sh) {
+		uint64_t v = load(ctx + f->off, f->size);
+		int64_t sv = f->size == 4   ? (int32_t)v
+			     : f->size == 2 ? (int16_t)v
+			     : f->size == 1 ? (int8_t)v
+					    : (int64_t)v;
+		printf("  %-12s = %lld", f->name, (long long)sv);
+		if (sv < 0 || v > 9)
+			printf(" (0x%llx)", (unsigned long long)v);
+		const char *sym = symbol(f->name, sv);
+		if (sym)
+			printf(" %s", sym);
+		printf("\n");
+		return;
+	}
+	printf("  %-12s =", f->name);
+	for (uint32_t k = 0; k < f->size; k++)
+		printf(" %02x", ctx[f->off + k]);
+	printf("\n");
+}
+
+/* --- Map snapshots ----------------------------------------------------------------------- */
+
+struct snap {
+	uint32_t n, cap;
+	size_t ksz, vsz;
+	uint8_t *keys, *vals;
+};
+
+static int snapshot(struct ebpf_map *m, struct snap *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (ebpf_map__type(m) == EBPF_MAP_TYPE_RINGBUF)
+		return 0;
+	s->ksz = ebpf_map__key_size(m);
+	s->vsz = ebpf_map__user_value_size(m);
+	uint8_t *key = calloc(1, s->ksz + 1), *next = calloc(1, s->ksz + 1);
+	int have = 0, ret = 0;
+	if (!key || !next)
+		ret = -ENOMEM;
+	while (!ret && s->n < MAX_SNAPSHOT && !ebpf_map__get_next_key(m, have ? key : NULL, next)) {
+		if (s->n == s->cap) {
+			uint32_t cap = s->cap ? s->cap * 2 : 16;
+			uint8_t *k = realloc(s->keys, (size_t)cap * s->ksz + 1);
+			if (k)
+				s->keys = k;
+			uint8_t *v = realloc(s->vals, (size_t)cap * s->vsz + 1);
+			if (v)
+				s->vals = v;
+			if (!k || !v) {
+				ret = -ENOMEM;
+				break;
+			}
+			s->cap = cap;
+		}
+		memcpy(s->keys + (size_t)s->n * s->ksz, next, s->ksz);
+		if (ebpf_map__user_lookup(m, next, s->vals + (size_t)s->n * s->vsz) == 0)
+			s->n++;
+		memcpy(key, next, s->ksz);
+		have = 1;
+	}
+	free(key);
+	free(next);
+	return ret;
+}
+
+static void snap_free(struct snap *s)
+{
+	free(s->keys);
+	free(s->vals);
+}
+
+static int snap_find(const struct snap *s, const uint8_t *key)
+{
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!memcmp(s->keys + (size_t)i * s->ksz, key, s->ksz))
+			return (int)i;
+	return -1;
+}
+
+static void print_bytes(const char *label, const uint8_t *p, size_t n)
+{
+	printf("%s", label);
+	for (size_t i = 0; i < n; i++)
+		printf("%s%02x", i && i % 4 == 0 ? " " : "", p[i]);
+	if (n == 4 || n == 8)
+		printf(" (%llu)", (unsigned long long)load(p, (uint32_t)n));
+}
+
+/* Prints the differences; returns the number of changed entries. */
+static uint32_t diff(const char *name, const struct snap *a, const struct snap *b)
+{
+	uint32_t changes = 0;
+	for (uint32_t i = 0; i < b->n; i++) {
+		const uint8_t *k = b->keys + (size_t)i * b->ksz, *v = b->vals + (size_t)i * b->vsz;
+		int j = snap_find(a, k);
+		if (j >= 0 && !memcmp(a->vals + (size_t)j * a->vsz, v, a->vsz))
+			continue;
+		printf("  %s: %s", name, j < 0 ? "added  " : "changed");
+		print_bytes(" key ", k, b->ksz);
+		if (j >= 0)
+			print_bytes("\n           value ", a->vals + (size_t)j * a->vsz, a->vsz);
+		print_bytes(j >= 0 ? "\n        -> value " : "\n           value ", v, b->vsz);
+		printf("\n");
+		changes++;
+	}
+	for (uint32_t i = 0; i < a->n; i++) {
+		const uint8_t *k = a->keys + (size_t)i * a->ksz;
+		if (snap_find(b, k) >= 0)
+			continue;
+		printf("  %s: deleted", name);
+		print_bytes(" key ", k, a->ksz);
+		printf("\n");
+		changes++;
+	}
+	return changes;
+}
+
+struct rb_print {
+	const char *name;
+	uint32_t n;
+};
+
+static int print_record(void *ctx, const void *data, uint32_t size)
+{
+	struct rb_print *r = ctx;
+	char label[96];
+	snprintf(label, sizeof(label), "  %s: record %u (%u bytes) ", r->name, r->n++, size);
+	print_bytes(label, data, size);
+	printf("\n");
+	return 0;
+}
+
+/* --- The command --------------------------------------------------------------------------- */
+
+static int cmd_test_run(int argc, char **argv)
+{
+	const char *file = NULL, *prog_name = NULL, *ctx_arg = NULL, *ctx_hex = NULL;
+	unsigned long long repeat = 1;
+	int quiet = 0, jit = 0, status = 1;
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return usage() & 0;
+		if (!strcmp(a, "--quiet") || !strcmp(a, "--jit")) {
+			*(a[2] == 'q' ? &quiet : &jit) = 1;
+			continue;
+		}
+		if (a[0] == '-' && i + 1 >= argc)
+			return usage();
+		if (!strcmp(a, "--prog"))
+			prog_name = argv[++i];
+		else if (!strcmp(a, "--ctx"))
+			ctx_arg = argv[++i];
+		else if (!strcmp(a, "--ctx-hex"))
+			ctx_hex = argv[++i];
+		else if (!strcmp(a, "--repeat")) {
+			char *end;
+			repeat = strtoull(argv[++i], &end, 0);
+			if (*end || !repeat || repeat > MAX_REPEAT) {
+				fprintf(stderr, "ncclbpf test-run: --repeat 1..%llu\n", MAX_REPEAT);
+				return 2;
+			}
+		} else if (a[0] == '-' || file)
+			return usage();
+		else
+			file = a;
+	}
+	if (!file || !prog_name)
+		return usage();
+
+	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
+	if (!obj) {
+		fprintf(stderr, "ncclbpf test-run: %s\n", err);
+		return 1;
+	}
+	struct ebpf_program *p = ebpf_object__find_program_by_name(obj, prog_name);
+	uint8_t *ctx = NULL, *before = NULL;
+	struct snap *snaps = NULL;
+	uint32_t n_maps = ebpf_object__map_cnt(obj);
+	if (!p) {
+		fprintf(stderr, "ncclbpf test-run: %s has no program '%s'; programs:", file,
+			prog_name);
+		for (uint32_t i = 0; i < ebpf_object__prog_cnt(obj); i++)
+			fprintf(stderr, " %s", ebpf_program__name(ebpf_object__prog(obj, i)));
+		fprintf(stderr, "\n");
+		goto out;
+	}
+	if (ebpf_object__load(obj, NULL, err, sizeof(err))) {
+		fprintf(stderr, "ncclbpf test-run: %s\n", err);
+		goto out;
+	}
+	const struct ebpf_prog_type *t = ebpf_program__type(p);
+	ctx = calloc(1, t->ctx_size + 8);
+	before = calloc(1, t->ctx_size + 8);
+	snaps = calloc(n_maps ? n_maps : 1, 2 * sizeof(*snaps));
+	if (!ctx || !before || !snaps) {
+		fprintf(stderr, "ncclbpf test-run: out of memory\n");
+		goto out;
+	}
+	ctx_defaults(t, ctx);
+	if (ctx_hex) {
+		struct hexbuf hb;
+		if (hex_parse_str(ctx_hex, t->ctx_size, &hb, err, sizeof(err))) {
+			fprintf(stderr, "ncclbpf test-run: --ctx-hex: %s (context is %u bytes)\n",
+				err, t->ctx_size);
+			goto out;
+		}
+		memset(ctx, 0, t->ctx_size);
+		if (hb.len)
+			memcpy(ctx, hb.data, hb.len);
+		hexbuf_free(&hb);
+	}
+	if (ctx_arg) {
+		char *copy = strdup(ctx_arg), *save = NULL;
+		int bad = !copy;
+		for (char *a = copy ? strtok_r(copy, ",", &save) : NULL; a && !bad;
+		     a = strtok_r(NULL, ",", &save))
+			bad = assign(t, ctx, a) != 0;
+		free(copy);
+		if (bad)
+			goto out;
+	}
+	memcpy(before, ctx, t->ctx_size);
+	for (uint32_t i = 0; i < n_maps; i++)
+		if (snapshot(ebpf_object_map__map(ebpf_object__map(obj, i)), &snaps[i])) {
+			fprintf(stderr, "ncclbpf test-run: out of memory\n");
+			goto out;
+		}
+
+	uint64_t r0 = 0;
+	struct timespec t0, t1;
+	int ret = 0;
+	if (jit && ebpf_prog__jit(ebpf_program__prog(p), NULL, err, sizeof(err))) {
+		fprintf(stderr, "ncclbpf test-run: JIT: %s\n", err);
+		goto out;
+	}
+	enum ebpf_engine engine = jit ? EBPF_ENGINE_JIT : EBPF_ENGINE_INTERP;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ebpf_epoch_enter();
+	for (unsigned long long k = 0; k < repeat && !ret; k++)
+		ret = ebpf_prog__run(ebpf_program__prog(p), engine, (uint64_t)(uintptr_t)ctx, 0,
+				     NULL, &r0);
+	ebpf_epoch_exit();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (ret) {
+		fprintf(stderr, "ncclbpf test-run: run failed: %s\n", strerror(-ret));
+		goto out;
+	}
+	printf("%s (%s, %u insns): return %lld", ebpf_program__name(p), t->name,
+	       ebpf_program__insn_cnt(p), (long long)r0);
+	if ((int64_t)r0 < 0 || r0 > 9)
+		printf(" (0x%llx)", (unsigned long long)r0);
+	printf("\n");
+	if (repeat > 1) {
+		double ns =
+		    (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+		printf("%s: %llu runs, %.1f ns per run\n", jit ? "jit" : "interpreter", repeat,
+		       ns / (double)repeat);
+	}
+	printf("outputs:\n");
+	int outputs = 0;
+	for (uint32_t i = 0; i < t->n_fields; i++) {
+		const struct ebpf_ctx_field *f = &t->fields[i];
+		if (f->flags & EBPF_CTX_WRITE) {
+			print_field(t, f, ctx);
+			outputs++;
+		}
+	}
+	if (!outputs)
+		printf("  (none: %s context is read-only)\n", t->name);
+	if (memcmp(ctx, before, t->ctx_size)) {
+		for (uint32_t i = 0; i < t->n_fields; i++) {
+			const struct ebpf_ctx_field *f = &t->fields[i];
+			if (!(f->flags & EBPF_CTX_WRITE) &&
+			    memcmp(ctx + f->off, before + f->off, f->size))
+				printf("  WARNING: input field '%s' changed\n", f->name);
+		}
+	}
+	if (!quiet) {
+		uint32_t changes = 0;
+		printf("maps changed:\n");
+		for (uint32_t i = 0; i < n_maps; i++) {
+			struct ebpf_object_map *om = ebpf_object__map(obj, i);
+			struct ebpf_map *m = ebpf_object_map__map(om);
+			if (ebpf_map__type(m) == EBPF_MAP_TYPE_RINGBUF) {
+				struct rb_print rp = {ebpf_object_map__name(om), 0};
+				ebpf_ringbuf__consume(m, print_record, &rp, 0);
+				changes += rp.n;
+				continue;
+			}
+			if (snapshot(m, &snaps[n_maps + i])) {
+				fprintf(stderr, "ncclbpf test-run: out of memory\n");
+				goto out;
+			}
+			changes += diff(ebpf_object_map__name(om), &snaps[i], &snaps[n_maps + i]);
+		}
+		if (!changes)
+			printf("  (none)\n");
+	}
+	status = 0;
+out:
+	for (uint32_t i = 0; snaps && i < 2 * n_maps; i++)
+		snap_free(&snaps[i]);
+	free(snaps);
+	free(ctx);
+	free(before);
+	ebpf_object__close(obj);
+	return status;
+}
+
+NCCLBPF_COMMAND(test_run_cmd, .name = "test-run",
+		.args = "FILE.o --prog NAME [--ctx F=V,..|--ctx-hex HEX] [--repeat N] [--jit]",
+		.summary = "run one program of a policy once on a context you describe",
+		.run = cmd_test_run);
