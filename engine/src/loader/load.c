@@ -35,6 +35,7 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 	for (uint32_t i = 0; i < obj->n_maps; i++) {
 		struct ebpf_object_map *m = &obj->maps[i];
 		msg[0] = 0;
+		errno = 0;
 		m->map = ebpf_map__create(&m->def, msg, sizeof(msg));
 		if (!m->map) {
 			int e = errno ? errno : EINVAL;
@@ -44,7 +45,7 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 		maps[i] = m->map;
 		if (m->init) {
 			uint32_t key = 0;
-			long ret = ebpf_map__update_elem(m->map, &key, m->init, EBPF_ANY);
+			long ret = ebpf_map__user_update(m->map, &key, m->init, EBPF_ANY);
 			if (ret)
 				return ldr_err(err, err_len, (int)-ret,
 					       "map '%s': cannot set initial data: %s", m->name,
@@ -161,6 +162,7 @@ int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opt
 		    .n_maps = obj->n_maps,
 		};
 		msg[0] = 0;
+		errno = 0;
 		p->prog = ebpf_prog__new(p->insns, p->n_insns, &po, msg, sizeof(msg));
 		if (!p->prog) {
 			int e = errno ? errno : EINVAL;
