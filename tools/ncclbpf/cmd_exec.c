@@ -35,8 +35,10 @@
 /* The JIT has no instruction limit: a watchdog ends runaway programs instead. */
 #define DEFAULT_TIMEOUT_S 10u
 
-/* Helpers for programs run through exec. The conformance suite's call_unwind_fail calls
- * helper 5, which its reference plugins register as "unwind" returning its argument. */
+/* Helpers for raw programs run through exec. The conformance suite's call_unwind_fail calls
+ * helper 5, which its reference plugins register as "unwind" returning its argument (without
+ * the unwinding: the suite only calls it with a non-zero argument). --elf objects get the
+ * engine's default helpers instead (Linux ids, where 5 is ktime_get_ns). */
 static uint64_t helper_unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
 {
 	(void)r2;
