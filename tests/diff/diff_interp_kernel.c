@@ -200,6 +200,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	char quirks[256];
+	if (kernel_oracle__quirks(ko, quirks, sizeof(quirks)))
+		printf("NOTE: %s\n", quirks);
+
+	if (!kernel_oracle__has_v4(ko)) {
+		families = (families ? families : GEN_ALL_FAMILIES) & GEN_V3_FAMILIES;
+		printf(
+		    "NOTE: this kernel lacks the v4 instructions (Linux 6.6+): v3 programs only\n");
+	}
 	static struct gen_prog p;
 	static struct result kern, fast, checked;
 	static char log[4096];

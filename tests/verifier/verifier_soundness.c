@@ -123,7 +123,7 @@ static void note_reason(const char *msg, uint64_t seed)
 int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1, limit = 0, progress = 0;
-	bool kernel = false, verbose = false;
+	bool kernel = false, verbose = false, print = false;
 	uint32_t families = 0;
 	int mutate_pct = 75;
 	struct kernel_oracle *ko = NULL;
@@ -147,11 +147,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[k], "--families") && k + 1 < argc) {
 			if (gen_parse_families(argv[++k], &families))
 				return 2;
-		} else if (!strcmp(argv[k], "-v"))
+		} else if (!strcmp(argv[k], "--print"))
+			print = true;
+		else if (!strcmp(argv[k], "-v"))
 			verbose = true;
 		else {
 			fprintf(stderr,
-				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] [--families LIST] [--limit INSNS] [--progress N] [-v]\n",
+				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] [--families LIST] [--limit INSNS] [--progress N] [--print] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -203,11 +205,17 @@ int main(int argc, char **argv)
 		type.fields = &field;
 		type.n_fields = p.buf_len ? 1 : 0;
 		t.programs++;
+		if (print)
+			gen_print(stdout, &p);
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		rc = ebpf_verify(p.insns, p.n_insns, &vo, &st, err, sizeof(err));
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		t.verify_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
 			       (uint64_t)(b.tv_nsec - a.tv_nsec);
+		if (print)
+			printf("verdict %d: %s (processed %llu, peak states %u, worst %llu)\n", rc, err,
+			       (unsigned long long)st.processed, st.peak_states,
+			       (unsigned long long)st.worst_case_insns);
 		if (rc) {
 			t.rejected++;
 			note_reason(err, s);

@@ -267,7 +267,7 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 	/* One allocation for every per-instruction array, the 8-byte aligned ones first. */
 	block = calloc(1, (size_t)n * (sizeof(struct jit_inline) + sizeof(struct jit_func) +
 				       2 * sizeof(uint32_t)) +
-				  sz_flags);
+			      sz_flags);
 	if (!block) {
 		jit_err(err, err_len, "out of memory");
 		return -ENOMEM;
@@ -421,6 +421,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 		ret = jit_arch_compile(&an, &img, err, err_len);
 		if (!ret) {
 			prog->jit_stats.n_inlined = an.n_inl;
+			prog->jit_stats.may_abort = an.has_bpf_calls;
 			ret = jit_mem_seal(img.mem, img.mapped);
 			if (ret) {
 				jit_err(err, err_len, "mprotect of JIT code failed");
@@ -534,20 +535,14 @@ int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64
 {
 	if (!prog || !r0)
 		return -EINVAL;
-	/* Hot path: compiled and no options: one indirect call and a fault-counter check. */
+	/* Hot path: compiled, no options, no bpf-to-bpf calls (so no abort to detect): one
+	 * indirect call. */
 	if (!opts && engine != EBPF_ENGINE_INTERP) {
 		ebpf_jit_fn fn = __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE);
 
-		if (fn) {
-			uint64_t faults =
-			    __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED);
-			uint64_t ret = fn(r1, r2);
-
-			*r0 = ret;
-			if (__builtin_expect(ret != EBPF_JIT_FAULT_R0, 1) ||
-			    __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) == faults)
-				return 0;
-			return -EFAULT;
+		if (fn && !prog->jit_stats.may_abort) {
+			*r0 = fn(r1, r2);
+			return 0;
 		}
 	}
 	return run_slow(prog, engine, r1, r2, opts, r0);

@@ -441,6 +441,10 @@ int check_store(struct env *env, const struct ebpf_insn *insn)
 	if (EBPF_CLASS(insn->code) == EBPF_STX) {
 		if (regs[insn->src_reg].type == NOT_INIT)
 			return verr(env, pc, -EACCES, "R%u !read_ok", insn->src_reg);
+		/* a spilled scalar keeps its range, and stored states compare spills by range */
+		if (size == 8 && regs[insn->dst_reg].type == PTR_TO_STACK &&
+		    regs[insn->src_reg].type == SCALAR)
+			precise_mark(env, (uint16_t)(1u << insn->src_reg), true);
 		tmp = regs[insn->src_reg];
 		return access(env, pc, insn->dst_reg, insn->off, size, true, false, &tmp, 0, NULL);
 	}

@@ -51,7 +51,8 @@ static bool range_equal(const struct reg *o, const struct reg *c)
 	       o->var_off.value == c->var_off.value && o->var_off.mask == c->var_off.mask;
 }
 
-static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, bool exact)
+static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, bool exact,
+		    bool precise)
 {
 	if (o->type == NOT_INIT)
 		return !exact || c->type == NOT_INIT;
@@ -59,6 +60,8 @@ static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, b
 		return false;
 	if (exact ? o->local != c->local : (c->local && !o->local))
 		return false;
+	if (o->type == SCALAR && !exact && !precise)
+		return true; /* its range never mattered to the paths explored from old */
 	if (!(exact ? range_equal(o, c) : range_within(o, c)))
 		return false;
 	switch (o->type) {
@@ -119,15 +122,16 @@ static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap
 			if (!byte_safe(os->bytes[b], cs->bytes[b], cs, exact))
 				return false;
 		if (STACK_KIND(os->bytes[0]) == STACK_SPILL &&
-		    !regsafe(&os->spill, &cs->spill, m, exact))
+		    !regsafe(&os->spill, &cs->spill, m, exact, true))
 			return false;
 	}
 	return true;
 }
 
-static bool states_equal(struct env *env, const struct vstate *o, const struct vstate *c,
+static bool states_equal(struct env *env, const struct checkpoint *cp, const struct vstate *c,
 			 bool exact)
 {
+	const struct vstate *o = &cp->st;
 	struct idmap m;
 
 	m.n = 0;
@@ -150,8 +154,10 @@ static bool states_equal(struct env *env, const struct vstate *o, const struct v
 			live = env->aux[o->insn].live_in;
 		else
 			live = env->aux[o->frames[f + 1]->callsite + 1].live_in & ~0x3f;
+		uint16_t precise = f == o->curframe && !cp->all_precise ? cp->precise : 0xffff;
 		for (int r = 0; r < EBPF_REG_10; r++)
-			if ((live >> r) & 1 && !regsafe(&of->regs[r], &cf->regs[r], &m, exact))
+			if ((live >> r) & 1 &&
+			    !regsafe(&of->regs[r], &cf->regs[r], &m, exact, (precise >> r) & 1))
 				return false;
 		if (!stacksafe(of, cf, &m, exact))
 			return false;
@@ -199,14 +205,19 @@ int prune_visit(struct env *env, uint32_t pc)
 		if (cp->branches) {
 			if (cp->st.frames[cp->st.curframe]->callsite ==
 				    env->cur.frames[env->cur.curframe]->callsite &&
-			    states_equal(env, &cp->st, &env->cur, true))
+			    states_equal(env, cp, &env->cur, true))
 				return verr(env, pc, -EACCES,
 					    "infinite loop detected at insn %u: the loop state repeats exactly",
 					    pc);
 			continue;
 		}
-		if (states_equal(env, &cp->st, &env->cur, false)) {
+		if (states_equal(env, cp, &env->cur, false)) {
 			cp->hit = true;
+			/* what mattered from old matters here too: mark it in our checkpoints */
+			if (cp->all_precise)
+				precise_all(env->cur.parent);
+			else
+				precise_mark(env, cp->precise, false);
 			prune_path_done(env, env->cur.cost + cp->max_rem);
 			return 1;
 		}
@@ -225,6 +236,8 @@ int prune_visit(struct env *env, uint32_t pc)
 	aux->n_states++;
 	env->cur.parent = cp;
 	env->cur.since_checkpoint = 0;
+	env->cur.n_hist = 0; /* the history up to here now belongs to the checkpoint */
+	env->cur.hist_overflow = false;
 	if (++env->n_checkpoints + env->n_stack > env->peak_states)
 		env->peak_states = env->n_checkpoints + env->n_stack;
 	return 0;
