@@ -183,6 +183,9 @@ static void emit_entry_prologue(struct x86 *j)
 		lea(e, RBP, RSP, (int32_t)j->frame);
 	if (j->an->has_bpf_calls)
 		mov_rr(e, 1, RSP, R12);
+	for (int r = 0; r <= EBPF_REG_9; r++)
+		if (j->an->entry_zero & (1u << r))
+			op_rr(e, 0x31, 0, R(r), R(r)); /* registers read before written start at 0 */
 }
 
 static void emit_entry_epilogue(struct x86 *j)
