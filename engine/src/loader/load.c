@@ -10,12 +10,6 @@
 #include "ncclbpf/helpers.h"
 #include "loader.h"
 
-/* The static verifier lands in engine/src/verifier. Until then programs are created unverified
- * (ebpf_prog__new still checks their structure); switching this to 1 is the whole integration. */
-#ifndef NCCLBPF_LOADER_VERIFY
-#define NCCLBPF_LOADER_VERIFY 0
-#endif
-
 static void unload(struct ebpf_object *obj)
 {
 	for (uint32_t i = 0; i < obj->n_progs; i++) {
@@ -63,7 +57,6 @@ static int loader_verify_program(struct ebpf_program *p, struct ebpf_map *const 
 {
 	memset(&p->vstats, 0, sizeof(p->vstats));
 	p->vstats.insns = p->n_insns;
-#if NCCLBPF_LOADER_VERIFY
 	struct ebpf_verify_opts vo = {
 	    .sz = sizeof(vo),
 	    .type = p->type,
@@ -79,10 +72,6 @@ static int loader_verify_program(struct ebpf_program *p, struct ebpf_map *const 
 	    .log_size = o->log_size,
 	};
 	return ebpf_verify(p->insns, p->n_insns, &vo, &p->vstats, err, err_len);
-#else
-	(void)maps, (void)n_maps, (void)map_flags, (void)helpers, (void)o, (void)err, (void)err_len;
-	return 0;
-#endif
 }
 
 static int verify_all(struct ebpf_object *obj, struct ebpf_map *const *maps,
