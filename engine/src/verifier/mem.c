@@ -282,6 +282,8 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 		return verr(env, pc, -EACCES, "misaligned stack access off %lld size %d",
 			    (long long)lo, size);
 	note_depth(env, p->frameno, lo);
+	if (size == 8) /* spills and fills: precision follows values through the slot */
+		hist_note_slot(env, p->frameno, (uint32_t)((-lo - 1) / 8));
 	if (write)
 		return stack_write(env, pc, f, lo, size, val, imm);
 	return stack_read(env, pc, f, lo, size, sx, dst);
@@ -441,10 +443,7 @@ int check_store(struct env *env, const struct ebpf_insn *insn)
 	if (EBPF_CLASS(insn->code) == EBPF_STX) {
 		if (regs[insn->src_reg].type == NOT_INIT)
 			return verr(env, pc, -EACCES, "R%u !read_ok", insn->src_reg);
-		/* a spilled scalar keeps its range, and stored states compare spills by range */
-		if (size == 8 && regs[insn->dst_reg].type == PTR_TO_STACK &&
-		    regs[insn->src_reg].type == SCALAR)
-			precise_mark(env, (uint16_t)(1u << insn->src_reg), true);
+
 		tmp = regs[insn->src_reg];
 		return access(env, pc, insn->dst_reg, insn->off, size, true, false, &tmp, 0, NULL);
 	}
