@@ -248,6 +248,24 @@ int main(int argc, char **argv)
 					if (run == 1)
 						memset(buf, 0, sizeof(buf));
 					t.runs++;
+					if (print) { /* exact executed count, by bisection on the limit */
+						uint64_t lo = 1, hi = st.worst_case_insns * 4 + 16;
+						uint8_t save[GEN_MAX_BUF + 8];
+						memcpy(save, buf, sizeof(buf));
+						while (lo < hi) {
+							uint64_t mid = (lo + hi) / 2;
+							struct ebpf_run_opts lo2 = ro;
+							memcpy(buf, save, sizeof(buf));
+							lo2.insn_limit = mid;
+							if (ebpf_interp__run(prog, (uint64_t)(uintptr_t)buf, p.buf_len, &lo2, &r0))
+								lo = mid + 1;
+							else
+								hi = mid;
+						}
+						memcpy(buf, save, sizeof(buf));
+						printf("run %d executes %llu insns (bound %llu)\n", run,
+						       (unsigned long long)lo, (unsigned long long)st.worst_case_insns);
+					}
 					if (ebpf_interp__run(prog, (uint64_t)(uintptr_t)buf, p.buf_len, &ro,
 							     &r0)) {
 						if (f.kind == EBPF_FAULT_INSN_LIMIT)
