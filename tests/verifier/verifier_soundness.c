@@ -181,8 +181,11 @@ int main(int argc, char **argv)
 		int rc;
 
 		if (progress && i && i % progress == 0) {
-			printf("... %" PRIu64 " programs, %" PRIu64 " accepted, %" PRIu64 " faults\n", i,
-			       t.accepted, t.faults + t.bound_faults);
+			printf("... %" PRIu64 " programs, %" PRIu64 " accepted, %" PRIu64 " faults; kernel: "
+			       "both accept %" PRIu64 ", both reject %" PRIu64 ", we only %" PRIu64
+			       ", kernel only %" PRIu64 "\n",
+			       i, t.accepted, t.faults + t.bound_faults, t.k_both_accept, t.k_both_reject,
+			       t.k_we_only, t.k_kernel_only);
 			fflush(stdout);
 		}
 		gen_opts_for_seed(s, families, &o);
@@ -289,8 +292,11 @@ int main(int argc, char **argv)
 			int krc;
 
 			memcpy(buf, p.buf, p.buf_len);
-			krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, klog,
-						 sizeof(klog));
+			/* without a log the kernel verifies once; the log is fetched only when needed */
+			krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, NULL, 0);
+			if (krc == KO_REJECTED && !rc)
+				krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, klog,
+							 sizeof(klog));
 			if (krc < 0) {
 				t.k_errors++;
 			} else if (krc == KO_RAN) {
@@ -300,6 +306,7 @@ int main(int argc, char **argv)
 					t.k_both_accept++;
 			} else if (rc) {
 				t.k_both_reject++;
+
 			} else {
 				char why[160];
 				t.k_we_only++;
