@@ -202,8 +202,11 @@ static int stack_readable(struct env *env, uint32_t pc, struct frame *f, int64_t
 
 		if (k == STACK_INVALID)
 			return verr(env, pc, -EACCES,
-				    "invalid read from stack off %lld+%lld size %lld%s (byte %lld never written)",
-				    (long long)lo, 0ll, (long long)(hi - lo), what, (long long)o);
+				    "invalid read from stack off %lld+%lld size %lld%s (byte fp%lld never written%s)",
+				    (long long)lo, 0ll, (long long)(hi - lo), what, (long long)o,
+				    *what == ' ' && strstr(what, "helper")
+					    ? "; struct padding? initialise the whole object, e.g. with __builtin_memset"
+					    : "");
 		if (k == STACK_SPILL && reg_is_ptr(&f->slots[idx].spill))
 			return verr(env, pc, -EACCES,
 				    "invalid size of register fill: part of a spilled %s pointer at fp%lld",
