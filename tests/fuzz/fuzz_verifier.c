@@ -3,7 +3,7 @@
  * Input: byte 0 picks the program type (tuner, tuner/chunk, profiler, net, or none), byte 1 the
  * rank-local map flags, the rest is instructions (8 bytes each) over a fixed table of maps
  * (hash, array, ring buffer, read-only data, telemetry; as in tests/verifier/vcases.h).
- * Every input is verified (complexity limit 50,000 to keep runs short). Crashes, leaks and
+ * Every input is verified (complexity limit 20,000 to keep runs short). Crashes, leaks and
  * sanitizer reports are verifier bugs. A program the verifier accepts is then run in the
  * bounds-checking interpreter with its context filled from the input and the instruction limit
  * set to the verifier's worst-case bound: a fault aborts, since it means the verifier accepted
@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      .n_maps = N_MAPS, .map_flags = flags,
 				      .helpers = ebpf_helpers_default(),
 				      .flags = (data[1] & 0x80) ? EBPF_VERIFY_F_ALLOW_RANK_LOCAL : 0,
-				      .complexity_limit = 50000};
+				      .complexity_limit = 20000};
 	if (ebpf_verify(insns, n, &vo, &st, err, sizeof(err)))
 		return 0;
 

@@ -70,3 +70,12 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(unsafe_unknown_helper 1 "invalid func unknown#14" verify ${P}/unsafe/unknown_helper.o)
   verify_cli(missing_file 2 "ncclbpf verify:" verify ${P}/no_such_policy.o)
 endif()
+
+# Soundness of tnum/range arithmetic and branch narrowing by sampling (internal functions).
+ncclbpf_test(test_verifier_domain
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_verifier_domain.c
+  ARGS 300000 ASAN_ARGS 50000 LABELS verifier TIMEOUT 120)
+target_include_directories(test_verifier_domain PRIVATE ${PROJECT_SOURCE_DIR}/engine/src/verifier)
+if(TARGET test_verifier_domain_asan)
+  target_include_directories(test_verifier_domain_asan PRIVATE ${PROJECT_SOURCE_DIR}/engine/src/verifier)
+endif()

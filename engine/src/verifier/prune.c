@@ -87,7 +87,8 @@ static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, b
 	}
 }
 
-static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *cs, bool exact)
+static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *os, const struct slot *cs,
+		      bool exact, bool precise)
 {
 	uint8_t ok = STACK_KIND(ob), ck = STACK_KIND(cb);
 
@@ -106,11 +107,16 @@ static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *cs, bool exact)
 		       (ck == STACK_SPILL && cs->spill.type == SCALAR &&
 			tnum_equals_const(cs->spill.var_off, 0));
 	default:
+		/* an imprecise spilled scalar reads like any initialised bytes */
+		if (!precise && os->spill.type == SCALAR)
+			return ck == STACK_MISC || ck == STACK_ZERO ||
+			       (ck == STACK_SPILL && cs->spill.type == SCALAR);
 		return ck == STACK_SPILL;
 	}
 }
 
-static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap *m, bool exact)
+static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap *m, bool exact,
+		      uint64_t precise)
 {
 	static const struct slot empty;
 	uint32_t n = o->nslots > c->nslots ? o->nslots : c->nslots;
@@ -118,11 +124,12 @@ static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap
 	for (uint32_t i = 0; i < n; i++) {
 		const struct slot *os = i < o->nslots ? &o->slots[i] : &empty;
 		const struct slot *cs = i < c->nslots ? &c->slots[i] : &empty;
+		bool p = i >= 64 || ((precise >> i) & 1);
 		for (int b = 0; b < 8; b++)
-			if (!byte_safe(os->bytes[b], cs->bytes[b], cs, exact))
+			if (!byte_safe(os->bytes[b], cs->bytes[b], os, cs, exact, p))
 				return false;
-		if (STACK_KIND(os->bytes[0]) == STACK_SPILL &&
-		    !regsafe(&os->spill, &cs->spill, m, exact, true))
+		if (STACK_KIND(os->bytes[0]) == STACK_SPILL && STACK_KIND(cs->bytes[0]) == STACK_SPILL &&
+		    !regsafe(&os->spill, &cs->spill, m, exact, p))
 			return false;
 	}
 	return true;
@@ -154,12 +161,12 @@ static bool states_equal(struct env *env, const struct checkpoint *cp, const str
 			live = env->aux[o->insn].live_in;
 		else
 			live = env->aux[o->frames[f + 1]->callsite + 1].live_in & ~0x3f;
-		uint16_t precise = f == o->curframe && !cp->all_precise ? cp->precise : 0xffff;
+		uint16_t precise = cp->all_precise ? 0xffff : cp->precise[f];
 		for (int r = 0; r < EBPF_REG_10; r++)
 			if ((live >> r) & 1 &&
 			    !regsafe(&of->regs[r], &cf->regs[r], &m, exact, (precise >> r) & 1))
 				return false;
-		if (!stacksafe(of, cf, &m, exact))
+		if (!stacksafe(of, cf, &m, exact, cp->all_precise ? ~0ull : cp->precise_slots[f]))
 			return false;
 	}
 	for (uint32_t i = 0; i < o->n_refs; i++)
@@ -214,10 +221,7 @@ int prune_visit(struct env *env, uint32_t pc)
 		if (states_equal(env, cp, &env->cur, false)) {
 			cp->hit = true;
 			/* what mattered from old matters here too: mark it in our checkpoints */
-			if (cp->all_precise)
-				precise_all(env->cur.parent);
-			else
-				precise_mark(env, cp->precise, false);
+			precise_from(env, cp);
 			prune_path_done(env, env->cur.cost + cp->max_rem);
 			return 1;
 		}
