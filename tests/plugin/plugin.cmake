@@ -58,14 +58,19 @@ endif()
 if(NCCLBPF_SANITIZERS)
   file(GLOB_RECURSE TSAN_ENGINE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)
   list(FILTER TSAN_ENGINE_SOURCES EXCLUDE REGEX "/src/jit/arch_[^/]*/")
-  file(GLOB TSAN_JIT_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${NCCLBPF_JIT_ARCH}/*.c)
+  # The engine's JIT backend for this host (engine/CMakeLists.txt picks it the same way).
+  set(TSAN_JIT_ARCH none)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    set(TSAN_JIT_ARCH x86_64)
+  endif()
+  file(GLOB TSAN_JIT_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${TSAN_JIT_ARCH}/*.c)
   add_executable(test_reload_stress_tsan ${PLUGIN_TEST_DIR}/test_reload_stress.c
     ${PLUGIN_STATIC_SOURCES} ${NCCLBPF_RUNTIME_SOURCES} ${TSAN_ENGINE_SOURCES} ${TSAN_JIT_SOURCES})
   target_include_directories(test_reload_stress_tsan PRIVATE ${NCCL_ADAPTER_INCLUDES}
     ${PLUGIN_TEST_DIR} ${PROJECT_SOURCE_DIR}/tests/common ${PROJECT_SOURCE_DIR}/runtime/include
     ${PROJECT_SOURCE_DIR}/runtime/src ${PROJECT_SOURCE_DIR}/engine/include
     ${PROJECT_SOURCE_DIR}/engine/src ${PROJECT_SOURCE_DIR}/include)
-  if(NOT NCCLBPF_JIT_ARCH STREQUAL "none")
+  if(NOT TSAN_JIT_ARCH STREQUAL "none")
     target_compile_definitions(test_reload_stress_tsan PRIVATE NCCLBPF_HAVE_JIT=1)
   endif()
   target_compile_options(test_reload_stress_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
