@@ -41,8 +41,13 @@ set_tests_properties(plugin_exports PROPERTIES LABELS plugin)
 # reload API, which the plugin does not export). A ThreadSanitizer build of the same test
 # checks the epoch protocol and the swap (runtime, adapter and engine compiled with TSan).
 set(PLUGIN_STATIC_SOURCES ${NCCL_ADAPTER_SOURCES})
+set(STRESS_VERSION_DIR)
+if(NCCLBPF_BUILD_POLICIES)
+  set(STRESS_VERSION_DIR ${CMAKE_CURRENT_BINARY_DIR}/version_policies)
+endif()
 ncclbpf_test(test_reload_stress SOURCES ${PLUGIN_TEST_DIR}/test_reload_stress.c ${PLUGIN_STATIC_SOURCES}
-  LIBS pthread ARGS 8 2000 200000 ASAN_ARGS 8 300 20000 LABELS plugin TIMEOUT 120)
+  LIBS pthread ARGS 8 2000 200000 ${STRESS_VERSION_DIR}
+  ASAN_ARGS 8 300 20000 ${STRESS_VERSION_DIR} LABELS plugin TIMEOUT 120)
 target_link_libraries(test_reload_stress PRIVATE ncclbpf_runtime)
 target_include_directories(test_reload_stress PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
 if(TARGET test_reload_stress_asan)
@@ -53,20 +58,26 @@ endif()
 if(NCCLBPF_SANITIZERS)
   file(GLOB_RECURSE TSAN_ENGINE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)
   list(FILTER TSAN_ENGINE_SOURCES EXCLUDE REGEX "/src/jit/arch_[^/]*/")
-  file(GLOB TSAN_JIT_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${NCCLBPF_JIT_ARCH}/*.c)
+  # The engine's JIT backend for this host (engine/CMakeLists.txt picks it the same way).
+  set(TSAN_JIT_ARCH none)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+    set(TSAN_JIT_ARCH x86_64)
+  endif()
+  file(GLOB TSAN_JIT_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${TSAN_JIT_ARCH}/*.c)
   add_executable(test_reload_stress_tsan ${PLUGIN_TEST_DIR}/test_reload_stress.c
     ${PLUGIN_STATIC_SOURCES} ${NCCLBPF_RUNTIME_SOURCES} ${TSAN_ENGINE_SOURCES} ${TSAN_JIT_SOURCES})
   target_include_directories(test_reload_stress_tsan PRIVATE ${NCCL_ADAPTER_INCLUDES}
     ${PLUGIN_TEST_DIR} ${PROJECT_SOURCE_DIR}/tests/common ${PROJECT_SOURCE_DIR}/runtime/include
     ${PROJECT_SOURCE_DIR}/runtime/src ${PROJECT_SOURCE_DIR}/engine/include
     ${PROJECT_SOURCE_DIR}/engine/src ${PROJECT_SOURCE_DIR}/include)
-  if(NOT NCCLBPF_JIT_ARCH STREQUAL "none")
+  if(NOT TSAN_JIT_ARCH STREQUAL "none")
     target_compile_definitions(test_reload_stress_tsan PRIVATE NCCLBPF_HAVE_JIT=1)
   endif()
   target_compile_options(test_reload_stress_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(test_reload_stress_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_reload_stress_tsan PRIVATE pthread)
-  add_test(NAME test_reload_stress.tsan COMMAND test_reload_stress_tsan 8 300 20000)
+  add_test(NAME test_reload_stress.tsan COMMAND test_reload_stress_tsan 8 300 20000
+    ${STRESS_VERSION_DIR})
   set_tests_properties(test_reload_stress.tsan PROPERTIES LABELS "tsan;plugin" TIMEOUT 120
     ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
 endif()
@@ -193,4 +204,13 @@ if(NCCLBPF_BUILD_POLICIES)
     target_link_libraries(test_map_carry_asan PRIVATE ncclbpf_runtime_asan)
     add_dependencies(test_map_carry_asan tuner_bench_policies policies)
   endif()
+endif()
+
+# The stress tests' second phase uses the version bundles.
+if(TARGET version_policies)
+  foreach(t test_reload_stress test_reload_stress_asan test_reload_stress_tsan)
+    if(TARGET ${t})
+      add_dependencies(${t} version_policies)
+    endif()
+  endforeach()
 endif()

@@ -5,8 +5,12 @@
  * So a call that ran across a switch, or a policy freed while in use, shows up as a decision
  * mixing two versions, a poisoned value, or an ASan/TSan report.
  *
- * usage: test_reload_stress [THREADS [RELOADS [MIN_CALLS]]]   (defaults 8 2000 200000; calls
- * continue until both the reloads are done and MIN_CALLS calls were made in total)
+ * With VERSION-DIR (tests/plugin/policies/version.c built as version1..4.o), a second phase does
+ * the same with real eBPF bundles: load, verify, JIT, swap and retire of compiled code while the
+ * threads run it.
+ *
+ * usage: test_reload_stress [THREADS [RELOADS [MIN_CALLS [VERSION-DIR]]]]   (defaults 8 2000
+ * 200000; calls continue until both the reloads are done and MIN_CALLS calls were made in total)
  * The issue's full run: test_reload_stress 8 1000 10000000 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -103,6 +107,67 @@ static void *caller_main(void *arg)
 	return NULL;
 }
 
+/* Phase 2: eBPF bundles whose decisions encode their .rodata version (1..4). */
+static volatile int bpf_stop;
+struct bpf_caller {
+	long calls, bad, none;
+	uint64_t last;
+};
+
+static void *bpf_caller_main(void *arg)
+{
+	struct bpf_caller *c = arg;
+	while (!__atomic_load_n(&bpf_stop, __ATOMIC_RELAXED)) {
+		struct ncclbpf_tuner_ctx x;
+		memset(&x, 0, sizeof(x));
+		x.algorithm = x.protocol = -1;
+		uint64_t v = 0;
+		if (ncclbpf_rt_run_tuner(&x, &v) != 0) {
+			c->none++;
+		} else {
+			int pv = x.n_channels - 1;
+			if (pv < 1 || pv > 4 || x.algorithm != pv % 2 ||
+			    x.protocol != (pv % 6) / 2 || v < c->last)
+				c->bad++;
+			c->last = v;
+		}
+		c->calls++;
+	}
+	return NULL;
+}
+
+static void bpf_phase(const char *dir)
+{
+	char paths[4][4096];
+	for (int v = 0; v < 4; v++)
+		snprintf(paths[v], sizeof(paths[v]), "%s/version%d.o", dir, v + 1);
+	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+	CHECK(ncclbpf_rt_reload(paths[0], &r) == 0);
+	pthread_t th[64];
+	struct bpf_caller cs[64];
+	memset(cs, 0, sizeof(cs));
+	for (int i = 0; i < n_threads; i++)
+		pthread_create(&th[i], NULL, bpf_caller_main, &cs[i]);
+	int failed = 0;
+	for (int i = 0; i < n_reloads; i++)
+		failed += ncclbpf_rt_reload(paths[(i + 1) % 4], &r) != 0;
+	__atomic_store_n(&bpf_stop, 1, __ATOMIC_RELAXED);
+	long calls = 0, bad = 0, none = 0;
+	for (int i = 0; i < n_threads; i++) {
+		pthread_join(th[i], NULL);
+		calls += cs[i].calls;
+		bad += cs[i].bad;
+		none += cs[i].none;
+	}
+	printf(
+	    "eBPF bundles: %d threads, %d reloads (%d failed), %ld calls: %ld mixed, %ld without "
+	    "decision\n",
+	    n_threads, n_reloads, failed, calls, bad, none);
+	CHECK_EQ_U64(failed, 0);
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(none, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -177,6 +242,9 @@ int main(int argc, char **argv)
 	/* Unloading waits for the reclaimer: every version's record is released exactly once. */
 	ncclbpf_rt_unload();
 	CHECK_EQ_U64(released, n_reloads + 1);
+	if (argc > 4)
+		bpf_phase(argv[4]);
+	ncclbpf_rt_unload();
 	ncclbpf_rt_release();
 	return check_summary("test_reload_stress");
 }
