@@ -222,7 +222,7 @@ static void gen_alu(struct gen *g)
 	if (!(g->init & (1u << dst)))
 		set_reg(g, dst);
 
-	uint8_t ops[24]; /* 17 kinds with every family on */
+	uint8_t ops[24]; /* 17 kinds today */
 	int n = 0;
 	if (has(g, GEN_ALU64 | GEN_ALU32)) {
 		static const uint8_t basic[] = {EBPF_ADD, EBPF_SUB, EBPF_MUL, EBPF_OR,
