@@ -598,6 +598,9 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 			offsetof(struct ebpf_run_opts, insn_limit) + sizeof(opts->insn_limit) &&
 		    opts->insn_limit)
 			interp_only = 1;
+		if (opts->sz >= offsetof(struct ebpf_run_opts, flags) + sizeof(opts->flags) &&
+		    (opts->flags & EBPF_RUN_F_UNINIT_REGS))
+			interp_only = 1;
 	}
 	switch (engine) {
 	case EBPF_ENGINE_INTERP:

@@ -185,7 +185,8 @@ static void emit_entry_prologue(struct x86 *j)
 		mov_rr(e, 1, RSP, R12);
 	for (int r = 0; r <= EBPF_REG_9; r++)
 		if (j->an->entry_zero & (1u << r))
-			op_rr(e, 0x31, 0, R(r), R(r)); /* registers read before written start at 0 */
+			op_rr(e, 0x31, 0, R(r),
+			      R(r)); /* registers read before written start at 0 */
 }
 
 static void emit_entry_epilogue(struct x86 *j)
@@ -712,6 +713,26 @@ static int jmp_cc(uint8_t op)
 	return -2;
 }
 
+/* A conditional jump over an unconditional one (clang's switch trees): returns 1 and the ja's
+ * target in *t when the ja can be folded into the conditional jump (it is no jump target). */
+static int jump_over_ja(struct x86 *j, uint32_t i, uint32_t *t)
+{
+	const struct jit_analysis *an = j->an;
+	const struct ebpf_insn *ja = &j->insns[i + 1];
+	uint32_t t2;
+
+	if (i + 1 >= an->funcs[an->insn_func[i]].end ||
+	    (an->insn_flags[i + 1] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)) ||
+	    (ja->code != (EBPF_JMP | EBPF_JA) && ja->code != (EBPF_JMP32 | EBPF_JA)))
+		return 0;
+	t2 = (uint32_t)((int64_t)i + 2 + (ja->code == (EBPF_JMP | EBPF_JA) ? ja->off : ja->imm));
+	if (t2 == i + 2)
+		return 0;
+	*t = t2;
+	j->fused = 1;
+	return 1;
+}
+
 static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 {
 	struct emitter *e = &j->e;
@@ -747,6 +768,8 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 	}
 	if (t == i + 1)
 		return; /* both ways lead to the next instruction */
+	if (t == i + 2 && jump_over_ja(j, i, &t))
+		cc ^= 1; /* "if c goto +1; goto X" as "if !c goto X" (x86 cc ^ 1 negates) */
 	if (EBPF_SRC(in->code) == EBPF_X) {
 		op_rr(e, op == EBPF_JSET ? 0x85 : 0x39, w, R(in->src_reg), dst);
 	} else if (op == EBPF_JSET) {
