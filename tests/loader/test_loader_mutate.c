@@ -57,7 +57,7 @@ static void try_variant(const uint8_t *buf, size_t size)
 		return;
 	}
 	/* A small complexity budget: mutated loops would otherwise each cost the full 1 M. */
-	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .complexity_limit = 20000};
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .complexity_limit = 4000};
 	err[0] = 0;
 	int ret = ebpf_object__load(obj, &lo, err, sizeof(err));
 	if (ret) {
