@@ -14,14 +14,15 @@ endif()
 if(TARGET ncclbpf_testgen)
   ncclbpf_test(verifier_soundness
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/verifier_soundness.c ${NCCLBPF_TESTGEN_SOURCES}
-    ARGS --count 20000 --seed 1 ASAN_ARGS --count 3000 --seed 77 LABELS verifier TIMEOUT 120)
+    ARGS --count 10000 --seed 1 --limit 100000 ASAN_ARGS --count 2000 --seed 77 --limit 50000
+    LABELS verifier TIMEOUT 120)
   target_include_directories(verifier_soundness PRIVATE ${NCCLBPF_DIFF_DIR})
   if(TARGET verifier_soundness_asan)
     target_include_directories(verifier_soundness_asan PRIVATE ${NCCLBPF_DIFF_DIR})
   endif()
   ncclbpf_test(verifier_kernel_diff
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/verifier_soundness.c ${NCCLBPF_TESTGEN_SOURCES}
-    ARGS --count 3000 --seed 5 --kernel NO_SANITIZE LABELS verifier kernel TIMEOUT 120)
+    ARGS --count 1000 --seed 5 --kernel --limit 100000 NO_SANITIZE LABELS verifier kernel TIMEOUT 120)
   target_include_directories(verifier_kernel_diff PRIVATE ${NCCLBPF_DIFF_DIR})
 endif()
 
