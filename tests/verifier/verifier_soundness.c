@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 					t.runs++;
 					if (print) { /* exact executed count, by bisection on the
 							limit */
-						uint64_t lo = 1, hi = st.worst_case_insns * 4 + 16;
+						uint64_t lo = 1, hi = st.worst_case_insns * 64 + 100000;
 						uint8_t save[GEN_MAX_BUF + 8];
 						memcpy(save, buf, sizeof(buf));
 						while (lo < hi) {

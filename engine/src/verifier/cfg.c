@@ -119,6 +119,8 @@ static int check_mem_insn(struct env *env, const struct ebpf_insn *i, uint32_t p
 			    op != EBPF_CMPXCHG)
 				return verr(env, pc, -EINVAL,
 					    "BPF_ATOMIC uses invalid atomic opcode %02x", op);
+			if ((op & EBPF_FETCH) && i->src_reg == EBPF_REG_10)
+				return verr(env, pc, -EACCES, "frame pointer is read only");
 		} else if (mode != EBPF_MEM || i->imm) {
 			return verr(env, pc, -EINVAL, "BPF_STX uses reserved fields");
 		}

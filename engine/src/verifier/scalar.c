@@ -149,6 +149,14 @@ static void sync_once(struct reg *r)
 		}
 	}
 
+	/* a 64-bit signed range inside the 32-bit one: the low half is the value itself */
+	if (r->smin >= S32_MIN && r->smax <= S32_MAX) {
+		if (r->s32_min < (int32_t)r->smin)
+			r->s32_min = (int32_t)r->smin;
+		if (r->s32_max > (int32_t)r->smax)
+			r->s32_max = (int32_t)r->smax;
+	}
+
 	/* 32-bit: signed <-> unsigned */
 	if ((int32_t)r->u32_min <= (int32_t)r->u32_max) {
 		if (r->s32_min < (int32_t)r->u32_min)
