@@ -161,7 +161,7 @@ static bool kernel_path_infeasible_for_us(const struct gen_prog *p,
 int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1, limit = 0, progress = 0;
-	bool kernel = false, verbose = false, print = false;
+	bool kernel = false, verbose = false, print = false, no_run = false;
 	uint32_t families = 0;
 	int mutate_pct = 75;
 	struct kernel_oracle *ko = NULL;
@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 		else {
 			fprintf(stderr,
 				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] "
-				"[--families LIST] [--limit INSNS] [--progress N] [--print] [-v]\n",
+				"[--families LIST] [--limit INSNS] [--progress N] [--no-run] [--print] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -283,8 +283,10 @@ int main(int argc, char **argv)
 			char perr[256];
 
 			t.accepted++;
-			prog = ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
-			if (!prog) {
+			prog = no_run ? NULL : ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
+			if (no_run) {
+				/* kernel differential only */
+			} else if (!prog) {
 				t.prog_new_refused++;
 				fprintf(stderr,
 					"seed %" PRIu64
