@@ -80,3 +80,16 @@ target_include_directories(test_verifier_domain PRIVATE ${PROJECT_SOURCE_DIR}/en
 if(TARGET test_verifier_domain_asan)
   target_include_directories(test_verifier_domain_asan PRIVATE ${PROJECT_SOURCE_DIR}/engine/src/verifier)
 endif()
+
+# Regressions: programs that once exposed verifier bugs (a path that died on contradictory ranges
+# made pruning unsound: cost bound 53 for a 390-instruction run; an atomic fetch into r10).
+if(TARGET verifier_soundness)
+  add_test(NAME verifier_regressions COMMAND verifier_soundness
+           --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000)
+  set_tests_properties(verifier_regressions PROPERTIES LABELS verifier TIMEOUT 60)
+  if(TARGET verifier_soundness_asan)
+    add_test(NAME verifier_regressions.asan COMMAND verifier_soundness_asan
+             --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000)
+    set_tests_properties(verifier_regressions.asan PROPERTIES LABELS "asan;verifier" TIMEOUT 60)
+  endif()
+endif()

@@ -162,6 +162,8 @@ int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1, limit = 0, progress = 0;
 	bool kernel = false, verbose = false, print = false, no_run = false;
+	uint64_t seeds[64];
+	uint32_t n_seeds = 0;
 	uint32_t families = 0;
 	int mutate_pct = 75;
 	struct kernel_oracle *ko = NULL;
@@ -186,14 +188,26 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[k], "--families") && k + 1 < argc) {
 			if (gen_parse_families(argv[++k], &families))
 				return 2;
-		} else if (!strcmp(argv[k], "--print"))
+		} else if (!strcmp(argv[k], "--seeds") && k + 1 < argc) {
+			char *e = argv[++k];
+			while (*e && n_seeds < 64) {
+				seeds[n_seeds++] = strtoull(e, &e, 0);
+				if (*e == ',')
+					e++;
+			}
+			count = n_seeds;
+		} else if (!strcmp(argv[k], "--no-run")) {
+			no_run = true;
+		} else if (!strcmp(argv[k], "--print")) {
 			print = true;
-		else if (!strcmp(argv[k], "-v"))
+		} else if (!strcmp(argv[k], "-v")) {
 			verbose = true;
-		else {
+		} else {
 			fprintf(stderr,
-				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] "
-				"[--families LIST] [--limit INSNS] [--progress N] [--no-run] [--print] [-v]\n",
+				"usage: %s [--count N] [--seed S | --seeds A,B,..] [--kernel] "
+				"[--mutate PCT] "
+				"[--families LIST] [--limit INSNS] [--progress N] [--no-run] "
+				"[--print] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -207,7 +221,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (uint64_t i = 0; i < count; i++) {
-		uint64_t s = seed + i, rs = s * 0x2545f4914f6cdd1dull;
+		uint64_t s = n_seeds ? seeds[i] : seed + i, rs = s * 0x2545f4914f6cdd1dull;
 		struct gen_opts o;
 		struct ebpf_ctx_field field;
 		struct ebpf_prog_type type = {.name = "buffer",
@@ -283,7 +297,8 @@ int main(int argc, char **argv)
 			char perr[256];
 
 			t.accepted++;
-			prog = no_run ? NULL : ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
+			prog = no_run ? NULL
+				      : ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
 			if (no_run) {
 				/* kernel differential only */
 			} else if (!prog) {
@@ -316,7 +331,8 @@ int main(int argc, char **argv)
 					t.runs++;
 					if (print) { /* exact executed count, by bisection on the
 							limit */
-						uint64_t lo = 1, hi = st.worst_case_insns * 64 + 100000;
+						uint64_t lo = 1,
+							 hi = st.worst_case_insns * 64 + 100000;
 						uint8_t save[GEN_MAX_BUF + 8];
 						memcpy(save, buf, sizeof(buf));
 						while (lo < hi) {
