@@ -32,7 +32,8 @@ static int bench_file(const char *file, int reps)
 	uint32_t n_maps;
 	struct ebpf_map **maps;
 	uint8_t *flags;
-	double *t = malloc(sizeof(double) * (size_t)reps), *b = malloc(sizeof(double) * (size_t)reps);
+	double *t = malloc(sizeof(double) * (size_t)reps),
+	       *b = malloc(sizeof(double) * (size_t)reps);
 	int bad = 0;
 
 	if (!obj || !t || !b) {
@@ -58,22 +59,28 @@ static int bench_file(const char *file, int reps)
 	     p = ebpf_object__next_program(obj, p)) {
 		uint32_t n_lines = 0;
 		const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
-		struct ebpf_verify_opts vo = {.sz = sizeof(vo), .type = ebpf_program__type(p),
-					      .maps = maps, .n_maps = n_maps, .map_flags = flags,
-					      .helpers = ebpf_helpers_default(), .lines = lines,
+		struct ebpf_verify_opts vo = {.sz = sizeof(vo),
+					      .type = ebpf_program__type(p),
+					      .maps = maps,
+					      .n_maps = n_maps,
+					      .map_flags = flags,
+					      .helpers = ebpf_helpers_default(),
+					      .lines = lines,
 					      .n_lines = n_lines};
-		struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default(),
-					    .maps = maps, .n_maps = n_maps};
+		struct ebpf_prog_opts po = {.sz = sizeof(po),
+					    .helpers = ebpf_helpers_default(),
+					    .maps = maps,
+					    .n_maps = n_maps};
 		struct ebpf_verify_stats st;
 		int rc = 0;
 
 		for (int r = 0; r < reps; r++) {
 			double t0 = now_ns();
-			rc |= ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p), &vo, &st,
-					  err, sizeof(err));
+			rc |= ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p), &vo,
+					  &st, err, sizeof(err));
 			double t1 = now_ns();
-			struct ebpf_prog *ep = ebpf_prog__new(ebpf_program__insns(p),
-							      ebpf_program__insn_cnt(p), &po, NULL, 0);
+			struct ebpf_prog *ep = ebpf_prog__new(
+			    ebpf_program__insns(p), ebpf_program__insn_cnt(p), &po, NULL, 0);
 			ebpf_prog__free(ep);
 			double t2 = now_ns();
 			t[r] = t1 - t0;
@@ -81,12 +88,13 @@ static int bench_file(const char *file, int reps)
 		}
 		qsort(t, (size_t)reps, sizeof(double), cmp_d);
 		qsort(b, (size_t)reps, sizeof(double), cmp_d);
-		printf("%-28s %-10s %5u insns %6llu processed  verify %8.1f us  (%5.2fx of the 200 us "
-		       "target, %6.1fx structural check %.1f us)%s\n",
-		       ebpf_program__name(p), ebpf_program__section(p), st.insns,
-		       (unsigned long long)st.processed, t[reps / 2] / 1e3, t[reps / 2] / 200e3,
-		       t[reps / 2] / (b[reps / 2] > 0 ? b[reps / 2] : 1), b[reps / 2] / 1e3,
-		       rc ? "  REJECTED" : "");
+		printf(
+		    "%-28s %-10s %5u insns %6llu processed  verify %8.1f us  (%5.2fx of the 200 us "
+		    "target, %6.1fx structural check %.1f us)%s\n",
+		    ebpf_program__name(p), ebpf_program__section(p), st.insns,
+		    (unsigned long long)st.processed, t[reps / 2] / 1e3, t[reps / 2] / 200e3,
+		    t[reps / 2] / (b[reps / 2] > 0 ? b[reps / 2] : 1), b[reps / 2] / 1e3,
+		    rc ? "  REJECTED" : "");
 		bad |= rc != 0;
 	}
 	for (uint32_t i = 0; i < n_maps; i++)

@@ -34,12 +34,12 @@ static void quiet(void *ctx, const char *line)
 static void init_maps(void)
 {
 	static const struct ebpf_map_def defs[N_MAPS] = {
-		{sizeof(struct ebpf_map_def), "hash", EBPF_MAP_TYPE_HASH, 4, 16, 64, 0},
-		{sizeof(struct ebpf_map_def), "array", EBPF_MAP_TYPE_ARRAY, 4, 64, 4, 0},
-		{sizeof(struct ebpf_map_def), "rb", EBPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0},
-		{sizeof(struct ebpf_map_def), "rodata", EBPF_MAP_TYPE_ARRAY, 4, 16, 1,
-		 EBPF_MAP_F_RDONLY_PROG},
-		{sizeof(struct ebpf_map_def), "telemetry", EBPF_MAP_TYPE_ARRAY, 4, 8, 1, 0},
+	    {sizeof(struct ebpf_map_def), "hash", EBPF_MAP_TYPE_HASH, 4, 16, 64, 0},
+	    {sizeof(struct ebpf_map_def), "array", EBPF_MAP_TYPE_ARRAY, 4, 64, 4, 0},
+	    {sizeof(struct ebpf_map_def), "rb", EBPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0},
+	    {sizeof(struct ebpf_map_def), "rodata", EBPF_MAP_TYPE_ARRAY, 4, 16, 1,
+	     EBPF_MAP_F_RDONLY_PROG},
+	    {sizeof(struct ebpf_map_def), "telemetry", EBPF_MAP_TYPE_ARRAY, 4, 8, 1, 0},
 	};
 	char err[128];
 	uint32_t k = 0;
@@ -79,16 +79,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = sizeof(insns) / sizeof(insns[0]);
 	memcpy(insns, data + 2, n * sizeof(struct ebpf_insn));
 
-	struct ebpf_verify_opts vo = {.sz = sizeof(vo), .type = type, .maps = maps,
-				      .n_maps = N_MAPS, .map_flags = flags,
+	struct ebpf_verify_opts vo = {.sz = sizeof(vo),
+				      .type = type,
+				      .maps = maps,
+				      .n_maps = N_MAPS,
+				      .map_flags = flags,
 				      .helpers = ebpf_helpers_default(),
-				      .flags = (data[1] & 0x80) ? EBPF_VERIFY_F_ALLOW_RANK_LOCAL : 0,
+				      .flags =
+					  (data[1] & 0x80) ? EBPF_VERIFY_F_ALLOW_RANK_LOCAL : 0,
 				      .complexity_limit = 20000};
 	if (ebpf_verify(insns, n, &vo, &st, err, sizeof(err)))
 		return 0;
 
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default(),
-				    .maps = maps, .n_maps = N_MAPS};
+	struct ebpf_prog_opts po = {
+	    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = N_MAPS};
 	struct ebpf_prog *p = ebpf_prog__new(insns, n, &po, err, sizeof(err));
 	if (!p) {
 		fprintf(stderr, "verified program refused by ebpf_prog__new: %s\n", err);
@@ -100,8 +104,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ebpf_region reg = {(uint64_t)(uintptr_t)ctx, type ? type->ctx_size : 0,
 				  EBPF_REGION_READ | EBPF_REGION_WRITE};
 	struct ebpf_fault f = {0};
-	struct ebpf_run_opts ro = {.sz = sizeof(ro), .checked = 1, .regions = &reg,
-				   .n_regions = type ? 1 : 0, .insn_limit = st.worst_case_insns,
+	struct ebpf_run_opts ro = {.sz = sizeof(ro),
+				   .checked = 1,
+				   .regions = &reg,
+				   .n_regions = type ? 1 : 0,
+				   .insn_limit = st.worst_case_insns,
 				   .fault = &f};
 	uint64_t r0;
 	if (ebpf_interp__run(p, (uint64_t)(uintptr_t)ctx, 0, &ro, &r0)) {

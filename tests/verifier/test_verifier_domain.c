@@ -20,9 +20,26 @@ static uint64_t rnd(void)
 
 static uint64_t interesting(void)
 {
-	static const uint64_t v[] = {0, 1, 2, 7, 8, 31, 32, 63, 64, 255, 256, 0x7fffffff, 0x80000000,
-				     0xffffffff, 0x100000000ull, 0x7fffffffffffffffull,
-				     0x8000000000000000ull, ~0ull, ~0ull - 1, (uint64_t)-8};
+	static const uint64_t v[] = {0,
+				     1,
+				     2,
+				     7,
+				     8,
+				     31,
+				     32,
+				     63,
+				     64,
+				     255,
+				     256,
+				     0x7fffffff,
+				     0x80000000,
+				     0xffffffff,
+				     0x100000000ull,
+				     0x7fffffffffffffffull,
+				     0x8000000000000000ull,
+				     ~0ull,
+				     ~0ull - 1,
+				     (uint64_t)-8};
 	uint64_t r = rnd();
 	switch (r % 4) {
 	case 0:
@@ -30,7 +47,7 @@ static uint64_t interesting(void)
 	case 1:
 		return (r >> 8) % 300;
 	case 2:
-		return (uint64_t)-(int64_t)((r >> 8) % 300);
+		return (uint64_t) - (int64_t)((r >> 8) % 300);
 	default:
 		return rnd();
 	}
@@ -44,9 +61,8 @@ struct absval {
 static bool member(const struct reg *r, uint64_t v)
 {
 	return v >= r->umin && v <= r->umax && (int64_t)v >= r->smin && (int64_t)v <= r->smax &&
-	       (uint32_t)v >= r->u32_min && (uint32_t)v <= r->u32_max &&
-	       (int32_t)v >= r->s32_min && (int32_t)v <= r->s32_max &&
-	       (v & ~r->var_off.mask) == r->var_off.value;
+	       (uint32_t)v >= r->u32_min && (uint32_t)v <= r->u32_max && (int32_t)v >= r->s32_min &&
+	       (int32_t)v <= r->s32_max && (v & ~r->var_off.mask) == r->var_off.value;
 }
 
 static void make(struct reg *r, uint64_t *sample)
@@ -92,33 +108,57 @@ static uint64_t eval(uint8_t op, uint64_t x, uint64_t y, bool is64)
 	if (!is64) {
 		uint32_t a = (uint32_t)x, b = (uint32_t)y;
 		switch (op) {
-		case EBPF_ADD: return (uint32_t)(a + b);
-		case EBPF_SUB: return (uint32_t)(a - b);
-		case EBPF_MUL: return (uint32_t)(a * b);
-		case EBPF_AND: return a & b;
-		case EBPF_OR: return a | b;
-		case EBPF_XOR: return a ^ b;
-		case EBPF_LSH: return (uint32_t)(a << (b & 31));
-		case EBPF_RSH: return a >> (b & 31);
-		case EBPF_ARSH: return (uint32_t)((int32_t)a >> (b & 31));
-		case EBPF_DIV: return b ? a / b : 0;
-		case EBPF_MOD: return b ? a % b : a;
-		default: return b; /* MOV */
+		case EBPF_ADD:
+			return (uint32_t)(a + b);
+		case EBPF_SUB:
+			return (uint32_t)(a - b);
+		case EBPF_MUL:
+			return (uint32_t)(a * b);
+		case EBPF_AND:
+			return a & b;
+		case EBPF_OR:
+			return a | b;
+		case EBPF_XOR:
+			return a ^ b;
+		case EBPF_LSH:
+			return (uint32_t)(a << (b & 31));
+		case EBPF_RSH:
+			return a >> (b & 31);
+		case EBPF_ARSH:
+			return (uint32_t)((int32_t)a >> (b & 31));
+		case EBPF_DIV:
+			return b ? a / b : 0;
+		case EBPF_MOD:
+			return b ? a % b : a;
+		default:
+			return b; /* MOV */
 		}
 	}
 	switch (op) {
-	case EBPF_ADD: return x + y;
-	case EBPF_SUB: return x - y;
-	case EBPF_MUL: return x * y;
-	case EBPF_AND: return x & y;
-	case EBPF_OR: return x | y;
-	case EBPF_XOR: return x ^ y;
-	case EBPF_LSH: return x << (y & 63);
-	case EBPF_RSH: return x >> (y & 63);
-	case EBPF_ARSH: return (uint64_t)((int64_t)x >> (y & 63));
-	case EBPF_DIV: return y ? x / y : 0;
-	case EBPF_MOD: return y ? x % y : x;
-	default: return y;
+	case EBPF_ADD:
+		return x + y;
+	case EBPF_SUB:
+		return x - y;
+	case EBPF_MUL:
+		return x * y;
+	case EBPF_AND:
+		return x & y;
+	case EBPF_OR:
+		return x | y;
+	case EBPF_XOR:
+		return x ^ y;
+	case EBPF_LSH:
+		return x << (y & 63);
+	case EBPF_RSH:
+		return x >> (y & 63);
+	case EBPF_ARSH:
+		return (uint64_t)((int64_t)x >> (y & 63));
+	case EBPF_DIV:
+		return y ? x / y : 0;
+	case EBPF_MOD:
+		return y ? x % y : x;
+	default:
+		return y;
 	}
 }
 
@@ -130,17 +170,28 @@ static bool cond(uint8_t op, uint64_t x, uint64_t y, bool is64)
 	}
 	int64_t sx = is64 ? (int64_t)x : (int32_t)x, sy = is64 ? (int64_t)y : (int32_t)y;
 	switch (op) {
-	case EBPF_JEQ: return x == y;
-	case EBPF_JNE: return x != y;
-	case EBPF_JGT: return x > y;
-	case EBPF_JGE: return x >= y;
-	case EBPF_JLT: return x < y;
-	case EBPF_JLE: return x <= y;
-	case EBPF_JSGT: return sx > sy;
-	case EBPF_JSGE: return sx >= sy;
-	case EBPF_JSLT: return sx < sy;
-	case EBPF_JSLE: return sx <= sy;
-	default: return (x & y) != 0; /* JSET */
+	case EBPF_JEQ:
+		return x == y;
+	case EBPF_JNE:
+		return x != y;
+	case EBPF_JGT:
+		return x > y;
+	case EBPF_JGE:
+		return x >= y;
+	case EBPF_JLT:
+		return x < y;
+	case EBPF_JLE:
+		return x <= y;
+	case EBPF_JSGT:
+		return sx > sy;
+	case EBPF_JSGE:
+		return sx >= sy;
+	case EBPF_JSLT:
+		return sx < sy;
+	case EBPF_JSLE:
+		return sx <= sy;
+	default:
+		return (x & y) != 0; /* JSET */
 	}
 }
 
@@ -154,17 +205,18 @@ static void report(const char *what, uint8_t op, bool is64, const struct reg *a,
 	reg_describe(a, da, sizeof(da));
 	reg_describe(b, db, sizeof(db));
 	reg_describe(res, dr, sizeof(dr));
-	fprintf(stderr, "%s op 0x%x %s: A=%s B=%s x=0x%llx y=0x%llx -> 0x%llx not in %s\n", what, op,
-		is64 ? "64" : "32", da, db, (unsigned long long)x, (unsigned long long)y,
+	fprintf(stderr, "%s op 0x%x %s: A=%s B=%s x=0x%llx y=0x%llx -> 0x%llx not in %s\n", what,
+		op, is64 ? "64" : "32", da, db, (unsigned long long)x, (unsigned long long)y,
 		(unsigned long long)v, dr);
 }
 
 int main(int argc, char **argv)
 {
-	static const uint8_t alu[] = {EBPF_ADD, EBPF_SUB, EBPF_MUL, EBPF_AND, EBPF_OR, EBPF_XOR,
+	static const uint8_t alu[] = {EBPF_ADD, EBPF_SUB, EBPF_MUL,  EBPF_AND, EBPF_OR,	 EBPF_XOR,
 				      EBPF_LSH, EBPF_RSH, EBPF_ARSH, EBPF_DIV, EBPF_MOD, EBPF_MOV};
-	static const uint8_t jmp[] = {EBPF_JEQ, EBPF_JNE, EBPF_JGT, EBPF_JGE, EBPF_JLT, EBPF_JLE,
-				      EBPF_JSGT, EBPF_JSGE, EBPF_JSLT, EBPF_JSLE, EBPF_JSET};
+	static const uint8_t jmp[] = {EBPF_JEQ,	 EBPF_JNE,  EBPF_JGT,  EBPF_JGE,
+				      EBPF_JLT,	 EBPF_JLE,  EBPF_JSGT, EBPF_JSGE,
+				      EBPF_JSLT, EBPF_JSLE, EBPF_JSET};
 	long iters = argc > 1 ? atol(argv[1]) : 300000;
 
 	for (long it = 0; it < iters; it++) {
@@ -182,8 +234,7 @@ int main(int argc, char **argv)
 		}
 		/* ALU */
 		uint8_t op = alu[rnd() % sizeof(alu)];
-		if ((op == EBPF_DIV || op == EBPF_MOD) &&
-		    (is64 ? b.umin == 0 : b.u32_min == 0))
+		if ((op == EBPF_DIV || op == EBPF_MOD) && (is64 ? b.umin == 0 : b.u32_min == 0))
 			op = EBPF_ADD; /* the verifier rejects possible zero divisors */
 		r = a;
 		scalar_alu(&r, &b, op, is64, false);

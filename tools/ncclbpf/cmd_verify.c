@@ -16,11 +16,12 @@
 
 static int usage(void)
 {
-	fprintf(stderr,
-		"usage: ncclbpf verify FILE.o [--prog NAME] [--log] [--allow-rank-local]\n"
-		"  --prog NAME          only this program (function or section name)\n"
-		"  --log                print the verifier's per-instruction state trace\n"
-		"  --allow-rank-local   unsafe experimental mode: accept rank-dependent decisions\n");
+	fprintf(
+	    stderr,
+	    "usage: ncclbpf verify FILE.o [--prog NAME] [--log] [--allow-rank-local]\n"
+	    "  --prog NAME          only this program (function or section name)\n"
+	    "  --log                print the verifier's per-instruction state trace\n"
+	    "  --allow-rank-local   unsafe experimental mode: accept rank-dependent decisions\n");
 	return 2;
 }
 
@@ -40,7 +41,8 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 		if (!maps[i])
 			return -EINVAL;
 		if (init && size && ebpf_map__update_elem(maps[i], &key, init, EBPF_ANY)) {
-			snprintf(err, len, "map %s: cannot set initial data", ebpf_object_map__name(om));
+			snprintf(err, len, "map %s: cannot set initial data",
+				 ebpf_object_map__name(om));
 			return -EINVAL;
 		}
 	}
@@ -53,17 +55,17 @@ static int verify_one(struct ebpf_program *p, struct ebpf_map **maps, uint32_t n
 	uint32_t n_lines = 0;
 	const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
 	struct ebpf_verify_opts vo = {
-		.sz = sizeof(vo),
-		.type = ebpf_program__type(p),
-		.maps = maps,
-		.n_maps = n_maps,
-		.map_flags = flags,
-		.helpers = ebpf_helpers_default(),
-		.lines = lines,
-		.n_lines = n_lines,
-		.flags = vflags | (log ? EBPF_VERIFY_F_LOG : 0),
-		.log_buf = log,
-		.log_size = log ? LOG_SIZE : 0,
+	    .sz = sizeof(vo),
+	    .type = ebpf_program__type(p),
+	    .maps = maps,
+	    .n_maps = n_maps,
+	    .map_flags = flags,
+	    .helpers = ebpf_helpers_default(),
+	    .lines = lines,
+	    .n_lines = n_lines,
+	    .flags = vflags | (log ? EBPF_VERIFY_F_LOG : 0),
+	    .log_buf = log,
+	    .log_size = log ? LOG_SIZE : 0,
 	};
 	struct ebpf_verify_stats st;
 	char err[1024];
@@ -135,13 +137,15 @@ static int cmd_verify(int argc, char **argv)
 		goto out;
 	}
 	if (vflags & EBPF_VERIFY_F_ALLOW_RANK_LOCAL)
-		fprintf(stderr, "ncclbpf verify: WARNING: unsafe mode: rank-dependent tuner decisions "
-				"are accepted and may hang collectives\n");
+		fprintf(stderr,
+			"ncclbpf verify: WARNING: unsafe mode: rank-dependent tuner decisions "
+			"are accepted and may hang collectives\n");
 	/* Observers first: maps they may write are rank-local for the decision makers. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p;
 		     p = ebpf_object__next_program(obj, p)) {
-			int decides = !!(ebpf_program__type(p)->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
+			int decides =
+			    !!(ebpf_program__type(p)->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
 			if (decides != pass)
 				continue;
 			for (uint32_t i = 0; i < n_maps; i++)

@@ -42,8 +42,8 @@ void hist_note_slot(struct env *env, uint32_t frameno, uint32_t slot)
 	struct vstate *st = &env->cur;
 
 	if (!st->hist_overflow && st->n_hist)
-		st->hist[st->n_hist - 1] |= HIST_SLOT | ((uint64_t)frameno << 32) |
-					    ((uint64_t)slot << 40);
+		st->hist[st->n_hist - 1] |=
+		    HIST_SLOT | ((uint64_t)frameno << 32) | ((uint64_t)slot << 40);
 }
 
 void precise_all(struct checkpoint *cp)
@@ -134,7 +134,8 @@ static bool backtrack_insn(const struct ebpf_insn *i, uint64_t h, struct bt *bt)
 	case EBPF_EXIT:
 		/* entering, backwards, the callee that just returned: r0 came from it, r6-r9 are
 		 * the caller's own (callee-saved) */
-		if (bt->n_saved == EBPF_MAX_FRAMES || bt->wf + 1 >= EBPF_MAX_FRAMES || (*mask & 0x3e))
+		if (bt->n_saved == EBPF_MAX_FRAMES || bt->wf + 1 >= EBPF_MAX_FRAMES ||
+		    (*mask & 0x3e))
 			return false;
 		bt->saved[bt->n_saved++] = *mask & 0x3c0;
 		*mask &= BIT(0);
@@ -215,7 +216,8 @@ static void trace(struct env *env, struct bt *bt, bool skip_last)
 
 void precise_mark(struct env *env, uint16_t mask, bool skip_last)
 {
-	struct bt bt = {.mask = mask & 0x3ff, .wf = env->cur.curframe, .n_saved = env->cur.curframe};
+	struct bt bt = {
+	    .mask = mask & 0x3ff, .wf = env->cur.curframe, .n_saved = env->cur.curframe};
 
 	trace(env, &bt, skip_last);
 }

@@ -10,8 +10,8 @@
 #include "state.h"
 
 #define MAX_STATES_PER_INSN 64
-#define MAX_CHECKPOINTS 65536
-#define CHECKPOINT_EVERY 4
+#define MAX_CHECKPOINTS	    65536
+#define CHECKPOINT_EVERY    4
 
 struct idmap {
 	uint32_t n;
@@ -103,9 +103,8 @@ static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *os, const struc
 		return ck == STACK_MISC || ck == STACK_ZERO ||
 		       (ck == STACK_SPILL && cs->spill.type == SCALAR);
 	case STACK_ZERO:
-		return ck == STACK_ZERO ||
-		       (ck == STACK_SPILL && cs->spill.type == SCALAR &&
-			tnum_equals_const(cs->spill.var_off, 0));
+		return ck == STACK_ZERO || (ck == STACK_SPILL && cs->spill.type == SCALAR &&
+					    tnum_equals_const(cs->spill.var_off, 0));
 	default:
 		/* an imprecise spilled scalar reads like any initialised bytes */
 		if (!precise && os->spill.type == SCALAR)
@@ -128,7 +127,8 @@ static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap
 		for (int b = 0; b < 8; b++)
 			if (!byte_safe(os->bytes[b], cs->bytes[b], os, cs, exact, p))
 				return false;
-		if (STACK_KIND(os->bytes[0]) == STACK_SPILL && STACK_KIND(cs->bytes[0]) == STACK_SPILL &&
+		if (STACK_KIND(os->bytes[0]) == STACK_SPILL &&
+		    STACK_KIND(cs->bytes[0]) == STACK_SPILL &&
 		    !regsafe(&os->spill, &cs->spill, m, exact, p))
 			return false;
 	}
@@ -211,10 +211,11 @@ int prune_visit(struct env *env, uint32_t pc)
 	for (cp = aux->states; cp; cp = cp->next_at_insn) {
 		if (cp->branches) {
 			if (cp->st.frames[cp->st.curframe]->callsite ==
-				    env->cur.frames[env->cur.curframe]->callsite &&
+				env->cur.frames[env->cur.curframe]->callsite &&
 			    states_equal(env, cp, &env->cur, true))
 				return verr(env, pc, -EACCES,
-					    "infinite loop detected at insn %u: the loop state repeats exactly",
+					    "infinite loop detected at insn %u: the loop state "
+					    "repeats exactly",
 					    pc);
 			continue;
 		}
