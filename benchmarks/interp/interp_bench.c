@@ -126,8 +126,8 @@ static double time_engine(const struct target *t, int eng, uint64_t *mem, int re
 
 int main(int argc, char **argv)
 {
-	int reps = 5, quick = 0;
-	double ms = 20;
+	int reps = 11, quick = 0;
+	double ms = 5;
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--quick"))
 			quick = 1;

@@ -8,10 +8,13 @@ function(ncclbpf_testgen_lib name engine)
   target_include_directories(${name} PUBLIC ${NCCLBPF_DIFF_DIR})
   # Headers only from the engine (isa.h, disasm.h); the caller links the engine it wants.
   target_include_directories(${name} PRIVATE $<TARGET_PROPERTY:${engine},INTERFACE_INCLUDE_DIRECTORIES>)
-  if(EXISTS ${PROJECT_SOURCE_DIR}/engine/src/disasm.c)
-    target_compile_definitions(${name} PRIVATE NCCLBPF_HAVE_DISASM=1)
-  endif()
 endfunction()
+
+# gen_print disassembles when the engine has a disassembler; a source property so that every
+# target compiling gen.c in this directory (also the JIT's differential test) gets it.
+if(EXISTS ${PROJECT_SOURCE_DIR}/engine/src/disasm.c)
+  set_source_files_properties(${NCCLBPF_DIFF_DIR}/gen.c PROPERTIES COMPILE_DEFINITIONS NCCLBPF_HAVE_DISASM=1)
+endif()
 
 ncclbpf_testgen_lib(ncclbpf_testgen ncclbpf_engine)
 if(NCCLBPF_SANITIZERS)

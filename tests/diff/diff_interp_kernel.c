@@ -80,8 +80,11 @@ static int same(const struct gen_prog *p, const struct result *a, const struct r
 static void report(const struct gen_prog *p, const char *what, const char *a_name,
 		   const struct result *a, const char *b_name, const struct result *b)
 {
-	fprintf(stderr, "MISMATCH (%s), reproduce with: --seed %" PRIu64 " --count 1 --print\n",
-		what, p->seed);
+	char fams[256];
+	gen_format_families(p->families, fams, sizeof(fams));
+	fprintf(stderr, "MISMATCH (%s), reproduce with: --seed %" PRIu64 " --count 1 --print%s%s\n",
+		what, p->seed, p->families == GEN_ALL_FAMILIES ? "" : " --families ",
+		p->families == GEN_ALL_FAMILIES ? "" : fams);
 	fprintf(stderr, "  %s: rc %d r0 0x%016" PRIx64 " %s\n", a_name, a->rc, a->r0, a->msg);
 	fprintf(stderr, "  %s: rc %d r0 0x%016" PRIx64 " %s\n", b_name, b->rc, b->r0, b->msg);
 	print_buf_diff(a_name, (const uint8_t *)a->buf, b_name, (const uint8_t *)b->buf,
@@ -200,6 +203,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	char quirks[256];
+	if (kernel_oracle__quirks(ko, quirks, sizeof(quirks)))
+		printf("NOTE: %s\n", quirks);
+
+	if (!kernel_oracle__has_v4(ko)) {
+		families = (families ? families : GEN_ALL_FAMILIES) & GEN_V3_FAMILIES;
+		printf(
+		    "NOTE: this kernel lacks the v4 instructions (Linux 6.6+): v3 programs only\n");
+	}
 	static struct gen_prog p;
 	static struct result kern, fast, checked;
 	static char log[4096];

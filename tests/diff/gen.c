@@ -74,8 +74,10 @@ struct gen {
 	uint16_t init;	 /* registers readable */
 	uint16_t locked; /* loop counters: readable, not writable */
 	uint16_t keep;	 /* registers that must stay readable (live into an enclosing loop) */
-	uint32_t items;	 /* body items left */
-	uint32_t limit;	 /* last pc usable by the body */
+	int ptr_tmp;	 /* register holding a computed buffer pointer for one access, or -1 */
+	uint32_t unsafe_pct;
+	uint32_t items; /* body items left */
+	uint32_t limit; /* last pc usable by the body */
 	int loop_depth;
 	/* call fixups */
 	uint32_t n_fix;
@@ -152,7 +154,7 @@ static uint64_t interesting_u64(struct gen *g)
 
 static int is_scalar_reg(const struct gen *g, int r)
 {
-	return r >= 0 && r <= 9 && !(g->has_buf && r == BUF_REG);
+	return r >= 0 && r <= 9 && !(g->has_buf && r == BUF_REG) && r != g->ptr_tmp;
 }
 
 /* A random readable scalar register (r0 is always readable after the prologue). */
@@ -220,7 +222,7 @@ static void gen_alu(struct gen *g)
 	if (!(g->init & (1u << dst)))
 		set_reg(g, dst);
 
-	uint8_t ops[16];
+	uint8_t ops[24]; /* 17 kinds with every family on */
 	int n = 0;
 	if (has(g, GEN_ALU64 | GEN_ALU32)) {
 		static const uint8_t basic[] = {EBPF_ADD, EBPF_SUB, EBPF_MUL, EBPF_OR,
@@ -335,32 +337,97 @@ static void gen_alu(struct gen *g)
 
 static const uint8_t size_code[4] = {EBPF_B, EBPF_H, EBPF_W, EBPF_DW};
 
-/* Picks base register and offset for an access of 1 << lg bytes; aligned when must_align. */
+static uint32_t floor_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p * 2 <= v)
+		p *= 2;
+	return p;
+}
+
+/* Buffer access through a computed pointer: t = (index & mask) + r9, then base t. The mask
+ * bounds the variable part so that off + mask + size stays inside the buffer (what a verifier
+ * must prove from the AND); unsafe makes the mask too wide. */
+static int varoff_addr(struct gen *g, int sz, int must_align, int unsafe, int *base, int16_t *off)
+{
+	uint32_t room = g->p->buf_len - (uint32_t)sz; /* largest safe offset */
+	int t = pick_write_from(g, 1);		      /* not r0: cmpxchg compares it */
+	if (t < 0)
+		return -1;
+	uint32_t mask = floor_pow2(room + 1) - 1;
+	mask >>= below(&g->rng, 4);
+	if (unsafe)
+		mask = floor_pow2(room + 1) * 2 - 1;
+	if (must_align)
+		mask &= ~(uint32_t)(sz - 1);
+	int idx = pick_read(g);
+	if (idx != t)
+		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, t, idx, 0, 0);
+	emit(g, (chance(&g->rng, 50) ? EBPF_ALU64 : EBPF_ALU) | EBPF_AND | EBPF_K, t, 0, 0,
+	     (int32_t)mask);
+	emit(g, EBPF_ALU64 | EBPF_ADD | EBPF_X, t, BUF_REG, 0, 0);
+	g->ptr_tmp = t; /* a pointer now: no scalar operation may use it */
+	uint32_t slack = room >= mask ? room - mask : 0;
+	uint32_t o = below(&g->rng, slack + 1);
+	if (must_align)
+		o &= ~(uint32_t)(sz - 1);
+	*base = t;
+	*off = (int16_t)o;
+	return 0;
+}
+
+/* Ends the life of a computed pointer: the register becomes a scalar again. */
+static void release_tmp(struct gen *g)
+{
+	if (g->ptr_tmp < 0)
+		return;
+	int t = g->ptr_tmp;
+	g->ptr_tmp = -1;
+	set_reg(g, t);
+}
+
+/* Picks base register and offset for an access of 1 << lg bytes; aligned when must_align.
+ * With unsafe_pct, some accesses deliberately leave the safe area (for verifier testing). */
 static int pick_addr(struct gen *g, int lg, int must_align, int *base, int16_t *off)
 {
 	int sz = 1 << lg;
 	int stack = has(g, GEN_STACK), buf = has(g, GEN_BUF) && g->has_buf;
+	int unsafe = g->unsafe_pct && chance(&g->rng, g->unsafe_pct);
 	if (!stack && !buf)
 		return -1;
 	if (stack && buf)
 		stack = chance(&g->rng, 50), buf = !stack;
+	if (unsafe)
+		g->p->n_unsafe++;
 	if (stack) {
 		/* The kernel insists on aligned stack accesses. */
 		uint32_t slots = g->win / (uint32_t)sz;
 		*base = EBPF_REG_10;
 		*off = (int16_t)(-(int32_t)((below(&g->rng, slots) + 1) * (uint32_t)sz));
-	} else {
-		uint32_t len = g->p->buf_len;
-		*base = BUF_REG;
-		if (must_align || chance(&g->rng, 70))
-			*off = (int16_t)(below(&g->rng, len / (uint32_t)sz) * (uint32_t)sz);
-		else
-			*off = (int16_t)below(&g->rng, len - (uint32_t)sz + 1);
+		if (unsafe) /* below the initialised window, or above the frame */
+			*off = chance(&g->rng, 70)
+				   ? (int16_t)(-(int32_t)(g->win +
+							  (uint32_t)sz * (1 + below(&g->rng, 4))))
+				   : (int16_t)(sz * (int)below(&g->rng, 2));
+		return 0;
 	}
+	uint32_t len = g->p->buf_len;
+	if (has(g, GEN_VAROFF) && chance(&g->rng, 30))
+		return varoff_addr(g, sz, must_align, unsafe, base, off);
+	*base = BUF_REG;
+	if (unsafe)
+		*off = chance(&g->rng, 70) ? (int16_t)(len - (uint32_t)sz + 1 + below(&g->rng, 16))
+					   : (int16_t)(-1 - (int)below(&g->rng, 16));
+	else if (must_align || chance(&g->rng, 70))
+		*off = (int16_t)(below(&g->rng, len / (uint32_t)sz) * (uint32_t)sz);
+	else
+		*off = (int16_t)below(&g->rng, len - (uint32_t)sz + 1);
+	if (unsafe && must_align)
+		*off = (int16_t)(*off & ~(sz - 1));
 	return 0;
 }
 
-static void gen_mem(struct gen *g)
+static void gen_mem_access(struct gen *g)
 {
 	int base, kind = (int)below(&g->rng, 10);
 	int16_t off;
@@ -401,6 +468,12 @@ static void gen_mem(struct gen *g)
 			return;
 		emit(g, EBPF_ST | EBPF_MEM | size_code[lg], base, 0, off, interesting_imm(g));
 	}
+}
+
+static void gen_mem(struct gen *g)
+{
+	gen_mem_access(g);
+	release_tmp(g);
 }
 
 /* --- control flow --------------------------------------------------------------------------- */
@@ -578,6 +651,7 @@ static void gen_function(struct gen *g, int f, const int *caller_of)
 	g->init = 0;
 	g->locked = 0;
 	g->keep = 0;
+	g->ptr_tmp = -1;
 	g->loop_depth = 0;
 	g->p->func_start[f] = pc(g);
 	/* Stack windows: multiples of 32 so the kernel's combined-stack rounding stays < 512. */
@@ -655,7 +729,7 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
 	if (!o.max_depth)
 		o.max_depth = 3;
 	if (o.max_len > 2000 || o.max_funcs > GEN_MAX_FUNCS || o.max_loop_iters > 16 ||
-	    o.max_depth > 8 || o.buf_len > GEN_MAX_BUF || o.buf_len % 8)
+	    o.max_depth > 8 || o.buf_len > GEN_MAX_BUF || o.buf_len % 8 || o.unsafe_pct > 100)
 		return -EINVAL;
 
 	struct gen gs;
@@ -672,6 +746,8 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
 	g->max_len = o.max_len;
 	g->max_loop_iters = o.max_loop_iters;
 	g->max_depth = o.max_depth;
+	g->unsafe_pct = o.unsafe_pct;
+	g->ptr_tmp = -1;
 	g->n_funcs = (o.families & GEN_CALL) ? 1 + below(&g->rng, o.max_funcs) : 1;
 	g->has_buf = (o.families & GEN_BUF) != 0;
 	if (g->has_buf) {

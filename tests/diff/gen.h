@@ -50,10 +50,11 @@ enum gen_family {
 	GEN_LDIMM64 = 1u << 15,	 /* 64-bit immediate loads */
 	GEN_CALL = 1u << 16,	 /* bpf-to-bpf calls (up to GEN_MAX_FUNCS functions) */
 	GEN_V4_BSWAP = 1u << 17, /* v4 unconditional bswap (with GEN_BSWAP) */
+	GEN_VAROFF = 1u << 18,	 /* buffer accesses through (index & mask) + r9 (with GEN_BUF) */
 };
 #define GEN_V3_FAMILIES                                                                            \
 	(GEN_ALU64 | GEN_ALU32 | GEN_DIVMOD | GEN_SHIFT | GEN_BSWAP | GEN_JMP | GEN_JMP32 |        \
-	 GEN_LOOP | GEN_STACK | GEN_BUF | GEN_ATOMIC | GEN_LDIMM64 | GEN_CALL)
+	 GEN_LOOP | GEN_STACK | GEN_BUF | GEN_ATOMIC | GEN_LDIMM64 | GEN_CALL | GEN_VAROFF)
 #define GEN_ALL_FAMILIES                                                                           \
 	(GEN_V3_FAMILIES | GEN_SDIVMOD | GEN_MOVSX | GEN_GOTOL | GEN_MEMSX | GEN_V4_BSWAP)
 
@@ -69,6 +70,11 @@ struct gen_opts {
 	uint32_t max_funcs; /* functions incl. the entry when GEN_CALL (1..4); 0 = 4 */
 	uint32_t max_loop_iters; /* per loop (1..16); 0 = 5 */
 	uint32_t max_depth;	 /* nesting of if/loop blocks; 0 = 3 */
+	/* Percentage of memory accesses made deliberately unsafe (0 = none, the default): outside
+	 * the buffer, below the initialised stack window or above the frame, or through a mask
+	 * too wide for the buffer. For verifier testing: such programs may fault at run time
+	 * (the kernel should reject most of them; a bounds-checking run traps them). */
+	uint32_t unsafe_pct;
 };
 
 struct gen_prog {
@@ -77,6 +83,7 @@ struct gen_prog {
 	uint32_t n_insns;
 	uint32_t n_funcs;
 	uint32_t func_start[GEN_MAX_FUNCS];
+	uint32_t n_unsafe;	  /* deliberately unsafe accesses emitted (see unsafe_pct) */
 	uint32_t buf_len;	  /* 0 when the program takes no buffer */
 	uint8_t buf[GEN_MAX_BUF]; /* initial buffer contents (random) */
 	struct ebpf_insn insns[GEN_MAX_INSNS];
@@ -90,7 +97,7 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
  * alone. families as in gen_opts (0 = all). */
 void gen_opts_for_seed(uint64_t seed, uint32_t families, struct gen_opts *o);
 
-/* Parses a comma-separated family list ("alu64,alu32,jmp", "all", "v1", "all,-call") into a mask.
+/* Parses a comma-separated family list ("alu64,alu32,jmp", "all", "v3", "all,-call") into a mask.
  * Returns 0 or -EINVAL (unknown name). */
 int gen_parse_families(const char *s, uint32_t *mask);
 /* Writes the family names of mask, comma-separated, into buf. */

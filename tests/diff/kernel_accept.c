@@ -20,6 +20,7 @@ struct reason {
 int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1;
+	uint32_t families = 0; /* all */
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--count") && k + 1 < argc)
 			count = strtoull(argv[++k], NULL, 0);
@@ -41,6 +42,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kernel oracle: %s\n", err);
 		return 1;
 	}
+	if (!kernel_oracle__has_v4(ko)) {
+		families = (families ? families : GEN_ALL_FAMILIES) & GEN_V3_FAMILIES;
+		printf(
+		    "NOTE: this kernel lacks the v4 instructions (Linux 6.6+): v3 programs only\n");
+	}
 	static struct gen_prog p;
 	static char log[4096];
 	struct reason reasons[MAX_REASONS];
@@ -48,7 +54,7 @@ int main(int argc, char **argv)
 	uint64_t ran = 0, rejected = 0;
 	for (uint64_t i = 0; i < count; i++) {
 		struct gen_opts o;
-		gen_opts_for_seed(seed + i, 0, &o);
+		gen_opts_for_seed(seed + i, families, &o);
 		gen_program(seed + i, &o, &p);
 		uint64_t r0;
 		rc = kernel_oracle__run(ko, p.insns, p.n_insns, p.buf, p.buf_len, &r0, log,

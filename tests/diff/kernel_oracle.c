@@ -73,9 +73,13 @@ static int load(struct kernel_oracle *ko, uint32_t total, int log_level)
 		a.log_size = LOG_SIZE;
 	}
 	long fd;
-	do
+	/* EAGAIN (interrupted) and ENOMEM (memory pressure from other processes) are transient. */
+	for (int tries = 0;; tries++) {
 		fd = sys_bpf(BPF_PROG_LOAD, &a);
-	while (fd < 0 && errno == EAGAIN);
+		if (fd >= 0 || (errno != EAGAIN && errno != ENOMEM) || tries == 20)
+			break;
+		usleep(1000u << (tries < 6 ? tries : 6));
+	}
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -111,6 +115,50 @@ void kernel_oracle__reason(const char *log, char *out, size_t out_len)
 		return;
 	}
 	snprintf(out, out_len, "%.*s", (int)best_len, best);
+}
+
+int kernel_oracle__has_v4(struct kernel_oracle *ko)
+{
+	/* r0 = -7; r0 s/= 2 (off = 1); exit: -3 on a v4 kernel, rejected before. */
+	struct ebpf_insn p[3];
+	memset(p, 0, sizeof(p));
+	p[0] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_MOV | EBPF_K, .imm = -7};
+	p[1] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_DIV | EBPF_K, .off = 1, .imm = 2};
+	p[2] = (struct ebpf_insn){.code = EBPF_JMP | EBPF_EXIT};
+	uint64_t r0 = 0;
+	return kernel_oracle__run(ko, p, 3, NULL, 0, &r0, NULL, 0) == KO_RAN && r0 == (uint64_t)-3;
+}
+
+unsigned kernel_oracle__quirks(struct kernel_oracle *ko, char *desc, size_t desc_len)
+{
+	unsigned q = 0;
+	desc[0] = 0;
+	/* r0 = 1 << 63 (low half 0); *(u64 *)(fp - 8) = 0; w0 = cmpxchg(fp - 8, w0, 7): the
+	 * comparison succeeds, so r0 must become the zero-extended old value, 0. */
+	struct ebpf_insn p[6];
+	memset(p, 0, sizeof(p));
+	p[0] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_MOV | EBPF_K, .dst_reg = 0, .imm = 1};
+	p[1] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_LSH | EBPF_K, .dst_reg = 0, .imm = 63};
+	p[2] = (struct ebpf_insn){
+	    .code = EBPF_ST | EBPF_MEM | EBPF_DW, .dst_reg = 10, .off = -8, .imm = 0};
+	p[3] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_MOV | EBPF_K, .dst_reg = 1, .imm = 7};
+	p[4] = (struct ebpf_insn){.code = EBPF_STX | EBPF_ATOMIC | EBPF_W,
+				  .dst_reg = 10,
+				  .src_reg = 1,
+				  .off = -8,
+				  .imm = EBPF_CMPXCHG};
+	p[5] = (struct ebpf_insn){.code = EBPF_JMP | EBPF_EXIT};
+	uint64_t r0 = 0;
+	char log[64];
+	if (kernel_oracle__run(ko, p, 6, NULL, 0, &r0, log, sizeof(log)) == KO_RAN && r0 != 0) {
+		q |= KO_QUIRK_CMPXCHG32_NO_ZEXT;
+		snprintf(desc, desc_len,
+			 "kernel keeps r0's upper half after a successful 32-bit cmpxchg (r0 = "
+			 "0x%llx, RFC 9669: 0); mismatches on programs with cmpxchg32 are the "
+			 "kernel's",
+			 (unsigned long long)r0);
+	}
+	return q;
 }
 
 int kernel_oracle__open(struct kernel_oracle **out, char *err, size_t err_len)

@@ -50,6 +50,19 @@ void kernel_oracle__close(struct kernel_oracle *ko);
 int kernel_oracle__run(struct kernel_oracle *ko, const struct ebpf_insn *insns, uint32_t n,
 		       uint8_t *buf, uint32_t buf_len, uint64_t *r0, char *log, size_t log_len);
 
+/* 1 when the kernel accepts the v4 instructions (signed div/mod, movsx, ldsx, bswap, gotol;
+ * Linux 6.6+). Drivers generate v3 programs only when it does not. */
+int kernel_oracle__has_v4(struct kernel_oracle *ko);
+
+/* Known kernel deviations from RFC 9669 that the oracle can detect (kernel_oracle__quirks). */
+#define KO_QUIRK_CMPXCHG32_NO_ZEXT                                                                 \
+	0x1u /* r0 keeps its upper half after a successful                                         \
+	      * 32-bit cmpxchg (seen on one 6.18 build, Intel host) */
+
+/* Probes the kernel for the known deviations above; returns a KO_QUIRK_* mask and describes
+ * them in desc (empty when none). */
+unsigned kernel_oracle__quirks(struct kernel_oracle *ko, char *desc, size_t desc_len);
+
 /* The kernel verifier's one-line reason from a log (the last line that is not a statistics
  * line), copied into out. */
 void kernel_oracle__reason(const char *log, char *out, size_t out_len);

@@ -6,6 +6,34 @@
 
 #include "check.h"
 #include "gen.h"
+#include "ncclbpf/prog.h"
+
+/* Runs p in the bounds-checking interpreter with its buffer as the only region; returns the
+ * run's status (-EFAULT on a trap). */
+static int run_checked(const struct gen_prog *p, uint64_t *r0)
+{
+	uint64_t buf[GEN_MAX_BUF / 8];
+	char err[200];
+	memcpy(buf, p->buf, p->buf_len);
+	struct ebpf_prog_opts po = {.sz = sizeof(po)};
+	struct ebpf_prog *prog = ebpf_prog__new(p->insns, p->n_insns, &po, err, sizeof(err));
+	if (!prog) {
+		fprintf(stderr, "seed %llu: ebpf_prog__new: %s\n", (unsigned long long)p->seed,
+			err);
+		return -1000;
+	}
+	struct ebpf_region reg = {(uint64_t)(uintptr_t)buf, p->buf_len,
+				  EBPF_REGION_READ | EBPF_REGION_WRITE};
+	struct ebpf_run_opts ro = {.sz = sizeof(ro),
+				   .checked = 1,
+				   .regions = &reg,
+				   .n_regions = p->buf_len ? 1 : 0,
+				   .insn_limit = 1u << 24};
+	int rc =
+	    ebpf_interp__run(prog, p->buf_len ? (uint64_t)(uintptr_t)buf : 0, p->buf_len, &ro, r0);
+	ebpf_prog__free(prog);
+	return rc;
+}
 
 static int is_jmp_class(uint8_t code)
 {
@@ -157,6 +185,30 @@ int main(void)
 			CHECK(!(masks[m] & GEN_BUF) == !a.buf_len);
 		}
 	}
+
+	/* Safe programs never trap in the bounds-checking interpreter (in-bounds, initialised
+	 * accesses only, and they terminate); with unsafe_pct some do. */
+	int traps = 0, unsafe_progs = 0;
+	for (uint64_t s = 0; s < 3000; s++) {
+		struct gen_opts v;
+		uint64_t r0;
+		gen_opts_for_seed(s, 0, &v);
+		CHECK(gen_program(s, &v, &a) == 0);
+		CHECK(a.n_unsafe == 0);
+		int rc = run_checked(&a, &r0);
+		if (rc)
+			fprintf(stderr, "seed %llu: safe program trapped (%d)\n",
+				(unsigned long long)s, rc);
+		CHECK(rc == 0);
+		v.unsafe_pct = 30;
+		CHECK(gen_program(s, &v, &a) == 0);
+		unsafe_progs += a.n_unsafe > 0;
+		traps += run_checked(&a, &r0) == -14;
+	}
+	printf("unsafe_pct 30: %d of 3000 programs have unsafe accesses, %d trap\n", unsafe_progs,
+	       traps);
+	CHECK(unsafe_progs > 1000);
+	CHECK(traps > 300);
 
 	/* Option checks and family names. */
 	struct gen_opts badopt = {.sz = sizeof(badopt), .buf_len = 12};

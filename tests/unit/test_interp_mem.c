@@ -192,13 +192,22 @@ enum { THREADS = 4, ITERS = 20000 };
 static uint64_t shared_ctr[2];
 static struct ebpf_prog *ctr_prog;
 
+/* Odd threads use the bounds-checking variant: it is reentrant too. */
 static void *ctr_thread(void *arg)
 {
+	struct ebpf_region r = {(uint64_t)(uintptr_t)shared_ctr, sizeof(shared_ctr),
+				EBPF_REGION_READ | EBPF_REGION_WRITE};
+	struct ebpf_run_opts o = {.sz = sizeof(o),
+				  .checked = (int)(uintptr_t)arg & 1,
+				  .regions = &r,
+				  .n_regions = 1,
+				  .flags = EBPF_RUN_F_UNINIT_REGS};
 	uint64_t r0;
 	int i;
 
 	for (i = 0; i < ITERS; i++)
-		if (ebpf_interp__run(ctr_prog, (uint64_t)(uintptr_t)shared_ctr, 0, NULL, &r0))
+		if (ebpf_interp__run(ctr_prog, (uint64_t)(uintptr_t)shared_ctr, 0,
+				     i % 3 ? &o : NULL, &r0))
 			return (void *)1;
 	return NULL;
 }
@@ -227,7 +236,7 @@ static void test_contention(void)
 	if (!ctr_prog)
 		return;
 	for (i = 0; i < THREADS; i++)
-		pthread_create(&t[i], NULL, ctr_thread, NULL);
+		pthread_create(&t[i], NULL, ctr_thread, (void *)(uintptr_t)i);
 	for (i = 0; i < THREADS; i++) {
 		pthread_join(t[i], &res);
 		CHECK(res == NULL);

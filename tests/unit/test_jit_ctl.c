@@ -507,6 +507,23 @@ static void test_contract(void)
 		ebpf_prog__free(p);
 	}
 
+	/* registers read before any write start at 0, as in the interpreter (only unverified code
+	 * can do this); a program that writes first pays nothing */
+	for (int r = 0; r < 10; r++) {
+		if (r == 1 || r == 2)
+			continue;
+		struct ebpf_insn q[] = {
+			JMP_IMM(EBPF_JEQ, 1, 7, 1),
+			MOV64_IMM(r, 5),
+			ALU64_IMM(EBPF_ADD, r, 1),
+			MOV64_REG(0, r),
+			EXIT(),
+		};
+
+		CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 7, 0), 1);
+		CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 8, 0), 6);
+	}
+
 	/* a jump from one function into another is refused (the interpreter remains) */
 	{
 		struct ebpf_insn bad[] = {

@@ -61,8 +61,43 @@ static void run_checked(const struct vcase *c)
 	ebpf_prog__free(p);
 }
 
+/* Writes every case as a fuzz_verifier input (type byte, map-flag byte, instructions). */
+static int write_corpus(const char *dir)
+{
+	static const char *const types[] = {"tuner", "tuner_chunk", "profiler", "net"};
+	const struct vcase *all[2] = {reject_cases, accept_cases};
+	size_t cnt[2] = {sizeof(reject_cases) / sizeof(reject_cases[0]),
+			 sizeof(accept_cases) / sizeof(accept_cases[0])};
+
+	for (int s = 0; s < 2; s++) {
+		for (size_t i = 0; i < cnt[s]; i++) {
+			const struct vcase *c = &all[s][i];
+			char path[512];
+			uint8_t hdr[2] = {4, (uint8_t)c->local_maps};
+			FILE *f;
+
+			for (uint8_t t = 0; t < 4; t++)
+				if (c->type && !strcmp(c->type, types[t]))
+					hdr[0] = t;
+			if (c->vflags & EBPF_VERIFY_F_ALLOW_RANK_LOCAL)
+				hdr[1] |= 0x80;
+			snprintf(path, sizeof(path), "%s/%s%03zu", dir, s ? "accept" : "reject", i);
+			f = fopen(path, "wb");
+			if (!f)
+				return 1;
+			fwrite(hdr, 1, 2, f);
+			fwrite(c->insns, sizeof(struct ebpf_insn), vcase_len(c), f);
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "--write-corpus"))
+		return write_corpus(argv[2]);
+
 	uint8_t flags[N_MAPS];
 	char err[512];
 	int verbose = argc > 1 && !strcmp(argv[1], "-v");

@@ -123,7 +123,7 @@ static void note_reason(const char *msg, uint64_t seed)
 int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1, limit = 0, progress = 0;
-	bool kernel = false, verbose = false;
+	bool kernel = false, verbose = false, print = false;
 	uint32_t families = 0;
 	int mutate_pct = 75;
 	struct kernel_oracle *ko = NULL;
@@ -147,11 +147,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[k], "--families") && k + 1 < argc) {
 			if (gen_parse_families(argv[++k], &families))
 				return 2;
-		} else if (!strcmp(argv[k], "-v"))
+		} else if (!strcmp(argv[k], "--print"))
+			print = true;
+		else if (!strcmp(argv[k], "-v"))
 			verbose = true;
 		else {
 			fprintf(stderr,
-				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] [--families LIST] [--limit INSNS] [--progress N] [-v]\n",
+				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] [--families LIST] [--limit INSNS] [--progress N] [--print] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -179,8 +181,11 @@ int main(int argc, char **argv)
 		int rc;
 
 		if (progress && i && i % progress == 0) {
-			printf("... %" PRIu64 " programs, %" PRIu64 " accepted, %" PRIu64 " faults\n", i,
-			       t.accepted, t.faults + t.bound_faults);
+			printf("... %" PRIu64 " programs, %" PRIu64 " accepted, %" PRIu64 " faults; kernel: "
+			       "both accept %" PRIu64 ", both reject %" PRIu64 ", we only %" PRIu64
+			       ", kernel only %" PRIu64 "\n",
+			       i, t.accepted, t.faults + t.bound_faults, t.k_both_accept, t.k_both_reject,
+			       t.k_we_only, t.k_kernel_only);
 			fflush(stdout);
 		}
 		gen_opts_for_seed(s, families, &o);
@@ -203,11 +208,17 @@ int main(int argc, char **argv)
 		type.fields = &field;
 		type.n_fields = p.buf_len ? 1 : 0;
 		t.programs++;
+		if (print)
+			gen_print(stdout, &p);
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		rc = ebpf_verify(p.insns, p.n_insns, &vo, &st, err, sizeof(err));
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		t.verify_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
 			       (uint64_t)(b.tv_nsec - a.tv_nsec);
+		if (print)
+			printf("verdict %d: %s (processed %llu, peak states %u, worst %llu)\n", rc, err,
+			       (unsigned long long)st.processed, st.peak_states,
+			       (unsigned long long)st.worst_case_insns);
 		if (rc) {
 			t.rejected++;
 			note_reason(err, s);
@@ -240,6 +251,24 @@ int main(int argc, char **argv)
 					if (run == 1)
 						memset(buf, 0, sizeof(buf));
 					t.runs++;
+					if (print) { /* exact executed count, by bisection on the limit */
+						uint64_t lo = 1, hi = st.worst_case_insns * 4 + 16;
+						uint8_t save[GEN_MAX_BUF + 8];
+						memcpy(save, buf, sizeof(buf));
+						while (lo < hi) {
+							uint64_t mid = (lo + hi) / 2;
+							struct ebpf_run_opts lo2 = ro;
+							memcpy(buf, save, sizeof(buf));
+							lo2.insn_limit = mid;
+							if (ebpf_interp__run(prog, (uint64_t)(uintptr_t)buf, p.buf_len, &lo2, &r0))
+								lo = mid + 1;
+							else
+								hi = mid;
+						}
+						memcpy(buf, save, sizeof(buf));
+						printf("run %d executes %llu insns (bound %llu)\n", run,
+						       (unsigned long long)lo, (unsigned long long)st.worst_case_insns);
+					}
 					if (ebpf_interp__run(prog, (uint64_t)(uintptr_t)buf, p.buf_len, &ro,
 							     &r0)) {
 						if (f.kind == EBPF_FAULT_INSN_LIMIT)
@@ -263,8 +292,11 @@ int main(int argc, char **argv)
 			int krc;
 
 			memcpy(buf, p.buf, p.buf_len);
-			krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, klog,
-						 sizeof(klog));
+			/* without a log the kernel verifies once; the log is fetched only when needed */
+			krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, NULL, 0);
+			if (krc == KO_REJECTED && !rc)
+				krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, klog,
+							 sizeof(klog));
 			if (krc < 0) {
 				t.k_errors++;
 			} else if (krc == KO_RAN) {
@@ -274,6 +306,7 @@ int main(int argc, char **argv)
 					t.k_both_accept++;
 			} else if (rc) {
 				t.k_both_reject++;
+
 			} else {
 				char why[160];
 				t.k_we_only++;

@@ -31,6 +31,7 @@ struct ebpf_jit_stats {
 	uint64_t compile_ns; /* wall time of ebpf_prog__jit */
 	uint32_t code_size;  /* bytes of machine code */
 	uint32_t n_inlined;  /* map lookups compiled to an address computation */
+	uint32_t may_abort;  /* 1: has bpf-to-bpf calls, so a run can abort on call depth */
 	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_prog__jit_faults) */
 };
 

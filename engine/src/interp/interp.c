@@ -33,11 +33,15 @@ int interp_fault(struct ebpf_fault *f, int kind, uint32_t pc, uint64_t addr, uin
 int ebpf_interp__run(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
 		     const struct ebpf_run_opts *opts, uint64_t *r0)
 {
+	static const struct ebpf_run_opts defaults = {.sz = sizeof(defaults)};
 	struct ebpf_run_opts o = {.sz = sizeof(o)};
 	struct ebpf_fault scratch, *fault;
 	uint64_t res = 0;
 	int rc;
 
+	/* Hot path: no options, so nothing to copy and no fault record to fill. */
+	if (!opts && prog && r0)
+		return interp_run_fast(prog, r1, r2, &defaults, NULL, r0);
 	o.checked = OPT(opts, checked, 0);
 	o.regions = OPT(opts, regions, NULL);
 	o.n_regions = OPT(opts, n_regions, 0);

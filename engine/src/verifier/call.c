@@ -126,6 +126,7 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 					    reg_type_str(r->type));
 			if (memreg < 0)
 				return verr(env, pc, -EINVAL, "%s: size argument without memory", p->name);
+			precise_mark(env, (uint16_t)(1u << regno), true);
 			if (r->umax > EBPF_STACK_SIZE * 128ull)
 				return verr(env, pc, -EACCES,
 					    "R%u unbounded memory access, use 'var &= const' or 'if (var < const)'",
@@ -203,6 +204,7 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 	case EBPF_RET_ALLOC_MEM_OR_NULL: {
 		struct reg *sz = &regs[2];
 		struct vstate *st = &env->cur;
+		precise_mark(env, 1u << 2, true);
 		if (map < 0 || sz->type != SCALAR || !scalar_is_const(sz))
 			return verr(env, pc, -EACCES, "R2 is not a known constant (ring buffer reserve size)");
 		if (sz->var_off.value == 0 ||
@@ -309,6 +311,8 @@ int check_exit(struct env *env, uint32_t pc)
 			    st->refs[0], st->ref_insn[0],
 			    insn_line_prefix(env, st->ref_insn[0], at, sizeof(at)));
 	}
+	if (env->type)
+		precise_mark(env, 1, true); /* the return range is checked */
 	if (reg_is_ptr(r0))
 		return verr(env, pc, -EACCES, "R0 leaks addr as return value (R0=%s)",
 			    (reg_describe(r0, d, sizeof(d)), d));

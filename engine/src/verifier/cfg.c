@@ -246,6 +246,12 @@ static int scan(struct env *env, uint32_t **starts_out, uint32_t *n_starts)
 			break;
 		default:
 			err = check_jmp(env, i, pc);
+			/* unknown helpers are rejected even where no path reaches them, as the
+			 * program could not be created anyway */
+			if (!err && EBPF_OP(i->code) == EBPF_CALL && i->src_reg == EBPF_PSEUDO_HELPER &&
+			    (i->imm < 0 || i->imm >= EBPF_MAX_HELPERS || !env->opts->helpers ||
+			     !env->opts->helpers->by_id[i->imm]))
+				err = verr(env, pc, -EACCES, "invalid func unknown#%d", i->imm);
 			if (!err && EBPF_OP(i->code) == EBPF_CALL && i->src_reg == EBPF_PSEUDO_CALL) {
 				int64_t t = (int64_t)pc + 1 + i->imm;
 				if (t < 0 || t >= env->n)

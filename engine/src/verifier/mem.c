@@ -202,8 +202,11 @@ static int stack_readable(struct env *env, uint32_t pc, struct frame *f, int64_t
 
 		if (k == STACK_INVALID)
 			return verr(env, pc, -EACCES,
-				    "invalid read from stack off %lld+%lld size %lld%s (byte %lld never written)",
-				    (long long)lo, 0ll, (long long)(hi - lo), what, (long long)o);
+				    "invalid read from stack off %lld+%lld size %lld%s (byte fp%lld never written%s)",
+				    (long long)lo, 0ll, (long long)(hi - lo), what, (long long)o,
+				    *what == ' ' && strstr(what, "helper")
+					    ? "; struct padding? initialise the whole object, e.g. with __builtin_memset"
+					    : "");
 		if (k == STACK_SPILL && reg_is_ptr(&f->slots[idx].spill))
 			return verr(env, pc, -EACCES,
 				    "invalid size of register fill: part of a spilled %s pointer at fp%lld",
@@ -282,6 +285,8 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 		return verr(env, pc, -EACCES, "misaligned stack access off %lld size %d",
 			    (long long)lo, size);
 	note_depth(env, p->frameno, lo);
+	if (size == 8) /* spills and fills: precision follows values through the slot */
+		hist_note_slot(env, p->frameno, (uint32_t)((-lo - 1) / 8));
 	if (write)
 		return stack_write(env, pc, f, lo, size, val, imm);
 	return stack_read(env, pc, f, lo, size, sx, dst);
@@ -441,6 +446,7 @@ int check_store(struct env *env, const struct ebpf_insn *insn)
 	if (EBPF_CLASS(insn->code) == EBPF_STX) {
 		if (regs[insn->src_reg].type == NOT_INIT)
 			return verr(env, pc, -EACCES, "R%u !read_ok", insn->src_reg);
+
 		tmp = regs[insn->src_reg];
 		return access(env, pc, insn->dst_reg, insn->off, size, true, false, &tmp, 0, NULL);
 	}

@@ -89,6 +89,10 @@ struct vstate {
 	uint32_t refs[MAX_REFS];       /* acquired ring buffer reservations */
 	uint32_t ref_insn[MAX_REFS];   /* where each was acquired */
 	uint64_t cost;                 /* instructions executed along this path so far */
+	/* Instructions executed since the parent checkpoint, for precision backtracking. */
+	uint64_t *hist; /* pc in the low half; HIST_SLOT annotations in the high half */
+	uint32_t n_hist, cap_hist;
+	bool hist_overflow;
 	uint32_t since_checkpoint;     /* insns since the last checkpoint on this path */
 	struct checkpoint *parent;     /* last checkpoint on this path */
 };
@@ -102,6 +106,11 @@ struct checkpoint {
 	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
 	bool rem_set;
 	bool hit;
+	/* Registers of the checkpoint's own frame whose exact range mattered to some explored
+	 * path (the rest match any scalar); all_precise when that could not be tracked. */
+	uint16_t precise[EBPF_MAX_FRAMES]; /* by frame number */
+	bool all_precise;
+	uint64_t precise_slots[EBPF_MAX_FRAMES]; /* spilled scalars whose range mattered */
 };
 
 struct insn_aux {
@@ -225,6 +234,20 @@ int prune_visit(struct env *env, uint32_t pc);
 void prune_path_done(struct env *env, uint64_t exit_cost);
 void prune_path_dead(struct env *env);
 void prune_free_all(struct env *env);
+
+/* --- precise.c: which scalar ranges matter (Linux's precision tracking) ----------------- */
+/* Records pc in the current path's history. */
+void hist_push(struct env *env, uint32_t pc);
+/* Notes that the instruction just recorded spilled to or filled from 8-byte stack slot `slot`
+ * of frame `frameno`. */
+void hist_note_slot(struct env *env, uint32_t frameno, uint32_t slot);
+/* The registers in mask (current frame) are used where their range decides safety or a branch:
+ * marks them precise in every checkpoint their values flowed through. skip_last: the last
+ * history entry is the using instruction itself. */
+void precise_mark(struct env *env, uint16_t mask, bool skip_last);
+/* After pruning against cp: what mattered from cp matters from here too. */
+void precise_from(struct env *env, const struct checkpoint *cp);
+void precise_all(struct checkpoint *cp);
 
 /* --- log.c ------------------------------------------------------------------------------------ */
 int verr(struct env *env, uint32_t pc, int rc, const char *fmt, ...)

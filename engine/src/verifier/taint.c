@@ -89,14 +89,16 @@ int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, co
 
 	if (!env->rank_check)
 		return 0;
-	if (val && val->local)
-		return verr(env, pc, -EACCES,
-			    "tuner decision `%s` depends on a rank-local value (%s); ranks could disagree and hang the collective",
-			    field, origin_str(env, val->taint, o, sizeof(o)));
+	/* control dependence first: a constant written under the branch is labelled too, and
+	 * the branch is what the author has to change */
 	if (taint_active(env, &origin))
 		return verr(env, pc, -EACCES,
 			    "tuner decision `%s` is written under a branch on a rank-local value (%s); ranks could disagree and hang the collective",
 			    field, origin_str(env, origin, o, sizeof(o)));
+	if (val && val->local)
+		return verr(env, pc, -EACCES,
+			    "tuner decision `%s` depends on a rank-local value (%s); ranks could disagree and hang the collective",
+			    field, origin_str(env, val->taint, o, sizeof(o)));
 	return 0;
 }
 

@@ -77,6 +77,11 @@ static int ptr_arith(struct env *env, uint32_t pc, const struct ebpf_insn *insn,
 			    insn->dst_reg);
 	ptr = dst_ptr ? dst : src;
 	off = dst_ptr ? src : dst;
+	/* the offset's range decides every later access through the pointer */
+	if (!dst_ptr)
+		precise_mark(env, (uint16_t)(1u << insn->dst_reg), true);
+	else if (EBPF_SRC(insn->code) == EBPF_X)
+		precise_mark(env, (uint16_t)(1u << insn->src_reg), true);
 	switch (ptr->type) {
 	case PTR_TO_MAP_VALUE_OR_NULL:
 	case PTR_TO_MEM_OR_NULL:
@@ -189,6 +194,8 @@ static int check_alu(struct env *env, const struct ebpf_insn *insn, uint32_t pc)
 	}
 	if (reg_is_ptr(dst) || reg_is_ptr(&src))
 		return ptr_arith(env, pc, insn, dst, &src, is64);
+	if ((op == EBPF_DIV || op == EBPF_MOD) && x)
+		precise_mark(env, (uint16_t)(1u << insn->src_reg), true);
 	if ((op == EBPF_DIV || op == EBPF_MOD) && x &&
 	    (is64 ? src.umin == 0 : src.u32_min == 0)) {
 		char d[192];
@@ -329,6 +336,9 @@ static int check_ptr_cmp(struct env *env, const struct ebpf_insn *insn, uint32_t
 		return verr(env, pc, -EACCES,
 			    "R%u pointer comparison prohibited: pointers may only be compared with 0 (NULL)",
 			    insn->dst_reg);
+	if (x) /* the scalar side must stay 0 */
+		precise_mark(env, (uint16_t)(1u << (reg_is_ptr(dst) ? insn->src_reg : insn->dst_reg)),
+			     true);
 	if ((op != EBPF_JEQ && op != EBPF_JNE) || !tnum_equals_const(o->var_off, 0))
 		return verr(env, pc, -EACCES,
 			    "R%u pointer comparison prohibited: pointers may only be compared with 0 (NULL)",
@@ -389,6 +399,9 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 		return check_ptr_cmp(env, insn, pc, dst, &src, is64, target);
 
 	taken = scalar_branch_taken(dst, &src, op, is64);
+	if (taken >= 0) /* the ranges decided the branch: they matter */
+		precise_mark(env, (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
+			     true);
 	if (taken == 1) {
 		env->cur.insn = target;
 		return 0;
@@ -417,9 +430,15 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 			apply_refined(st, insn, x, &fa, &fb);
 			st->insn = pc + 1;
 		} else if (ok_t) {
+			precise_mark(env, (uint16_t)((1u << insn->dst_reg) |
+						     (x ? 1u << insn->src_reg : 0)),
+				     true);
 			apply_refined(st, insn, x, &ta, &tb);
 			st->insn = target;
 		} else {
+			precise_mark(env, (uint16_t)((1u << insn->dst_reg) |
+						     (x ? 1u << insn->src_reg : 0)),
+				     true);
 			apply_refined(st, insn, x, &fa, &fb);
 			st->insn = pc + 1;
 		}
@@ -445,6 +464,7 @@ static int step(struct env *env)
 	err = prune_visit(env, pc);
 	if (err)
 		return err;
+	hist_push(env, pc);
 	log_insn_state(env, pc);
 	env->cur.cost++;
 	env->cur.since_checkpoint++;
