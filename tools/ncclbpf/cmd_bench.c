@@ -398,8 +398,8 @@ static int cmd_bench(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (calls < 1000)
-		calls = 1000;
+	if (calls < ROUNDS * BLOCK)
+		calls = ROUNDS * BLOCK;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	unsetenv("NCCLBPF_TRACE");
 	if (do_stress)
