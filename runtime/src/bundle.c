@@ -24,10 +24,10 @@ static const struct {
     {"tuner/chunk", offsetof(struct rt_policy, chunk)},
 };
 
-/* The runtime runs verified code only. The loader verifies while loading when built with
- * NCCLBPF_LOADER_VERIFY=1; until that switch is on by default (engine integration), programs
- * the loader did not verify are verified here, the same way (observing programs first, maps
- * they may write are rank-local for the decision makers), before anything runs them. */
+/* The runtime runs verified code only. The loader verifies every program while loading; a
+ * program whose verifier statistics show it was not processed (an engine built with the
+ * loader's verification switched off) is verified here the same way (observing programs first,
+ * maps they may write are rank-local for the decision makers) before anything runs it. */
 static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
 			    uint64_t *in_load_ns)
 {

@@ -9,7 +9,8 @@
  * plus "none": the shipped plugin with no policy (the adapter's floor). Calls cycle through the
  * cost tables and sizes of a trace (default: the embedded DGX H100 model trace).
  *
- * Figures per case: batch mean (N calls in timed blocks of 1,000: median and best block mean)
+ * Figures per case: batch mean (N calls in timed blocks of 1,000, the three engines of a policy
+ * interleaved in 5 rounds: median and best block mean)
  * and per-call P50/P99
  * (each call timed alone with the TSC; the median cost of the timer itself is subtracted).
  * Differences and ratios are against the native twin measured in the same run.
@@ -128,44 +129,50 @@ struct result {
 	int ok;
 };
 
-/* One case: a fresh plugin state (refcount 0 -> 1 re-reads the environment). */
-static struct result run_case(const char *lib, const char *policy, const char *engine, long calls)
+/* Samples of one case, gathered over several rounds. */
+struct samples {
+	double *blocks; /* ns per call of each 1,000-call block */
+	size_t n_blocks;
+	uint64_t *calls; /* ticks of each call timed alone, timer cost removed */
+	size_t n_calls;
+	int failed;
+};
+
+enum { BLOCK = 1000, ROUNDS = 5 };
+
+/* One round of a case: a fresh plugin state (refcount 0 -> 1 re-reads the environment), then
+ * `calls` calls timed in 1,000-call blocks (two clock reads per block, so the timer's cost is
+ * negligible) and `calls` calls timed one by one with the TSC. */
+static void run_round(const char *lib, const char *policy, const char *engine, long calls,
+		      struct samples *sm)
 {
-	struct result res = {0};
 	if (policy)
 		setenv("NCCLBPF_POLICY", policy, 1);
 	else
 		unsetenv("NCCLBPF_POLICY");
 	setenv("NCCLBPF_ENGINE", engine, 1);
 	struct plugin_host h;
-	if (plugin_host_open(&h, lib))
-		return res;
+	if (plugin_host_open(&h, lib)) {
+		sm->failed = 1;
+		return;
+	}
 	unsigned warns = plugin_host_log_count();
 	void *ctx = NULL;
 	h.v5->init(&ctx, 0x1234, 8, 1, plugin_host_logger, NULL, NULL);
 	for (unsigned k = warns; k < plugin_host_log_count(); k++)
 		if (strstr(plugin_host_log_line(k), "not loaded")) {
 			fprintf(stderr, "ncclbpf bench: %s: %s\n", policy, plugin_host_log_line(k));
-			h.v5->finalize(ctx);
-			plugin_host_close(&h);
-			return res;
+			sm->failed = 1;
 		}
 	float t[21];
 	int ch;
-	for (long i = 0; i < 20000; i++) { /* warm up caches and branch predictors */
+	for (long i = 0; i < 20000 && !sm->failed; i++) { /* warm caches and predictors */
 		const struct call_rec *r = &recs[(size_t)i % n_recs];
 		memcpy(t, r->table, sizeof(t));
 		ch = 0;
 		h.v5->getCollInfo(ctx, r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
 	}
-	/* Batch: the calls in blocks of 1,000, each block timed as a whole (two clock reads per
-	 * 1,000 calls, so the timer's cost is negligible). The median block mean is what a call
-	 * costs; on a shared machine it stays robust to the preemptions that hit some blocks, and
-	 * the best block shows the undisturbed cost. */
-	enum { BLOCK = 1000 };
-	long blocks = calls / BLOCK;
-	double *means = malloc((size_t)blocks * sizeof(*means));
-	for (long b = 0; b < blocks; b++) {
+	for (long b = 0; b < calls / BLOCK && !sm->failed; b++) {
 		uint64_t t0 = now_ns();
 		for (long i = 0; i < BLOCK; i++) {
 			const struct call_rec *r = &recs[(size_t)(b * BLOCK + i) % n_recs];
@@ -173,15 +180,9 @@ static struct result run_case(const char *lib, const char *policy, const char *e
 			ch = 0;
 			h.v5->getCollInfo(ctx, r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
 		}
-		means[b] = (double)(now_ns() - t0) / (double)BLOCK;
+		sm->blocks[sm->n_blocks++] = (double)(now_ns() - t0) / (double)BLOCK;
 	}
-	qsort(means, (size_t)blocks, sizeof(double), cmp_double);
-	res.mean = means[blocks / 2];
-	res.best = means[0];
-	free(means);
-	/* Per call: each call alone between two TSC reads. */
-	uint64_t *s = malloc((size_t)calls * sizeof(*s));
-	for (long i = 0; i < calls; i++) {
+	for (long i = 0; i < calls && !sm->failed; i++) {
 		const struct call_rec *r = &recs[(size_t)i % n_recs];
 		memcpy(t, r->table, sizeof(t));
 		ch = 0;
@@ -189,16 +190,59 @@ static struct result run_case(const char *lib, const char *policy, const char *e
 		h.v5->getCollInfo(ctx, r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
 		uint64_t b = tsc();
 		uint64_t d = b - a;
-		s[i] = d > timer_cost ? d - timer_cost : 0;
+		sm->calls[sm->n_calls++] = d > timer_cost ? d - timer_cost : 0;
 	}
-	qsort(s, (size_t)calls, sizeof(*s), cmp_u64);
-	res.p50 = (double)s[calls / 2] / tsc_per_ns;
-	res.p99 = (double)s[(size_t)((double)calls * 0.99)] / tsc_per_ns;
-	free(s);
 	h.v5->finalize(ctx);
 	plugin_host_close(&h);
+}
+
+static struct result summarize(struct samples *sm)
+{
+	struct result res = {0};
+	if (sm->failed || !sm->n_blocks || !sm->n_calls)
+		return res;
+	qsort(sm->blocks, sm->n_blocks, sizeof(double), cmp_double);
+	qsort(sm->calls, sm->n_calls, sizeof(uint64_t), cmp_u64);
+	res.mean = sm->blocks[sm->n_blocks / 2];
+	res.best = sm->blocks[0];
+	res.p50 = (double)sm->calls[sm->n_calls / 2] / tsc_per_ns;
+	res.p99 = (double)sm->calls[(size_t)((double)sm->n_calls * 0.99)] / tsc_per_ns;
 	res.ok = 1;
 	return res;
+}
+
+static void samples_init(struct samples *sm, long calls)
+{
+	memset(sm, 0, sizeof(*sm));
+	sm->blocks = malloc(((size_t)calls / BLOCK + ROUNDS) * sizeof(double));
+	sm->calls = malloc(((size_t)calls + ROUNDS) * sizeof(uint64_t));
+	if (!sm->blocks || !sm->calls)
+		sm->failed = 1;
+}
+
+static void samples_free(struct samples *sm)
+{
+	free(sm->blocks);
+	free(sm->calls);
+}
+
+/* Cases measured together are interleaved round by round, so that a burst of load on a shared
+ * machine hits all of them alike rather than whichever case happened to run then. The batch
+ * figure is the median (and the best) of all 1,000-call block means. */
+static void run_cases(int n, const char *const *libs, const char *const *policies,
+		      const char *const *engines, long calls, struct result *out)
+{
+	struct samples sm[3];
+	for (int k = 0; k < n; k++)
+		samples_init(&sm[k], calls);
+	for (int round = 0; round < ROUNDS; round++)
+		for (int k = 0; k < n; k++)
+			if (!sm[k].failed)
+				run_round(libs[k], policies[k], engines[k], calls / ROUNDS, &sm[k]);
+	for (int k = 0; k < n; k++) {
+		out[k] = summarize(&sm[k]);
+		samples_free(&sm[k]);
+	}
 }
 
 static void policy_path(const char *name, char *out, size_t len)
@@ -354,8 +398,8 @@ static int cmd_bench(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (calls < 1000)
-		calls = 1000;
+	if (calls < ROUNDS * BLOCK)
+		calls = ROUNDS * BLOCK;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	unsetenv("NCCLBPF_TRACE");
 	if (do_stress)
@@ -372,7 +416,9 @@ static int cmd_bench(int argc, char **argv)
 	    "copies the 84-byte table in, as NCCL fills it\n\n",
 	    tsc_per_ns, (double)timer_cost / tsc_per_ns);
 	plugin_host_quiet = 1; /* the no-policy case WARNs by design */
-	struct result none = run_case(plugin, NULL, "jit", calls);
+	struct result none;
+	const char *none_lib[1] = {plugin}, *none_pol[1] = {NULL}, *none_eng[1] = {"jit"};
+	run_cases(1, none_lib, none_pol, none_eng, calls, &none);
 	plugin_host_quiet = 0;
 	printf("%-12s %-7s %9s %9s %9s %9s %9s   %-34s\n", "policy", "engine", "mean ns", "best ns",
 	       "p50 ns", "p99 ns", "-floor", "vs native: mean diff, ratio (best)");
@@ -386,10 +432,13 @@ static int cmd_bench(int argc, char **argv)
 		char native_name[128], path[4096];
 		snprintf(native_name, sizeof(native_name), "native:%s", name);
 		policy_path(name, path, sizeof(path));
-		struct result nat = run_case(native, native_name, "jit", calls);
-		struct result jit = run_case(plugin, path, "jit", calls);
-		struct result itp = run_case(plugin, path, "interp", calls);
-		const struct result *rs[3] = {&nat, &jit, &itp};
+		const char *libs[3] = {native, plugin, plugin};
+		const char *pols[3] = {native_name, path, path};
+		const char *engs[3] = {"jit", "jit", "interp"};
+		struct result res3[3];
+		run_cases(3, libs, pols, engs, calls, res3);
+		const struct result nat = res3[0];
+		const struct result *rs[3] = {&res3[0], &res3[1], &res3[2]};
 		const char *en[3] = {"native", "jit", "interp"};
 		for (int k = 0; k < 3; k++) {
 			if (!rs[k]->ok) {

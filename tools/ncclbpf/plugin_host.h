@@ -28,7 +28,7 @@ void plugin_host_logger(ncclDebugLogLevel level, unsigned long flags, const char
 unsigned plugin_host_log_count(void);
 const char *plugin_host_log_line(unsigned i);
 extern int plugin_host_echo_info; /* echo INFO lines to stderr too */
-extern int plugin_host_quiet;     /* do not echo WARN lines either */
+extern int plugin_host_quiet;	  /* do not echo WARN lines either */
 
 const char *plugin_host_algo_name(int a);
 const char *plugin_host_proto_name(int p);
