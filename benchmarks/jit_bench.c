@@ -6,8 +6,11 @@
  *     against a no-op C function called through a function pointer (target: within 2 ns);
  *  3. compile time and code size of policy-shaped programs and the kernels (target < 20 us).
  *
- *   jit_bench KERNEL_DIR [--quick]
- * KERNEL_DIR holds k_<name>.bin (raw instructions); --quick runs a few iterations (smoke test). */
+ *   jit_bench KERNEL_DIR [POLICY_DIR] [--quick]
+ * KERNEL_DIR holds k_<name>.bin (raw instructions); POLICY_DIR the compiled policies (*.o),
+ * whose programs are loaded (verified) once and then compiled repeatedly; --quick runs a few
+ * iterations (smoke test). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +21,7 @@
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
+#include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
 
 uint64_t k_sieve(uint64_t *mem, uint64_t len);
@@ -361,15 +365,69 @@ static void bench_compile(const char *dir)
 	ebpf_map__free(maps[1]);
 }
 
+/* Every program of every shipped policy: loaded and verified once, then compiled repeatedly
+ * from its loaded form (maps resolved, so constant ARRAY lookups are inlined as at run time). */
+static int bench_policies(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d) {
+		printf("   (no policy directory %s)\n", dir);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char path[1024], err[256], name[160];
+		struct ebpf_object *obj;
+		struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
+		struct ebpf_map *maps[EBPF_OBJECT_MAX_MAPS];
+		struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+		struct ebpf_program *pg = NULL;
+
+		if (len < 3 || strcmp(de->d_name + len - 2, ".o"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+		if (!obj || ebpf_object__load(obj, &lo, err, sizeof(err))) {
+			printf("   %-22s not loaded: %s\n", de->d_name, err);
+			ebpf_object__close(obj);
+			continue;
+		}
+		po.n_maps = ebpf_object__map_cnt(obj);
+		for (uint32_t i = 0; i < po.n_maps && i < EBPF_OBJECT_MAX_MAPS; i++)
+			maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
+		po.maps = maps;
+		while ((pg = ebpf_object__next_program(obj, pg))) {
+			struct ebpf_prog *lp = ebpf_program__prog(pg);
+
+			snprintf(name, sizeof(name), "%.*s:%s", (int)(len - 2), de->d_name,
+				 ebpf_program__name(pg));
+			compile_stats(name, ebpf_prog__insns(lp), ebpf_prog__insn_cnt(lp), &po);
+			n++;
+		}
+		ebpf_object__close(obj);
+	}
+	closedir(d);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	int bad;
+	const char *policy_dir = NULL;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s KERNEL_DIR [--quick]\n", argv[0]);
+		fprintf(stderr, "usage: %s KERNEL_DIR [POLICY_DIR] [--quick]\n", argv[0]);
 		return 2;
 	}
-	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else
+			policy_dir = argv[i];
+	}
 	if (!ebpf_jit_available()) {
 		printf("SKIP: no JIT backend for this architecture\n");
 		return 0;
@@ -378,5 +436,9 @@ int main(int argc, char **argv)
 	bad = bench_kernels(argv[1]);
 	bad |= bench_calls();
 	bench_compile(argv[1]);
+	if (policy_dir) {
+		printf("\n4. compile time of the shipped policies (%s)\n", policy_dir);
+		bench_policies(policy_dir);
+	}
 	return bad;
 }

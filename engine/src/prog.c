@@ -473,6 +473,17 @@ struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns
 		ebpf_prog__free(prog);
 		return NULL;
 	}
+	prog->interp_insns = calloc(n_insns, sizeof(*prog->interp_insns));
+	if (!prog->interp_insns)
+		goto oom;
+	for (uint32_t i = 0; i < n_insns; i++) {
+		const struct ebpf_insn *in = &prog->insns[i];
+		prog->interp_insns[i] = (struct ebpf_interp_insn){.code = in->code,
+								  .dst = in->dst_reg,
+								  .src = in->src_reg,
+								  .off = in->off,
+								  .imm = in->imm};
+	}
 	return prog;
 oom:
 	set_err(err, err_len, "out of memory");
@@ -488,6 +499,7 @@ void ebpf_prog__free(struct ebpf_prog *prog)
 	if (prog->jit_mem)
 		munmap(prog->jit_mem, prog->jit_mem_size);
 	free(prog->insns);
+	free(prog->interp_insns);
 	free(prog->maps);
 	free(prog->implicit_regions);
 	free(prog);

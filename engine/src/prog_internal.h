@@ -5,10 +5,24 @@
 #include "ncclbpf/jit.h"
 #include "ncclbpf/prog.h"
 
+/* The interpreter's copy of an instruction slot (same index as insns[]): register numbers
+ * unpacked into whole bytes, so the dispatch loop extracts no bit-fields. */
+struct ebpf_interp_insn {
+	uint8_t code;
+	uint8_t dst;
+	uint8_t src;
+	uint8_t _pad0;
+	int16_t off;
+	uint16_t _pad1;
+	int32_t imm;
+	uint32_t _pad2;
+};
+
 struct ebpf_prog {
 	char name[64];
 	struct ebpf_insn *insns; /* executable copy: EBPF_PSEUDO_MAP_* resolved to addresses */
 	uint32_t n_insns;
+	struct ebpf_interp_insn *interp_insns; /* n_insns entries, built by ebpf_prog__new */
 	const struct ebpf_helper_table *helpers; /* may be NULL */
 	struct ebpf_map **maps;                  /* copy of the map table (not owned) */
 	uint32_t n_maps;

@@ -9,9 +9,9 @@
 
 #define R EBPF_CTX_READ
 #define W EBPF_CTX_WRITE
-#define FIELD(type, member, fl)                                                                   \
+#define FIELD(type, member, fl)                                                                    \
 	{                                                                                          \
-		#member, offsetof(struct type, member), sizeof(((struct type *)0)->member), (fl)  \
+#member, offsetof(struct type, member), sizeof(((struct type *)0)->member), (fl)   \
 	}
 
 /* Layouts are part of the policy ABI: a change here breaks compiled policies. */
@@ -24,109 +24,112 @@ _Static_assert(sizeof(struct ncclbpf_profiler_ctx) == 88, "profiler ctx layout")
 _Static_assert(sizeof(struct ncclbpf_net_ctx) == 72, "net ctx layout");
 
 static const struct ebpf_ctx_field tuner_fields[] = {
-	FIELD(ncclbpf_tuner_ctx, comm_id, R),
-	FIELD(ncclbpf_tuner_ctx, n_bytes, R),
-	FIELD(ncclbpf_tuner_ctx, seq, R),
-	FIELD(ncclbpf_tuner_ctx, coll_type, R),
-	FIELD(ncclbpf_tuner_ctx, n_ranks, R),
-	FIELD(ncclbpf_tuner_ctx, n_nodes, R),
-	FIELD(ncclbpf_tuner_ctx, num_pipe_ops, R),
-	FIELD(ncclbpf_tuner_ctx, num_algo, R),
-	FIELD(ncclbpf_tuner_ctx, num_proto, R),
-	FIELD(ncclbpf_tuner_ctx, cost_ns, R),
-	FIELD(ncclbpf_tuner_ctx, reg_buff, R | EBPF_CTX_RANK_LOCAL),
-	FIELD(ncclbpf_tuner_ctx, algorithm, R | W | EBPF_CTX_DECISION),
-	FIELD(ncclbpf_tuner_ctx, protocol, R | W | EBPF_CTX_DECISION),
-	FIELD(ncclbpf_tuner_ctx, n_channels, R | W | EBPF_CTX_DECISION),
+    FIELD(ncclbpf_tuner_ctx, comm_id, R),
+    FIELD(ncclbpf_tuner_ctx, n_bytes, R),
+    FIELD(ncclbpf_tuner_ctx, seq, R),
+    FIELD(ncclbpf_tuner_ctx, coll_type, R),
+    FIELD(ncclbpf_tuner_ctx, n_ranks, R),
+    FIELD(ncclbpf_tuner_ctx, n_nodes, R),
+    FIELD(ncclbpf_tuner_ctx, num_pipe_ops, R),
+    FIELD(ncclbpf_tuner_ctx, num_algo, R),
+    FIELD(ncclbpf_tuner_ctx, num_proto, R),
+    FIELD(ncclbpf_tuner_ctx, cost_ns, R),
+    FIELD(ncclbpf_tuner_ctx, reg_buff, R | EBPF_CTX_RANK_LOCAL),
+    FIELD(ncclbpf_tuner_ctx, algorithm, R | W | EBPF_CTX_DECISION),
+    FIELD(ncclbpf_tuner_ctx, protocol, R | W | EBPF_CTX_DECISION),
+    FIELD(ncclbpf_tuner_ctx, n_channels, R | W | EBPF_CTX_DECISION),
 };
 
 static const struct ebpf_ctx_field chunk_fields[] = {
-	FIELD(ncclbpf_chunk_ctx, comm_id, R),   FIELD(ncclbpf_chunk_ctx, n_bytes, R),
-	FIELD(ncclbpf_chunk_ctx, seq, R),       FIELD(ncclbpf_chunk_ctx, coll_type, R),
-	FIELD(ncclbpf_chunk_ctx, algorithm, R), FIELD(ncclbpf_chunk_ctx, protocol, R),
-	FIELD(ncclbpf_chunk_ctx, n_channels, R), FIELD(ncclbpf_chunk_ctx, nccl_chunk, R),
-	FIELD(ncclbpf_chunk_ctx, chunk_size, R | W | EBPF_CTX_DECISION),
+    FIELD(ncclbpf_chunk_ctx, comm_id, R),
+    FIELD(ncclbpf_chunk_ctx, n_bytes, R),
+    FIELD(ncclbpf_chunk_ctx, seq, R),
+    FIELD(ncclbpf_chunk_ctx, coll_type, R),
+    FIELD(ncclbpf_chunk_ctx, algorithm, R),
+    FIELD(ncclbpf_chunk_ctx, protocol, R),
+    FIELD(ncclbpf_chunk_ctx, n_channels, R),
+    FIELD(ncclbpf_chunk_ctx, nccl_chunk, R),
+    FIELD(ncclbpf_chunk_ctx, chunk_size, R | W | EBPF_CTX_DECISION),
 };
 
 static const struct ebpf_ctx_field profiler_fields[] = {
-	FIELD(ncclbpf_profiler_ctx, comm_id, R),     FIELD(ncclbpf_profiler_ctx, seq, R),
-	FIELD(ncclbpf_profiler_ctx, n_bytes, R),     FIELD(ncclbpf_profiler_ctx, start_ns, R),
-	FIELD(ncclbpf_profiler_ctx, end_ns, R),      FIELD(ncclbpf_profiler_ctx, duration_ns, R),
-	FIELD(ncclbpf_profiler_ctx, event, R),       FIELD(ncclbpf_profiler_ctx, rank, R),
-	FIELD(ncclbpf_profiler_ctx, n_ranks, R),     FIELD(ncclbpf_profiler_ctx, coll_type, R),
-	FIELD(ncclbpf_profiler_ctx, algorithm, R),   FIELD(ncclbpf_profiler_ctx, protocol, R),
-	FIELD(ncclbpf_profiler_ctx, n_channels, R),  FIELD(ncclbpf_profiler_ctx, channel, R),
-	FIELD(ncclbpf_profiler_ctx, peer, R),
+    FIELD(ncclbpf_profiler_ctx, comm_id, R),	FIELD(ncclbpf_profiler_ctx, seq, R),
+    FIELD(ncclbpf_profiler_ctx, n_bytes, R),	FIELD(ncclbpf_profiler_ctx, start_ns, R),
+    FIELD(ncclbpf_profiler_ctx, end_ns, R),	FIELD(ncclbpf_profiler_ctx, duration_ns, R),
+    FIELD(ncclbpf_profiler_ctx, event, R),	FIELD(ncclbpf_profiler_ctx, rank, R),
+    FIELD(ncclbpf_profiler_ctx, n_ranks, R),	FIELD(ncclbpf_profiler_ctx, coll_type, R),
+    FIELD(ncclbpf_profiler_ctx, algorithm, R),	FIELD(ncclbpf_profiler_ctx, protocol, R),
+    FIELD(ncclbpf_profiler_ctx, n_channels, R), FIELD(ncclbpf_profiler_ctx, channel, R),
+    FIELD(ncclbpf_profiler_ctx, peer, R),
 };
 
 static const struct ebpf_ctx_field net_fields[] = {
-	FIELD(ncclbpf_net_ctx, comm_id, R), FIELD(ncclbpf_net_ctx, bytes, R),
-	FIELD(ncclbpf_net_ctx, time_ns, R), FIELD(ncclbpf_net_ctx, duration_ns, R),
-	FIELD(ncclbpf_net_ctx, op, R),      FIELD(ncclbpf_net_ctx, dev, R),
-	FIELD(ncclbpf_net_ctx, peer, R),    FIELD(ncclbpf_net_ctx, tag, R),
-	FIELD(ncclbpf_net_ctx, peer_addr, R), FIELD(ncclbpf_net_ctx, peer_port, R),
+    FIELD(ncclbpf_net_ctx, comm_id, R),	  FIELD(ncclbpf_net_ctx, bytes, R),
+    FIELD(ncclbpf_net_ctx, time_ns, R),	  FIELD(ncclbpf_net_ctx, duration_ns, R),
+    FIELD(ncclbpf_net_ctx, op, R),	  FIELD(ncclbpf_net_ctx, dev, R),
+    FIELD(ncclbpf_net_ctx, peer, R),	  FIELD(ncclbpf_net_ctx, tag, R),
+    FIELD(ncclbpf_net_ctx, peer_addr, R), FIELD(ncclbpf_net_ctx, peer_port, R),
 };
 
-
 static const struct ebpf_prog_type prog_types[] = {
-	{
-		.name = "tuner",
-		.section = "tuner",
-		.ctx_size = sizeof(struct ncclbpf_tuner_ctx),
-		.fields = tuner_fields,
-		.n_fields = sizeof(tuner_fields) / sizeof(tuner_fields[0]),
-		/* Rank-local helpers are allowed; the rank-consistency analysis keeps their results
-		 * out of decisions. Ring buffer output lets a tuner stream what it decided. */
-		.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) |
-				       (1ull << 6) | (1ull << 7) | (1ull << 8),
-				 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
-				       (1ull << (132 - 128)) | (1ull << (133 - 128))},
-		.ret_min = 0,
-		.ret_max = 0,
-		.insn_budget = 4096,
-		.flags = EBPF_PROG_TYPE_F_RANK_CONSISTENT,
-	},
-	{
-		.name = "tuner_chunk",
-		.section = "tuner/chunk",
-		.ctx_size = sizeof(struct ncclbpf_chunk_ctx),
-		.fields = chunk_fields,
-		.n_fields = sizeof(chunk_fields) / sizeof(chunk_fields[0]),
-		.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) |
-				       (1ull << 6) | (1ull << 7) | (1ull << 8)},
-		.ret_min = 0,
-		.ret_max = 0,
-		.insn_budget = 4096,
-		.flags = EBPF_PROG_TYPE_F_RANK_CONSISTENT,
-	},
-	{
-		.name = "profiler",
-		.section = "profiler",
-		.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
-		.fields = profiler_fields,
-		.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
-		.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) |
-				       (1ull << 6) | (1ull << 7) | (1ull << 8),
-				 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
-				       (1ull << (132 - 128)) | (1ull << (133 - 128))},
-		.ret_min = 0,
-		.ret_max = 0,
-		.insn_budget = 4096,
-	},
-	{
-		.name = "net",
-		.section = "net/",
-		.ctx_size = sizeof(struct ncclbpf_net_ctx),
-		.fields = net_fields,
-		.n_fields = sizeof(net_fields) / sizeof(net_fields[0]),
-		.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) |
-				       (1ull << 6) | (1ull << 7) | (1ull << 8),
-				 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
-				       (1ull << (132 - 128)) | (1ull << (133 - 128))},
-		.ret_min = 0,
-		.ret_max = 0xffffffff,
-		.insn_budget = 4096,
-	},
+    {
+	.name = "tuner",
+	.section = "tuner",
+	.ctx_size = sizeof(struct ncclbpf_tuner_ctx),
+	.fields = tuner_fields,
+	.n_fields = sizeof(tuner_fields) / sizeof(tuner_fields[0]),
+	/* Rank-local helpers are allowed; the rank-consistency analysis keeps their results
+	 * out of decisions. Ring buffer output lets a tuner stream what it decided. */
+	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
+			       (1ull << 7) | (1ull << 8),
+			 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
+			       (1ull << (132 - 128)) | (1ull << (133 - 128))},
+	.ret_min = 0,
+	.ret_max = 0,
+	.insn_budget = 4096,
+	.flags = EBPF_PROG_TYPE_F_RANK_CONSISTENT,
+    },
+    {
+	.name = "tuner_chunk",
+	.section = "tuner/chunk",
+	.ctx_size = sizeof(struct ncclbpf_chunk_ctx),
+	.fields = chunk_fields,
+	.n_fields = sizeof(chunk_fields) / sizeof(chunk_fields[0]),
+	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
+			       (1ull << 7) | (1ull << 8)},
+	.ret_min = 0,
+	.ret_max = 0,
+	.insn_budget = 4096,
+	.flags = EBPF_PROG_TYPE_F_RANK_CONSISTENT,
+    },
+    {
+	.name = "profiler",
+	.section = "profiler",
+	.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
+	.fields = profiler_fields,
+	.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
+	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
+			       (1ull << 7) | (1ull << 8),
+			 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
+			       (1ull << (132 - 128)) | (1ull << (133 - 128))},
+	.ret_min = 0,
+	.ret_max = 0,
+	.insn_budget = 4096,
+    },
+    {
+	.name = "net",
+	.section = "net/",
+	.ctx_size = sizeof(struct ncclbpf_net_ctx),
+	.fields = net_fields,
+	.n_fields = sizeof(net_fields) / sizeof(net_fields[0]),
+	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
+			       (1ull << 7) | (1ull << 8),
+			 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
+			       (1ull << (132 - 128)) | (1ull << (133 - 128))},
+	.ret_min = 0,
+	.ret_max = 0xffffffff,
+	.insn_budget = 4096,
+    },
 };
 
 const struct ebpf_prog_type *ebpf_prog_type_by_section(const char *section)

@@ -7,11 +7,6 @@ if(NCCLBPF_FUZZ)
   endif()
   set(FUZZ_FLAGS -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
                  -fno-omit-frame-pointer)
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-    set(NCCLBPF_JIT_ARCH x86_64)
-  else()
-    set(NCCLBPF_JIT_ARCH none)
-  endif()
   file(GLOB_RECURSE FUZZ_ENGINE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)
   list(FILTER FUZZ_ENGINE_SOURCES EXCLUDE REGEX "/src/jit/arch_[^/]*/")
   file(GLOB FUZZ_JIT_SOURCES CONFIGURE_DEPENDS

@@ -32,8 +32,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ebpf_object *obj = ebpf_object__open_mem(data, size, NULL, err, sizeof(err));
 	if (!obj)
 		return 0;
+	/* A small complexity budget keeps mutated loops from costing 1 M verifier steps each. */
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .complexity_limit = 20000};
 	if (cheap_maps(obj))
-		ebpf_object__load(obj, NULL, err, sizeof(err));
+		ebpf_object__load(obj, &lo, err, sizeof(err));
 	ebpf_object__close(obj);
 	return 0;
 }

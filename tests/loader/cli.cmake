@@ -105,6 +105,11 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     REGEX "no program 'nope'; programs: noop")
   ldr_cli(tr_bad_index FAIL ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
     --ctx cost_ns[7][0]=1 REGEX "'cost_ns' is \\[7\\]\\[3\\]")
+  # test-run loads through the verifier: unsafe policies never run, the reason names the line.
+  ldr_cli(tr_unsafe_null FAIL ARGS ${TR} ${LDR_POL}/unsafe/null_deref.o --prog null_deref
+    REGEX "program 'null_deref' \\(section 'profiler'\\): line 18: `\\*v \\+= 1;.*map_value_or_null")
+  ldr_cli(tr_unsafe_rank FAIL ARGS ${TR} ${LDR_POL}/unsafe/rank_dependent.o --prog decide
+    REGEX "program 'decide' .*rank-local map `avg_lat`")
   ldr_cli(tr_rejected_object FAIL ARGS ${TR} ${LDR_OBJ}/bad_section.o --prog wrong
     REGEX "section 'xdp': unknown program type")
 

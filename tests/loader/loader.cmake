@@ -24,9 +24,23 @@ if(NCCLBPF_BUILD_POLICIES)
 
   ncclbpf_test(test_loader SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader.c
     ARGS ${LDR_BPF_DIR} ${NCCLBPF_POLICY_DIR} TIMEOUT 60 LABELS loader)
+  # One program, one test per seed directory so that they run in parallel.
   ncclbpf_test(test_loader_mutate SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader_mutate.c
-    ARGS ${LDR_BPF_DIR} ${NCCLBPF_POLICY_DIR} ${NCCLBPF_POLICY_DIR}/unsafe TIMEOUT 120
-    LABELS loader)
+    ARGS ${LDR_BPF_DIR} TIMEOUT 120 LABELS loader)
+  foreach(part policies unsafe)
+    set(dir ${NCCLBPF_POLICY_DIR})
+    if(part STREQUAL "unsafe")
+      set(dir ${NCCLBPF_POLICY_DIR}/unsafe)
+    endif()
+    add_test(NAME test_loader_mutate_${part} COMMAND test_loader_mutate ${dir})
+    set_tests_properties(test_loader_mutate_${part} PROPERTIES TIMEOUT 120 LABELS loader)
+    if(NCCLBPF_SANITIZERS)
+      add_test(NAME test_loader_mutate_${part}.asan COMMAND test_loader_mutate_asan ${dir})
+      set_tests_properties(test_loader_mutate_${part}.asan PROPERTIES TIMEOUT 120
+        LABELS "asan;loader"
+        ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+    endif()
+  endforeach()
 
   # The SDK header compiles for BPF with every warning an error, using everything it offers.
   add_test(NAME sdk_header_bpf

@@ -69,7 +69,7 @@ static void test_features(void)
 		uint32_t type, key, value, entries, flags;
 		int kind;
 	} want[] = {
-	    {"hmap", EBPF_MAP_TYPE_HASH, 24, 8, 128, 0, EBPF_OBJECT_MAP_BTF},
+	    {"hmap", EBPF_MAP_TYPE_HASH, 16, 8, 128, 0, EBPF_OBJECT_MAP_BTF},
 	    {"pcpu", EBPF_MAP_TYPE_PERCPU_ARRAY, 4, 24, 4, 0, EBPF_OBJECT_MAP_BTF},
 	    {"lru", EBPF_MAP_TYPE_LRU_HASH, 4, 4, 32, 0, EBPF_OBJECT_MAP_BTF},
 	    {"events", EBPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, EBPF_OBJECT_MAP_BTF},
@@ -504,6 +504,88 @@ static void test_load(void)
 	ebpf_object__close(obj);
 }
 
+/* Loading verifies: every unsafe example is rejected with its program, source line and reason;
+ * maps written by profiler programs are rank-local for tuner programs, other maps are not. */
+static void test_verify(void)
+{
+	static const struct {
+		const char *file, *prog, *why;
+		int err;
+	} bad[] = {
+	    {"unsafe/null_deref.o", "null_deref", "map_value_or_null", EACCES},
+	    {"unsafe/map_oob.o", "map_oob", "outside of the allowed memory range", EACCES},
+	    {"unsafe/ctx_write_input.o", "ctx_write_input", "read-only context field", EACCES},
+	    {"unsafe/unbounded_loop.o", "unbounded_loop", "too complex", 0},
+	    {"unsafe/unknown_helper.o", "unknown_helper", "unknown#14", EACCES},
+	    {"unsafe/stack_overflow.o", "stack_overflow", "off=-520", EACCES},
+	    {"unsafe/div_zero.o", "div_zero", "division by zero", EACCES},
+	    {"unsafe/ptr_to_map.o", "ptr_to_map", "leaks addr into map", EACCES},
+	    {"unsafe/rank_dependent.o", "decide", "rank-local map `avg_lat`", EACCES},
+	};
+	char err[1024], want[128];
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ebpf_object *obj =
+		    ebpf_object__open_file(obj_path(pol_dir, bad[i].file), NULL, err, sizeof(err));
+		CHECK(obj != NULL);
+		if (!obj)
+			continue;
+		/* The unbounded loop is rejected by the complexity budget: a small one is enough.
+		 */
+		struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .complexity_limit = 100000};
+		err[0] = 0;
+		int ret = ebpf_object__load(obj, &lo, err, sizeof(err));
+		snprintf(want, sizeof(want), "program '%s' (section '", bad[i].prog);
+		CHECK(ret < 0);
+		CHECK(!bad[i].err || ret == -bad[i].err);
+		CHECK(strstr(err, want) != NULL);
+		CHECK(strstr(err, bad[i].why) != NULL);
+		CHECK(strstr(err, ": line ") != NULL); /* the C source line from .BTF.ext */
+		if (ret >= 0 || !strstr(err, want) || !strstr(err, bad[i].why))
+			fprintf(stderr, "%s: got %d '%s'\n", bad[i].file, ret, err);
+		/* Nothing stays created after a failed load. */
+		CHECK(!ebpf_object__is_loaded(obj));
+		for (uint32_t k = 0; k < ebpf_object__map_cnt(obj); k++)
+			CHECK(ebpf_object_map__map(ebpf_object__map(obj, k)) == NULL);
+		for (uint32_t k = 0; k < ebpf_object__prog_cnt(obj); k++)
+			CHECK(ebpf_program__prog(ebpf_object__prog(obj, k)) == NULL);
+		ebpf_object__close(obj);
+	}
+	static const char *const good[] = {"noop.o", "size_aware.o", "table_tuner.o",
+					   "profiler_latency.o"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct ebpf_object *obj =
+		    ebpf_object__open_file(obj_path(pol_dir, good[i]), NULL, err, sizeof(err));
+		int ret = obj ? ebpf_object__load(obj, NULL, err, sizeof(err)) : -1;
+		CHECK_EQ_U64(ret, 0);
+		if (ret)
+			fprintf(stderr, "%s: %s\n", good[i], err);
+		if (obj && !ret) {
+			const struct ebpf_verify_stats *st =
+			    ebpf_program__verify_stats(ebpf_object__prog(obj, 0));
+			CHECK(st->insns == ebpf_program__insn_cnt(ebpf_object__prog(obj, 0)));
+			CHECK(st->processed >= st->insns || st->insns <= 2);
+		}
+		ebpf_object__close(obj);
+	}
+	struct ebpf_object *obj =
+	    ebpf_object__open_file(obj_path(bpf_dir, "rank_split.o"), NULL, err, sizeof(err));
+	int ret = obj ? ebpf_object__load(obj, NULL, err, sizeof(err)) : -1;
+	CHECK_EQ_U64(ret, 0);
+	if (ret)
+		fprintf(stderr, "rank_split.o: %s\n", err);
+	ebpf_object__close(obj);
+	/* The unsafe experimental mode lets the rank-dependent tuner through. */
+	obj = ebpf_object__open_file(obj_path(pol_dir, "unsafe/rank_dependent.o"), NULL, err,
+				     sizeof(err));
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo),
+					   .verify_flags = EBPF_VERIFY_F_ALLOW_RANK_LOCAL};
+	ret = obj ? ebpf_object__load(obj, &lo, err, sizeof(err)) : -1;
+	CHECK_EQ_U64(ret, 0);
+	if (ret)
+		fprintf(stderr, "rank_dependent.o (allowed): %s\n", err);
+	ebpf_object__close(obj);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -517,5 +599,6 @@ int main(int argc, char **argv)
 	test_corruptions();
 	test_policies();
 	test_load();
+	test_verify();
 	return check_summary("loader");
 }

@@ -319,8 +319,102 @@ static void test_ld_imm64(void)
 	}
 }
 
+/* Peepholes: an ALU result tested against 0 right after it reuses the flags (JEQ/JNE only, and
+ * a 32-bit jump may not reuse a 64-bit result's ZF); "r = s; r += imm" becomes one lea. */
+static void test_peepholes(void)
+{
+	static const uint8_t bops[] = {EBPF_ADD, EBPF_SUB, EBPF_AND, EBPF_OR, EBPF_XOR};
+	static const uint64_t v[][2] = {
+	    {5, 0xfffffffffffffffbull}, /* add: 0 */
+	    {0x100000000ull, 0},	/* low half 0, high half not */
+	    {0x1ffffffffull, 0xffffffffull},
+	    {7, 7},
+	    {0, 0},
+	    {0x8000000000000000ull, 0x8000000000000000ull},
+	};
+
+	for (size_t o = 0; o < sizeof(bops); o++)
+		for (int aw = 0; aw < 2; aw++)
+			for (int jw = 0; jw < 2; jw++)
+				for (int x = 0; x < 2; x++)
+					for (int jne = 0; jne < 2; jne++)
+						for (size_t k = 0; k < sizeof(v) / sizeof(v[0]);
+						     k++) {
+							uint64_t a = v[k][0], b = v[k][1];
+							int32_t imm = (int32_t)b;
+							uint64_t bb =
+							    x ? b
+							      : (aw ? (uint64_t)(int64_t)imm
+								    : (uint32_t)imm);
+							uint64_t r = ref_alu(bops[o], aw, 0, a, bb);
+							int zero = jw ? r == 0 : (uint32_t)r == 0;
+							struct ebpf_insn p[] = {
+							    LD_IMM64(2, a),
+							    LD_IMM64(3, b),
+							    INSN((aw ? EBPF_ALU64 : EBPF_ALU) |
+								     bops[o] |
+								     (x ? EBPF_X : EBPF_K),
+								 2, x ? 3 : 0, 0, x ? 0 : imm),
+							    INSN((jw ? EBPF_JMP : EBPF_JMP32) |
+								     (jne ? EBPF_JNE : EBPF_JEQ) |
+								     EBPF_K,
+								 2, 0, 2, 0),
+							    MOV64_IMM(0, 0),
+							    EXIT(),
+							    MOV64_IMM(0, 1),
+							    EXIT(),
+							};
+
+							CHECK_EQ_U64(
+							    jit_eval(p, INSN_CNT(p), 0, 0),
+							    (uint64_t)(jne ? !zero : zero));
+						}
+	/* lea fusion for every pair of registers, small and large offsets, r10 as the source */
+	for (int d = 0; d < 10; d++)
+		for (int s = 0; s <= 10; s++) {
+			static const int32_t offs[] = {0,    -4,	 100,
+						       -512, 0x12345678, (int32_t)0x80000000};
+
+			for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+				uint64_t base = 0x1000000000ull + (uint64_t)s * 0x10001;
+				struct ebpf_insn p[] = {
+				    LD_IMM64(s == 10 ? 9 : s, base),
+				    MOV64_REG(d, s),
+				    ALU64_IMM(EBPF_ADD, d, offs[k]),
+				    MOV64_REG(0, d),
+				    EXIT(),
+				};
+
+				if (s == 10) {
+					/* r10 differs per engine: check r0 - r10 instead */
+					struct ebpf_insn q[] = {
+					    MOV64_REG(d, 10), ALU64_IMM(EBPF_ADD, d, offs[k]),
+					    MOV64_REG(0, d),  ALU64_REG(EBPF_SUB, 0, 10),
+					    EXIT(),
+					};
+
+					CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 0, 0),
+						     (uint64_t)(int64_t)offs[k]);
+				} else {
+					CHECK_EQ_U64(jit_eval(p, INSN_CNT(p), 0, 0),
+						     base + (uint64_t)(int64_t)offs[k]);
+				}
+			}
+		}
+	/* the add is a jump target: it must still run on its own */
+	{
+		struct ebpf_insn p[] = {
+		    MOV64_IMM(1, 10),	       JA(1),		MOV64_REG(1, 1), /* skipped */
+		    ALU64_IMM(EBPF_ADD, 1, 5), MOV64_REG(0, 1), EXIT(),
+		};
+
+		CHECK_EQ_U64(jit_eval(p, INSN_CNT(p), 0, 0), 15);
+	}
+}
+
 int main(void)
 {
+	test_peepholes();
 	test_ld_imm64();
 	test_neg_end();
 	test_imm();

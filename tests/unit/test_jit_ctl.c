@@ -115,6 +115,26 @@ static void test_jcc(void)
 						CHECK_EQ_U64(
 						    jit_eval(p, INSN_CNT(p), 0, 0),
 						    (uint64_t)ref_jcc(jops[o], w64, a, bb));
+						/* the same over a ja / ja32 (the JIT folds the pair
+						 * into one negated jump) */
+						for (int j32 = 0; j32 < 2; j32++) {
+							struct ebpf_insn q[] = {
+							    LD_IMM64(d, a),
+							    LD_IMM64(s, b),
+							    INSN(cls | jops[o] |
+								     (x ? EBPF_X : EBPF_K),
+								 d, x ? s : 0, 1, x ? 0 : imm),
+							    j32 ? JA32(2) : JA(2),
+							    MOV64_IMM(0, 1),
+							    EXIT(),
+							    MOV64_IMM(0, 0),
+							    EXIT(),
+							};
+
+							CHECK_EQ_U64(
+							    jit_eval(q, INSN_CNT(q), 0, 0),
+							    (uint64_t)ref_jcc(jops[o], w64, a, bb));
+						}
 					}
 }
 
@@ -505,6 +525,23 @@ static void test_contract(void)
 		CHECK(ebpf_prog__jit_fn(p) == NULL);
 		CHECK(ebpf_prog__run(p, EBPF_ENGINE_JIT, 0, 0, NULL, &r0) == -ENOEXEC);
 		ebpf_prog__free(p);
+	}
+
+	/* registers read before any write start at 0, as in the interpreter (only unverified code
+	 * can do this); a program that writes first pays nothing */
+	for (int r = 0; r < 10; r++) {
+		if (r == 1 || r == 2)
+			continue;
+		struct ebpf_insn q[] = {
+		    JMP_IMM(EBPF_JEQ, 1, 7, 1),
+		    MOV64_IMM(r, 5),
+		    ALU64_IMM(EBPF_ADD, r, 1),
+		    MOV64_REG(0, r),
+		    EXIT(),
+		};
+
+		CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 7, 0), 1);
+		CHECK_EQ_U64(jit_eval(q, INSN_CNT(q), 8, 0), 6);
 	}
 
 	/* a jump from one function into another is refused (the interpreter remains) */

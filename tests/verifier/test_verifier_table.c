@@ -29,8 +29,10 @@ static void quiet_log(void *ctx, const char *line)
 
 static void run_checked(const struct vcase *c)
 {
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .name = c->name,
-				    .helpers = ebpf_helpers_default(), .maps = vmaps,
+	struct ebpf_prog_opts po = {.sz = sizeof(po),
+				    .name = c->name,
+				    .helpers = ebpf_helpers_default(),
+				    .maps = vmaps,
 				    .n_maps = N_MAPS};
 	const struct ebpf_prog_type *t = c->type ? ebpf_prog_type_by_name(c->type) : NULL;
 	uint8_t ctx[256];
@@ -46,8 +48,11 @@ static void run_checked(const struct vcase *c)
 		struct ebpf_region reg = {(uint64_t)(uintptr_t)ctx, t ? t->ctx_size : 0,
 					  EBPF_REGION_READ | EBPF_REGION_WRITE};
 		struct ebpf_fault f = {0};
-		struct ebpf_run_opts ro = {.sz = sizeof(ro), .checked = 1, .regions = &reg,
-					   .n_regions = t ? 1 : 0, .fault = &f};
+		struct ebpf_run_opts ro = {.sz = sizeof(ro),
+					   .checked = 1,
+					   .regions = &reg,
+					   .n_regions = t ? 1 : 0,
+					   .fault = &f};
 		uint64_t r0 = 0;
 		int rc;
 
@@ -55,14 +60,50 @@ static void run_checked(const struct vcase *c)
 			ctx[i] = round ? (uint8_t)next_rand() : 0;
 		rc = ebpf_interp__run(p, (uint64_t)(uintptr_t)ctx, 0, &ro, &r0);
 		if (rc)
-			fprintf(stderr, "%s: accepted but faulted in checked mode: %s\n", c->name, f.msg);
+			fprintf(stderr, "%s: accepted but faulted in checked mode: %s\n", c->name,
+				f.msg);
 		CHECK(rc == 0);
 	}
 	ebpf_prog__free(p);
 }
 
+/* Writes every case as a fuzz_verifier input (type byte, map-flag byte, instructions). */
+static int write_corpus(const char *dir)
+{
+	static const char *const types[] = {"tuner", "tuner_chunk", "profiler", "net"};
+	const struct vcase *all[2] = {reject_cases, accept_cases};
+	size_t cnt[2] = {sizeof(reject_cases) / sizeof(reject_cases[0]),
+			 sizeof(accept_cases) / sizeof(accept_cases[0])};
+
+	for (int s = 0; s < 2; s++) {
+		for (size_t i = 0; i < cnt[s]; i++) {
+			const struct vcase *c = &all[s][i];
+			char path[512];
+			uint8_t hdr[2] = {4, (uint8_t)c->local_maps};
+			FILE *f;
+
+			for (uint8_t t = 0; t < 4; t++)
+				if (c->type && !strcmp(c->type, types[t]))
+					hdr[0] = t;
+			if (c->vflags & EBPF_VERIFY_F_ALLOW_RANK_LOCAL)
+				hdr[1] |= 0x80;
+			snprintf(path, sizeof(path), "%s/%s%03zu", dir, s ? "accept" : "reject", i);
+			f = fopen(path, "wb");
+			if (!f)
+				return 1;
+			fwrite(hdr, 1, 2, f);
+			fwrite(c->insns, sizeof(struct ebpf_insn), vcase_len(c), f);
+			fclose(f);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && !strcmp(argv[1], "--write-corpus"))
+		return write_corpus(argv[2]);
+
 	uint8_t flags[N_MAPS];
 	char err[512];
 	int verbose = argc > 1 && !strcmp(argv[1], "-v");
@@ -93,7 +134,8 @@ int main(int argc, char **argv)
 		int rc = vcase_verify(c, err, sizeof(err), &st, flags, NULL, 0);
 
 		if (rc || verbose)
-			fprintf(stderr, "%s accept '%s': rc=%d msg=\"%s\" processed=%llu worst=%llu\n",
+			fprintf(stderr,
+				"%s accept '%s': rc=%d msg=\"%s\" processed=%llu worst=%llu\n",
 				rc ? "FAIL" : "ok  ", c->name, rc, err,
 				(unsigned long long)st.processed,
 				(unsigned long long)st.worst_case_insns);
@@ -101,7 +143,8 @@ int main(int argc, char **argv)
 		if (!rc && c->worst > 0) {
 			if ((int64_t)st.worst_case_insns != c->worst)
 				fprintf(stderr, "'%s': worst case %llu, expected %lld\n", c->name,
-					(unsigned long long)st.worst_case_insns, (long long)c->worst);
+					(unsigned long long)st.worst_case_insns,
+					(long long)c->worst);
 			CHECK_EQ_U64(st.worst_case_insns, c->worst);
 		}
 		if (!rc)

@@ -38,9 +38,10 @@ static uint64_t splitmix(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static const int32_t interesting[] = {0, 1, -1, 2, 4, 7, 8, 15, 16, 31, 32, 63, 64, 127, 255,
-				      256, 511, 512, -8, -16, -512, -520, 0x7fffffff,
-				      (int32_t)0x80000000, 0xffff, 4096};
+static const int32_t interesting[] = {
+    0,	    1,	 -1,  2,   4,	7,   8,	 15,  16,   31,	  32,	      63,
+    64,	    127, 255, 256, 511, 512, -8, -16, -512, -520, 0x7fffffff, (int32_t)0x80000000,
+    0xffff, 4096};
 
 static void mutate(struct gen_prog *p, uint64_t *rs)
 {
@@ -62,11 +63,12 @@ static void mutate(struct gen_prog *p, uint64_t *rs)
 			in->off = (int16_t)(in->off + (int16_t)((r >> 8) % 33) - 16);
 			break;
 		case 3:
-			in->imm = interesting[(r >> 8) % (sizeof(interesting) / sizeof(interesting[0]))];
+			in->imm =
+			    interesting[(r >> 8) % (sizeof(interesting) / sizeof(interesting[0]))];
 			break;
 		case 4:
-			in->off = (int16_t)interesting[(r >> 8) %
-						       (sizeof(interesting) / sizeof(interesting[0]))];
+			in->off = (int16_t)
+			    interesting[(r >> 8) % (sizeof(interesting) / sizeof(interesting[0]))];
 			break;
 		case 5: /* an opcode seen elsewhere in the program */
 			in->code = p->insns[(r >> 8) % n].code;
@@ -75,7 +77,8 @@ static void mutate(struct gen_prog *p, uint64_t *rs)
 			in->code = (uint8_t)((in->code & ~0x18) | ((r >> 8) & 0x18));
 			break;
 		default: /* drop a bounds check: turn a conditional jump into its opposite */
-			if ((EBPF_CLASS(in->code) == EBPF_JMP || EBPF_CLASS(in->code) == EBPF_JMP32) &&
+			if ((EBPF_CLASS(in->code) == EBPF_JMP ||
+			     EBPF_CLASS(in->code) == EBPF_JMP32) &&
 			    EBPF_OP(in->code) >= EBPF_JEQ && EBPF_OP(in->code) != EBPF_CALL &&
 			    EBPF_OP(in->code) != EBPF_EXIT)
 				in->code ^= 0x10;
@@ -88,7 +91,8 @@ static void mutate(struct gen_prog *p, uint64_t *rs)
 
 struct tally {
 	uint64_t programs, accepted, rejected, faults, bound_faults, prog_new_refused;
-	uint64_t k_both_accept, k_both_reject, k_we_only, k_kernel_only, k_errors;
+	uint64_t k_both_accept, k_both_reject, k_we_only, k_we_only_infeasible, k_kernel_only,
+	    k_errors;
 	uint64_t runs;
 	uint64_t verify_ns;
 };
@@ -120,16 +124,53 @@ static void note_reason(const char *msg, uint64_t seed)
 		reasons[r].n++;
 }
 
+/* The instruction the kernel's verifier failed at (the last "N: (" line of its log, minus the
+ * oracle's trampoline), and whether our analysis ever reached it. */
+static bool kernel_path_infeasible_for_us(const struct gen_prog *p,
+					  const struct ebpf_verify_opts *vo, const char *klog)
+{
+	static char vlog[1 << 20];
+	struct ebpf_verify_opts o = *vo;
+	const char *q, *last = NULL;
+	char pat[32];
+	long kpc;
+
+	for (q = klog; (q = strstr(q, ": (")); q++) {
+		const char *b = q;
+		while (b > klog && b[-1] >= '0' && b[-1] <= '9')
+			b--;
+		if (b < q && (b == klog || b[-1] == '\n'))
+			last = b;
+	}
+	if (!last)
+		return false;
+	kpc = strtol(last, NULL, 10) - KO_TRAMPOLINE_INSNS;
+	if (kpc < 0 || kpc >= (long)p->n_insns)
+		return false;
+	o.flags |= EBPF_VERIFY_F_LOG;
+	o.log_buf = vlog;
+	o.log_size = sizeof(vlog);
+	if (ebpf_verify(p->insns, p->n_insns, &o, NULL, NULL, 0))
+		return false;
+	if (strlen(vlog) + 1 >= sizeof(vlog))
+		return false; /* log truncated: cannot tell */
+	snprintf(pat, sizeof(pat), "\n%ld: (", kpc);
+	return !strstr(vlog, pat) && strncmp(vlog, pat + 1, strlen(pat + 1));
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1, limit = 0, progress = 0;
-	bool kernel = false, verbose = false;
+	bool kernel = false, verbose = false, print = false, no_run = false;
+	uint64_t seeds[64];
+	uint32_t n_seeds = 0;
 	uint32_t families = 0;
 	int mutate_pct = 75;
 	struct kernel_oracle *ko = NULL;
 	static struct gen_prog p, orig;
 	struct tally t = {0};
-	char err[512], klog[2048];
+	char err[512];
+	static char klog[1 << 16];
 
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--count") && k + 1 < argc)
@@ -147,11 +188,26 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[k], "--families") && k + 1 < argc) {
 			if (gen_parse_families(argv[++k], &families))
 				return 2;
-		} else if (!strcmp(argv[k], "-v"))
+		} else if (!strcmp(argv[k], "--seeds") && k + 1 < argc) {
+			char *e = argv[++k];
+			while (*e && n_seeds < 64) {
+				seeds[n_seeds++] = strtoull(e, &e, 0);
+				if (*e == ',')
+					e++;
+			}
+			count = n_seeds;
+		} else if (!strcmp(argv[k], "--no-run")) {
+			no_run = true;
+		} else if (!strcmp(argv[k], "--print")) {
+			print = true;
+		} else if (!strcmp(argv[k], "-v")) {
 			verbose = true;
-		else {
+		} else {
 			fprintf(stderr,
-				"usage: %s [--count N] [--seed S] [--kernel] [--mutate PCT] [--families LIST] [--limit INSNS] [--progress N] [-v]\n",
+				"usage: %s [--count N] [--seed S | --seeds A,B,..] [--kernel] "
+				"[--mutate PCT] "
+				"[--families LIST] [--limit INSNS] [--progress N] [--no-run] "
+				"[--print] [-v]\n",
 				argv[0]);
 			return 2;
 		}
@@ -165,13 +221,16 @@ int main(int argc, char **argv)
 		}
 	}
 	for (uint64_t i = 0; i < count; i++) {
-		uint64_t s = seed + i, rs = s * 0x2545f4914f6cdd1dull;
+		uint64_t s = n_seeds ? seeds[i] : seed + i, rs = s * 0x2545f4914f6cdd1dull;
 		struct gen_opts o;
 		struct ebpf_ctx_field field;
-		struct ebpf_prog_type type = {.name = "buffer", .section = "buffer",
-					      .ret_min = INT64_MIN, .ret_max = INT64_MAX,
+		struct ebpf_prog_type type = {.name = "buffer",
+					      .section = "buffer",
+					      .ret_min = INT64_MIN,
+					      .ret_max = INT64_MAX,
 					      .insn_budget = UINT64_MAX};
-		struct ebpf_verify_opts vo = {.sz = sizeof(vo), .type = &type,
+		struct ebpf_verify_opts vo = {.sz = sizeof(vo),
+					      .type = &type,
 					      .helpers = ebpf_helpers_default(),
 					      .complexity_limit = limit};
 		struct ebpf_verify_stats st;
@@ -179,8 +238,13 @@ int main(int argc, char **argv)
 		int rc;
 
 		if (progress && i && i % progress == 0) {
-			printf("... %" PRIu64 " programs, %" PRIu64 " accepted, %" PRIu64 " faults\n", i,
-			       t.accepted, t.faults + t.bound_faults);
+			printf("... %" PRIu64 " programs, %" PRIu64 " accepted, %" PRIu64
+			       " faults; kernel: "
+			       "both accept %" PRIu64 ", both reject %" PRIu64 ", we only %" PRIu64
+			       " (+%" PRIu64 " infeasible for us), kernel only %" PRIu64 "\n",
+			       i, t.accepted, t.faults + t.bound_faults, t.k_both_accept,
+			       t.k_both_reject, t.k_we_only, t.k_we_only_infeasible,
+			       t.k_kernel_only);
 			fflush(stdout);
 		}
 		gen_opts_for_seed(s, families, &o);
@@ -191,7 +255,8 @@ int main(int argc, char **argv)
 		if (p.n_insns + 1 > GEN_MAX_INSNS)
 			continue;
 		memmove(&p.insns[1], &p.insns[0], p.n_insns * sizeof(p.insns[0]));
-		p.insns[0] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_MOV | EBPF_K, .dst_reg = 2,
+		p.insns[0] = (struct ebpf_insn){.code = EBPF_ALU64 | EBPF_MOV | EBPF_K,
+						.dst_reg = 2,
 						.imm = (int32_t)p.buf_len};
 		p.n_insns++;
 		orig = p;
@@ -203,51 +268,100 @@ int main(int argc, char **argv)
 		type.fields = &field;
 		type.n_fields = p.buf_len ? 1 : 0;
 		t.programs++;
+		if (print)
+			gen_print(stdout, &p);
+		static char vlog[1 << 20];
+		if (print) {
+			vo.flags |= EBPF_VERIFY_F_LOG;
+			vo.log_buf = vlog;
+			vo.log_size = sizeof(vlog);
+		}
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		rc = ebpf_verify(p.insns, p.n_insns, &vo, &st, err, sizeof(err));
+		if (print)
+			printf("--- verifier log ---\n%s--- end ---\n", vlog);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		t.verify_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
 			       (uint64_t)(b.tv_nsec - a.tv_nsec);
+		if (print)
+			printf("verdict %d: %s (processed %llu, peak states %u, worst %llu)\n", rc,
+			       err, (unsigned long long)st.processed, st.peak_states,
+			       (unsigned long long)st.worst_case_insns);
 		if (rc) {
 			t.rejected++;
 			note_reason(err, s);
 		} else {
-			struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+			struct ebpf_prog_opts po = {.sz = sizeof(po),
+						    .helpers = ebpf_helpers_default()};
 			struct ebpf_prog *prog;
 			char perr[256];
 
 			t.accepted++;
-			prog = ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
-			if (!prog) {
+			prog = no_run ? NULL
+				      : ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
+			if (no_run) {
+				/* kernel differential only */
+			} else if (!prog) {
 				t.prog_new_refused++;
-				fprintf(stderr, "seed %" PRIu64 ": verified but ebpf_prog__new refused: %s\n",
+				fprintf(stderr,
+					"seed %" PRIu64
+					": verified but ebpf_prog__new refused: %s\n",
 					s, perr);
 			} else {
 				for (int run = 0; run < 3; run++) {
 					uint8_t buf[GEN_MAX_BUF + 8];
-					struct ebpf_region reg = {(uint64_t)(uintptr_t)buf, p.buf_len,
-								  EBPF_REGION_READ | EBPF_REGION_WRITE};
+					struct ebpf_region reg = {
+					    (uint64_t)(uintptr_t)buf, p.buf_len,
+					    EBPF_REGION_READ | EBPF_REGION_WRITE};
 					struct ebpf_fault f = {0};
-					struct ebpf_run_opts ro = {.sz = sizeof(ro), .checked = 1,
+					struct ebpf_run_opts ro = {.sz = sizeof(ro),
+								   .checked = 1,
 								   .regions = &reg,
 								   .n_regions = p.buf_len ? 1 : 0,
-								   .insn_limit = st.worst_case_insns,
+								   .insn_limit =
+								       st.worst_case_insns,
 								   .fault = &f};
 					uint64_t r0;
 
 					for (uint32_t k = 0; k < sizeof(buf); k++)
-						buf[k] = run ? (uint8_t)splitmix(&rs) : p.buf[k % GEN_MAX_BUF];
+						buf[k] = run ? (uint8_t)splitmix(&rs)
+							     : p.buf[k % GEN_MAX_BUF];
 					if (run == 1)
 						memset(buf, 0, sizeof(buf));
 					t.runs++;
-					if (ebpf_interp__run(prog, (uint64_t)(uintptr_t)buf, p.buf_len, &ro,
-							     &r0)) {
+					if (print) { /* exact executed count, by bisection on the
+							limit */
+						uint64_t lo = 1,
+							 hi = st.worst_case_insns * 64 + 100000;
+						uint8_t save[GEN_MAX_BUF + 8];
+						memcpy(save, buf, sizeof(buf));
+						while (lo < hi) {
+							uint64_t mid = (lo + hi) / 2;
+							struct ebpf_run_opts lo2 = ro;
+							memcpy(buf, save, sizeof(buf));
+							lo2.insn_limit = mid;
+							if (ebpf_interp__run(
+								prog, (uint64_t)(uintptr_t)buf,
+								p.buf_len, &lo2, &r0))
+								lo = mid + 1;
+							else
+								hi = mid;
+						}
+						memcpy(buf, save, sizeof(buf));
+						printf("run %d executes %llu insns (bound %llu)\n",
+						       run, (unsigned long long)lo,
+						       (unsigned long long)st.worst_case_insns);
+					}
+					if (ebpf_interp__run(prog, (uint64_t)(uintptr_t)buf,
+							     p.buf_len, &ro, &r0)) {
 						if (f.kind == EBPF_FAULT_INSN_LIMIT)
 							t.bound_faults++;
 						else
 							t.faults++;
 						fprintf(stderr,
-							"UNSOUND seed %" PRIu64 " run %d: %s (worst-case bound %" PRIu64 ")\n",
+							"UNSOUND seed %" PRIu64
+							" run %d: %s (worst-case bound %" PRIu64
+							")\n",
 							s, run, f.msg, st.worst_case_insns);
 						if (verbose)
 							gen_print(stderr, &p);
@@ -263,8 +377,13 @@ int main(int argc, char **argv)
 			int krc;
 
 			memcpy(buf, p.buf, p.buf_len);
-			krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, klog,
-						 sizeof(klog));
+			/* without a log the kernel verifies once; the log is fetched only when
+			 * needed */
+			krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len, &r0, NULL,
+						 0);
+			if (krc == KO_REJECTED && !rc)
+				krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len,
+							 &r0, klog, sizeof(klog));
 			if (krc < 0) {
 				t.k_errors++;
 			} else if (krc == KO_RAN) {
@@ -274,12 +393,29 @@ int main(int argc, char **argv)
 					t.k_both_accept++;
 			} else if (rc) {
 				t.k_both_reject++;
+
+			} else if (kernel_path_infeasible_for_us(&p, &vo, klog)) {
+				/* the kernel failed at an instruction our analysis proves
+				 * unreachable (we track ranges Linux does not, e.g. of division
+				 * results) */
+				t.k_we_only_infeasible++;
+				if (verbose) {
+					char why[160];
+					kernel_oracle__reason(klog, why, sizeof(why));
+					fprintf(stderr,
+						"kernel rejects on a path we prove infeasible, "
+						"seed %" PRIu64 ": %s\n",
+						s, why);
+				}
 			} else {
 				char why[160];
 				t.k_we_only++;
 				kernel_oracle__reason(klog, why, sizeof(why));
-				fprintf(stderr, "ACCEPTED BUT KERNEL REJECTS seed %" PRIu64 ": %s\n", s,
+				fprintf(stderr,
+					"ACCEPTED BUT KERNEL REJECTS seed %" PRIu64 ": %s\n", s,
 					why);
+				if (print)
+					fprintf(stderr, "kernel log (end):\n%s\n", klog);
 				if (verbose)
 					gen_print(stderr, &p);
 			}
@@ -292,15 +428,19 @@ int main(int argc, char **argv)
 	       t.prog_new_refused, t.programs ? t.verify_ns / 1e3 / (double)t.programs : 0.0);
 	if (verbose || kernel)
 		for (unsigned r = 0; r < n_reasons; r++)
-			printf("  rejected %8" PRIu64 "x: %s (e.g. seed %" PRIu64 ")\n", reasons[r].n,
-			       reasons[r].text, reasons[r].seed);
+			printf("  rejected %8" PRIu64 "x: %s (e.g. seed %" PRIu64 ")\n",
+			       reasons[r].n, reasons[r].text, reasons[r].seed);
 	if (kernel) {
 		printf("kernel differential: both accept %" PRIu64 ", both reject %" PRIu64
-		       ", we accept & kernel rejects %" PRIu64 ", kernel accepts & we reject %" PRIu64
-		       " (%.2f%% of kernel-accepted), errors %" PRIu64 "\n",
-		       t.k_both_accept, t.k_both_reject, t.k_we_only, t.k_kernel_only,
+		       ", we accept & kernel rejects %" PRIu64 " (plus %" PRIu64
+		       " where the kernel failed on a path we prove infeasible), kernel accepts & "
+		       "we reject %" PRIu64 " (%.2f%% of kernel-accepted), errors %" PRIu64 "\n",
+		       t.k_both_accept, t.k_both_reject, t.k_we_only, t.k_we_only_infeasible,
+		       t.k_kernel_only,
 		       100.0 * (double)t.k_kernel_only /
-			       (double)(t.k_kernel_only + t.k_both_accept ? t.k_kernel_only + t.k_both_accept : 1),
+			   (double)(t.k_kernel_only + t.k_both_accept
+					? t.k_kernel_only + t.k_both_accept
+					: 1),
 		       t.k_errors);
 		kernel_oracle__close(ko);
 	}

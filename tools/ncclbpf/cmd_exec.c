@@ -1,7 +1,7 @@
 /* `ncclbpf exec`: the conformance entry point (issue #2, part 5).
  *
- *   ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked] [--insn-limit N]
- *                [--timeout S] [MEM-HEX] < PROGRAM
+ *   ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked|--strict]
+ *                [--insn-limit N] [--timeout S] [MEM-HEX] < PROGRAM
  *
  * The program arrives on stdin as whitespace-separated hex bytes (raw little-endian 8-byte
  * instructions), or with --elf as a BPF ELF object (binary, or hex bytes). MEM-HEX, when given,
@@ -35,8 +35,10 @@
 /* The JIT has no instruction limit: a watchdog ends runaway programs instead. */
 #define DEFAULT_TIMEOUT_S 10u
 
-/* Helpers for programs run through exec. The conformance suite's call_unwind_fail calls
- * helper 5, which its reference plugins register as "unwind" returning its argument. */
+/* Helpers for raw programs run through exec. The conformance suite's call_unwind_fail calls
+ * helper 5, which its reference plugins register as "unwind" returning its argument (without
+ * the unwinding: the suite only calls it with a non-zero argument). --elf objects get the
+ * engine's default helpers instead (Linux ids, where 5 is ktime_get_ns). */
 static uint64_t helper_unwind(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5)
 {
 	(void)r2;
@@ -60,6 +62,7 @@ struct exec_args {
 	int engine; /* enum ebpf_engine */
 	int elf;
 	int unchecked;
+	int strict; /* also trap reads of registers the kernel's model leaves undefined */
 	unsigned long long insn_limit;
 	unsigned long long timeout_s;
 	const char *prog_name; /* --elf: which program (default: the first) */
@@ -68,19 +71,22 @@ struct exec_args {
 
 static int usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked] "
-		"[--insn-limit N] [--timeout S] [MEM-HEX] < PROGRAM-HEX\n"
-		"  runs the program with r1 = MEM (or NULL), r2 = its length; prints r0 as 0x...\n"
-		"  --interp        interpreter (bounds-checked unless --unchecked)\n"
-		"  --jit           JIT compiler (default where available)\n"
-		"  --elf           stdin is a BPF ELF object (binary or hex), loaded and verified\n"
-		"  --prog NAME     with --elf: run this program (default: the first)\n"
-		"  --unchecked     interpreter without bounds checks\n"
-		"  --insn-limit N  interpreter: stop after N instructions (0 = unlimited; default "
-		"%llu)\n"
-		"  --timeout S     stop a run after S seconds (0 = never; default %u)\n",
-		DEFAULT_INSN_LIMIT, DEFAULT_TIMEOUT_S);
+	fprintf(
+	    f,
+	    "usage: ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked|--strict] "
+	    "[--insn-limit N] [--timeout S] [MEM-HEX] < PROGRAM-HEX\n"
+	    "  runs the program with r1 = MEM (or NULL), r2 = its length; prints r0 as 0x...\n"
+	    "  --interp        interpreter (bounds-checked unless --unchecked)\n"
+	    "  --jit           JIT compiler (default where available)\n"
+	    "  --elf           stdin is a BPF ELF object (binary or hex), loaded and verified\n"
+	    "  --prog NAME     with --elf: run this program (default: the first)\n"
+	    "  --unchecked     interpreter without bounds checks\n"
+	    "  --strict        interpreter: also trap reads of undefined registers (kernel model:\n"
+	    "                  only r1, r2, r10 at entry; r1-r5 after a call)\n"
+	    "  --insn-limit N  interpreter: stop after N instructions (0 = unlimited; default "
+	    "%llu)\n"
+	    "  --timeout S     stop a run after S seconds (0 = never; default %u)\n",
+	    DEFAULT_INSN_LIMIT, DEFAULT_TIMEOUT_S);
 	return 2;
 }
 
@@ -119,6 +125,8 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 				a->elf = 1;
 			} else if (!strcmp(s, "--unchecked")) {
 				a->unchecked = 1;
+			} else if (!strcmp(s, "--strict")) {
+				a->strict = 1;
 			} else if (!strcmp(s, "--insn-limit") || !strcmp(s, "--timeout")) {
 				unsigned long long *v =
 				    s[2] == 'i' ? &a->insn_limit : &a->timeout_s;
@@ -152,8 +160,13 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 	}
 	if (a->prog_name && !a->elf)
 		return fail("--prog needs --elf");
-	if (a->engine == EBPF_ENGINE_JIT && a->unchecked)
-		return fail("--unchecked is an interpreter mode (the JIT never checks)");
+	if (a->engine == EBPF_ENGINE_JIT && (a->unchecked || a->strict))
+		return fail("%s is an interpreter mode (the JIT never checks)",
+			    a->unchecked ? "--unchecked" : "--strict");
+	if (a->unchecked && a->strict)
+		return fail("--strict and --unchecked contradict each other");
+	if (a->strict && a->engine == EBPF_ENGINE_DEFAULT)
+		a->engine = EBPF_ENGINE_INTERP;
 	return 0;
 }
 
@@ -223,6 +236,7 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 	    .n_regions = mem->len ? 1 : 0,
 	    .insn_limit = a->insn_limit,
 	    .fault = &fault,
+	    .flags = a->strict ? EBPF_RUN_F_UNINIT_REGS : 0,
 	};
 	uint64_t r0 = 0;
 	int engine = a->engine, rc;
@@ -239,6 +253,7 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 			engine = EBPF_ENGINE_JIT;
 			ro.checked = 0; /* interpreter-only run options */
 			ro.insn_limit = 0;
+			ro.flags = 0;
 		}
 	}
 	if (a->timeout_s)

@@ -31,6 +31,7 @@ struct ebpf_jit_stats {
 	uint64_t compile_ns; /* wall time of ebpf_prog__jit */
 	uint32_t code_size;  /* bytes of machine code */
 	uint32_t n_inlined;  /* map lookups compiled to an address computation */
+	uint32_t may_abort;  /* 1: has bpf-to-bpf calls, so a run can abort on call depth */
 	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_prog__jit_faults) */
 };
 
@@ -63,7 +64,8 @@ uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog);
 
 /* Runs with the chosen engine (EBPF_ENGINE_DEFAULT: the JIT when compiled and opts asks for
  * nothing only the interpreter does, else the interpreter). EBPF_ENGINE_JIT on a program that
- * is not compiled, or with checked mode or an instruction limit, returns -ENOEXEC / -EOPNOTSUPP.
+ * is not compiled, or with checked mode, an instruction limit or EBPF_RUN_F_UNINIT_REGS, returns
+ * -ENOEXEC / -EOPNOTSUPP.
  * Returns 0, or -EFAULT with opts->fault filled when the run faulted. */
 int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
 		   const struct ebpf_run_opts *opts, uint64_t *r0);

@@ -10,7 +10,9 @@
  *  - user side (tools, the runtime, tests): ebpf_map__user_* copy values in and out, take care of
  *    the epoch themselves, and see per-CPU values as an array of ebpf_map__num_cpus() slots of
  *    round_up(value_size, 8) bytes each (as Linux's bpf() syscall does).
- * Values are 8-byte aligned so that atomic instructions on them work. */
+ * Values are 8-byte aligned so that atomic instructions on them work. Unlike in the kernel,
+ * a per-CPU slot is not exclusive to one running program (threads share CPUs and migrate):
+ * exact counters need atomic adds. */
 #ifndef NCCLBPF_MAPS_H
 #define NCCLBPF_MAPS_H
 

@@ -15,7 +15,7 @@
 
 /* A return frame of a bpf-to-bpf call: where to continue and the caller's r6-r9. */
 struct interp_frame {
-	const struct ebpf_insn *ret;
+	const struct ebpf_interp_insn *ret;
 	uint64_t saved[4];
 	uint32_t rinit; /* checked variant: the caller's initialised-register mask */
 };

@@ -241,6 +241,112 @@ static int helper_is_map_lookup(const struct ebpf_prog *prog)
 	       p->args[1] == EBPF_ARG_PTR_TO_KEY;
 }
 
+/* Registers instruction i reads (use) and writes (def) for the entry liveness below. A helper
+ * call reads the arguments its prototype declares; a bpf-to-bpf call may read anything. */
+static void use_def(const struct ebpf_prog *prog, const struct ebpf_insn *in, uint16_t *use,
+		    uint16_t *def)
+{
+	uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
+	uint16_t d = (uint16_t)(1u << in->dst_reg), sr = (uint16_t)(1u << in->src_reg);
+	int x = EBPF_SRC(in->code) == EBPF_X;
+
+	*use = 0;
+	*def = 0;
+	switch (cls) {
+	case EBPF_ALU:
+	case EBPF_ALU64:
+		*use = (op == EBPF_MOV ? 0 : d) | (x && op != EBPF_END && op != EBPF_NEG ? sr : 0);
+		*def = d;
+		break;
+	case EBPF_LD:
+		*def = d;
+		break;
+	case EBPF_LDX:
+		*use = sr;
+		*def = d;
+		break;
+	case EBPF_ST:
+		*use = d;
+		break;
+	case EBPF_STX:
+		*use = d | sr;
+		if (EBPF_MODE(in->code) == EBPF_ATOMIC) {
+			if (in->imm == EBPF_CMPXCHG) {
+				*use |= 1;
+				*def = 1;
+			} else if (in->imm & EBPF_FETCH) {
+				*def = sr;
+			}
+		}
+		break;
+	case EBPF_JMP:
+	case EBPF_JMP32:
+		if (op == EBPF_EXIT) {
+			*use = 1;
+		} else if (op == EBPF_CALL) {
+			const struct ebpf_helper_proto *p = NULL;
+
+			*def = 0x3f; /* r0 result, r1-r5 clobbered */
+			if (in->src_reg == EBPF_PSEUDO_CALL) {
+				*use = 0x3ff;
+				break;
+			}
+			if (prog->helpers && in->imm >= 0 && in->imm < EBPF_MAX_HELPERS)
+				p = prog->helpers->by_id[in->imm];
+			for (int k = 0; k < 5; k++)
+				if (!p || p->args[k] != EBPF_ARG_NONE)
+					*use |= (uint16_t)(2u << k);
+		} else if (op != EBPF_JA) {
+			*use = d | (x ? sr : 0);
+		}
+		break;
+	}
+}
+
+/* Backward liveness over the entry function, to a fixpoint: which registers can be read before
+ * any write on some path from the entry. */
+static uint16_t entry_live_in(const struct ebpf_prog *prog, const struct jit_analysis *an)
+{
+	const struct jit_func *f = &an->funcs[0];
+	uint16_t *live = calloc(f->end, sizeof(*live));
+	int changed = 1;
+	uint16_t ret;
+
+	if (!live)
+		return 0x3f9; /* r0, r3-r9: zero them all */
+	while (changed) {
+		changed = 0;
+		for (uint32_t i = f->end; i-- > f->start;) {
+			const struct ebpf_insn *in = &prog->insns[i];
+			uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
+			uint16_t use, def, out = 0, v;
+
+			if (an->insn_flags[i] & JIT_INSN_LDDW_TAIL)
+				continue;
+			use_def(prog, in, &use, &def);
+			if ((cls == EBPF_JMP || cls == EBPF_JMP32) && op != EBPF_CALL &&
+			    op != EBPF_EXIT) {
+				out |= live[jump_target(in, i)];
+				if (op != EBPF_JA && i + 1 < f->end)
+					out |= live[i + 1];
+			} else if (!(cls == EBPF_JMP && op == EBPF_EXIT)) {
+				uint32_t next = i + (ebpf_insn_is_lddw(in) ? 2 : 1);
+
+				if (next < f->end)
+					out |= live[next];
+			}
+			v = (uint16_t)(use | (out & ~def));
+			if (v != live[i]) {
+				live[i] = v;
+				changed = 1;
+			}
+		}
+	}
+	ret = live[f->start];
+	free(live);
+	return ret & 0x3f9; /* r1, r2 are arguments and r10 the frame */
+}
+
 static void analysis_free(struct jit_analysis *an)
 {
 	free(an->inl); /* the start of the one block */
@@ -267,7 +373,7 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 	/* One allocation for every per-instruction array, the 8-byte aligned ones first. */
 	block = calloc(1, (size_t)n * (sizeof(struct jit_inline) + sizeof(struct jit_func) +
 				       2 * sizeof(uint32_t)) +
-				  sz_flags);
+			      sz_flags);
 	if (!block) {
 		jit_err(err, err_len, "out of memory");
 		return -ENOMEM;
@@ -364,6 +470,7 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 			}
 		}
 	}
+	an->entry_zero = entry_live_in(prog, an);
 	for (f = 0; f < an->n_funcs; f++) {
 		uint32_t last = an->funcs[f].end - 1;
 		uint8_t code = insns[last].code;
@@ -421,6 +528,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 		ret = jit_arch_compile(&an, &img, err, err_len);
 		if (!ret) {
 			prog->jit_stats.n_inlined = an.n_inl;
+			prog->jit_stats.may_abort = an.has_bpf_calls;
 			ret = jit_mem_seal(img.mem, img.mapped);
 			if (ret) {
 				jit_err(err, err_len, "mprotect of JIT code failed");
@@ -490,6 +598,9 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 			offsetof(struct ebpf_run_opts, insn_limit) + sizeof(opts->insn_limit) &&
 		    opts->insn_limit)
 			interp_only = 1;
+		if (opts->sz >= offsetof(struct ebpf_run_opts, flags) + sizeof(opts->flags) &&
+		    (opts->flags & EBPF_RUN_F_UNINIT_REGS))
+			interp_only = 1;
 	}
 	switch (engine) {
 	case EBPF_ENGINE_INTERP:
@@ -534,20 +645,14 @@ int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64
 {
 	if (!prog || !r0)
 		return -EINVAL;
-	/* Hot path: compiled and no options: one indirect call and a fault-counter check. */
+	/* Hot path: compiled, no options, no bpf-to-bpf calls (so no abort to detect): one
+	 * indirect call. */
 	if (!opts && engine != EBPF_ENGINE_INTERP) {
 		ebpf_jit_fn fn = __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE);
 
-		if (fn) {
-			uint64_t faults =
-			    __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED);
-			uint64_t ret = fn(r1, r2);
-
-			*r0 = ret;
-			if (__builtin_expect(ret != EBPF_JIT_FAULT_R0, 1) ||
-			    __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) == faults)
-				return 0;
-			return -EFAULT;
+		if (fn && !prog->jit_stats.may_abort) {
+			*r0 = fn(r1, r2);
+			return 0;
 		}
 	}
 	return run_slow(prog, engine, r1, r2, opts, r0);

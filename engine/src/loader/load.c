@@ -10,12 +10,6 @@
 #include "ncclbpf/helpers.h"
 #include "loader.h"
 
-/* The static verifier lands in engine/src/verifier. Until then programs are created unverified
- * (ebpf_prog__new still checks their structure); switching this to 1 is the whole integration. */
-#ifndef NCCLBPF_LOADER_VERIFY
-#define NCCLBPF_LOADER_VERIFY 0
-#endif
-
 static void unload(struct ebpf_object *obj)
 {
 	for (uint32_t i = 0; i < obj->n_progs; i++) {
@@ -35,6 +29,7 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 	for (uint32_t i = 0; i < obj->n_maps; i++) {
 		struct ebpf_object_map *m = &obj->maps[i];
 		msg[0] = 0;
+		errno = 0;
 		m->map = ebpf_map__create(&m->def, msg, sizeof(msg));
 		if (!m->map) {
 			int e = errno ? errno : EINVAL;
@@ -44,7 +39,7 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 		maps[i] = m->map;
 		if (m->init) {
 			uint32_t key = 0;
-			long ret = ebpf_map__update_elem(m->map, &key, m->init, EBPF_ANY);
+			long ret = ebpf_map__user_update(m->map, &key, m->init, EBPF_ANY);
 			if (ret)
 				return ldr_err(err, err_len, (int)-ret,
 					       "map '%s': cannot set initial data: %s", m->name,
@@ -62,7 +57,6 @@ static int loader_verify_program(struct ebpf_program *p, struct ebpf_map *const 
 {
 	memset(&p->vstats, 0, sizeof(p->vstats));
 	p->vstats.insns = p->n_insns;
-#if NCCLBPF_LOADER_VERIFY
 	struct ebpf_verify_opts vo = {
 	    .sz = sizeof(vo),
 	    .type = p->type,
@@ -78,10 +72,6 @@ static int loader_verify_program(struct ebpf_program *p, struct ebpf_map *const 
 	    .log_size = o->log_size,
 	};
 	return ebpf_verify(p->insns, p->n_insns, &vo, &p->vstats, err, err_len);
-#else
-	(void)maps, (void)n_maps, (void)map_flags, (void)helpers, (void)o, (void)err, (void)err_len;
-	return 0;
-#endif
 }
 
 static int verify_all(struct ebpf_object *obj, struct ebpf_map *const *maps,
@@ -161,6 +151,7 @@ int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opt
 		    .n_maps = obj->n_maps,
 		};
 		msg[0] = 0;
+		errno = 0;
 		p->prog = ebpf_prog__new(p->insns, p->n_insns, &po, msg, sizeof(msg));
 		if (!p->prog) {
 			int e = errno ? errno : EINVAL;

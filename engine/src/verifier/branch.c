@@ -225,8 +225,7 @@ static bool refine_view(struct view *a, struct view *b, uint8_t op, bool is64)
 		}
 		break;
 	}
-	return a->umin <= a->umax && a->smin <= a->smax && b->umin <= b->umax &&
-	       b->smin <= b->smax;
+	return a->umin <= a->umax && a->smin <= a->smax && b->umin <= b->umax && b->smin <= b->smax;
 }
 
 bool scalar_refine(struct reg *a, struct reg *b, uint8_t op, bool is64, bool taken)

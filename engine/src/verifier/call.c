@@ -35,7 +35,8 @@ static int release_ref(struct env *env, uint32_t ref)
 					reg_mark_unknown(&fr->regs[r]);
 			for (uint32_t s = 0; s < fr->nslots; s++)
 				if (STACK_KIND(fr->slots[s].bytes[0]) == STACK_SPILL &&
-				    reg_is_ptr(&fr->slots[s].spill) && fr->slots[s].spill.ref_id == ref)
+				    reg_is_ptr(&fr->slots[s].spill) &&
+				    fr->slots[s].spill.ref_id == ref)
 					reg_mark_unknown(&fr->slots[s].spill);
 		}
 		return 0;
@@ -71,13 +72,14 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 		if (kind == EBPF_ARG_NONE)
 			continue;
 		if (r->type == NOT_INIT)
-			return verr(env, pc, -EACCES, "R%u !read_ok (argument %d of %s)", regno, a + 1,
-				    p->name);
+			return verr(env, pc, -EACCES, "R%u !read_ok (argument %d of %s)", regno,
+				    a + 1, p->name);
 		switch (kind) {
 		case EBPF_ARG_ANYTHING:
 			if (reg_is_ptr(r))
-				return verr(env, pc, -EACCES, "R%u leaks addr into helper function %s",
-					    regno, p->name);
+				return verr(env, pc, -EACCES,
+					    "R%u leaks addr into helper function %s", regno,
+					    p->name);
 			if (r->local) {
 				local = true;
 				origin = r->taint;
@@ -92,7 +94,8 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 			rb = map_is_ringbuf(env, r->map_idx);
 			if (rb == (has_arg(p, EBPF_ARG_PTR_TO_KEY) ||
 				   p->ret == EBPF_RET_MAP_VALUE_OR_NULL))
-				return verr(env, pc, -EACCES, "cannot pass map_type %u into func %s#%d",
+				return verr(env, pc, -EACCES,
+					    "cannot pass map_type %u into func %s#%d",
 					    ebpf_map__type(env_map(env, r->map_idx)), p->name, id);
 			break;
 		}
@@ -104,10 +107,11 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 				return verr(env, pc, -EACCES, "invalid map_ptr to access map->%s",
 					    kind == EBPF_ARG_PTR_TO_KEY ? "key" : "value");
 			m = env_map(env, (uint32_t)map);
-			err = check_helper_mem(env, pc, regno,
-					       kind == EBPF_ARG_PTR_TO_KEY ? ebpf_map__key_size(m)
-									   : ebpf_map__value_size(m),
-					       &l);
+			err =
+			    check_helper_mem(env, pc, regno,
+					     kind == EBPF_ARG_PTR_TO_KEY ? ebpf_map__key_size(m)
+									 : ebpf_map__value_size(m),
+					     &l);
 			if (err)
 				return err;
 			if (l || r->local) {
@@ -125,14 +129,18 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 				return verr(env, pc, -EACCES, "R%u type=%s expected=scalar", regno,
 					    reg_type_str(r->type));
 			if (memreg < 0)
-				return verr(env, pc, -EINVAL, "%s: size argument without memory", p->name);
+				return verr(env, pc, -EINVAL, "%s: size argument without memory",
+					    p->name);
+			precise_mark(env, (uint16_t)(1u << regno), true);
 			if (r->umax > EBPF_STACK_SIZE * 128ull)
 				return verr(env, pc, -EACCES,
-					    "R%u unbounded memory access, use 'var &= const' or 'if (var < const)'",
+					    "R%u unbounded memory access, use 'var &= const' or "
+					    "'if (var < const)'",
 					    regno);
 			if (r->umin == 0)
 				return verr(env, pc, -EACCES,
-					    "R%u invalid zero-sized read: size may be 0 (range [%llu, %llu])",
+					    "R%u invalid zero-sized read: size may be 0 (range "
+					    "[%llu, %llu])",
 					    regno, (unsigned long long)r->umin,
 					    (unsigned long long)r->umax);
 			err = check_helper_mem(env, pc, (uint32_t)memreg, r->umax, &l);
@@ -143,28 +151,33 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 		case EBPF_ARG_PTR_TO_ALLOC_MEM:
 			if (r->type != PTR_TO_MEM || !r->ref_id)
 				return r->type == PTR_TO_MEM_OR_NULL
-					       ? verr(env, pc, -EACCES,
-						      "R%u type=mem_or_null expected=mem: check the ring buffer reservation for NULL first",
-						      regno)
-					       : verr(env, pc, -EACCES, "R%u type=%s expected=ringbuf_mem",
-						      regno, reg_type_str(r->type));
+					   ? verr(env, pc, -EACCES,
+						  "R%u type=mem_or_null expected=mem: check the "
+						  "ring buffer reservation for NULL first",
+						  regno)
+					   : verr(env, pc, -EACCES,
+						  "R%u type=%s expected=ringbuf_mem", regno,
+						  reg_type_str(r->type));
 			if (r->off || !tnum_equals_const(r->var_off, 0))
 				return verr(env, pc, -EACCES,
-					    "R%u must point to the start of the ring buffer record (off=%d)",
+					    "R%u must point to the start of the ring buffer record "
+					    "(off=%d)",
 					    regno, r->off);
 			if (release_ref(env, r->ref_id))
-				return verr(env, pc, -EACCES, "R%u ring buffer record already released",
-					    regno);
+				return verr(env, pc, -EACCES,
+					    "R%u ring buffer record already released", regno);
 			break;
 		default:
-			return verr(env, pc, -EINVAL, "%s: unknown argument kind %u", p->name, kind);
+			return verr(env, pc, -EINVAL, "%s: unknown argument kind %u", p->name,
+				    kind);
 		}
 	}
 
 	if (writes_map && map >= 0) {
 		struct reg v;
 		if (map_is_rdonly(env, (uint32_t)map))
-			return verr(env, pc, -EACCES, "write into map forbidden: map %lld (%s) is read-only",
+			return verr(env, pc, -EACCES,
+				    "write into map forbidden: map %lld (%s) is read-only",
 				    (long long)map, ebpf_map__name(env_map(env, (uint32_t)map)));
 		map_mark_written(env, (uint32_t)map);
 		reg_mark_unknown(&v);
@@ -185,7 +198,8 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 		break;
 	case EBPF_RET_MAP_VALUE_OR_NULL:
 		if (map < 0)
-			return verr(env, pc, -EINVAL, "%s: returns a map value without a map", p->name);
+			return verr(env, pc, -EINVAL, "%s: returns a map value without a map",
+				    p->name);
 		reg_mark_const(&regs[0], 0);
 		regs[0].type = PTR_TO_MAP_VALUE_OR_NULL;
 		regs[0].map_idx = (uint32_t)map;
@@ -203,14 +217,17 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 	case EBPF_RET_ALLOC_MEM_OR_NULL: {
 		struct reg *sz = &regs[2];
 		struct vstate *st = &env->cur;
+		precise_mark(env, 1u << 2, true);
 		if (map < 0 || sz->type != SCALAR || !scalar_is_const(sz))
-			return verr(env, pc, -EACCES, "R2 is not a known constant (ring buffer reserve size)");
+			return verr(env, pc, -EACCES,
+				    "R2 is not a known constant (ring buffer reserve size)");
 		if (sz->var_off.value == 0 ||
 		    sz->var_off.value > ebpf_map__max_entries(env_map(env, (uint32_t)map)))
 			return verr(env, pc, -EACCES, "invalid ring buffer reserve size %llu",
 				    (unsigned long long)sz->var_off.value);
 		if (st->n_refs == MAX_REFS)
-			return verr(env, pc, -EACCES, "too many ring buffer reservations held at once");
+			return verr(env, pc, -EACCES,
+				    "too many ring buffer reservations held at once");
 		{
 			uint32_t size = (uint32_t)sz->var_off.value;
 			reg_mark_const(&regs[0], 0);
@@ -287,7 +304,8 @@ int check_exit(struct env *env, uint32_t pc)
 				if (STACK_KIND(fr->slots[s].bytes[0]) == STACK_SPILL &&
 				    points_into(&fr->slots[s].spill, me))
 					return verr(env, pc, -EACCES,
-						    "pointer to the returning function's stack left at fp-%u of frame %u",
+						    "pointer to the returning function's stack "
+						    "left at fp-%u of frame %u",
 						    8 * (s + 1), f);
 		}
 		taint_frame_exit(env);
@@ -305,10 +323,13 @@ int check_exit(struct env *env, uint32_t pc)
 	if (st->n_refs) {
 		char at[32];
 		return verr(env, pc, -EACCES,
-			    "Unreleased reference id=%u alloc_insn=%u: ring buffer record reserved at %s is never submitted or discarded on this path",
+			    "Unreleased reference id=%u alloc_insn=%u: ring buffer record reserved "
+			    "at %s is never submitted or discarded on this path",
 			    st->refs[0], st->ref_insn[0],
 			    insn_line_prefix(env, st->ref_insn[0], at, sizeof(at)));
 	}
+	if (env->type)
+		precise_mark(env, 1, true); /* the return range is checked */
 	if (reg_is_ptr(r0))
 		return verr(env, pc, -EACCES, "R0 leaks addr as return value (R0=%s)",
 			    (reg_describe(r0, d, sizeof(d)), d));
@@ -316,7 +337,8 @@ int check_exit(struct env *env, uint32_t pc)
 			  (env->type->ret_min >= 0 && r0->umax > (uint64_t)env->type->ret_max))) {
 		reg_describe(r0, d, sizeof(d));
 		return verr(env, pc, -EACCES,
-			    "At program exit the register R0 has %s should have been in [%lld, %lld] for %s programs",
+			    "At program exit the register R0 has %s should have been in [%lld, "
+			    "%lld] for %s programs",
 			    d, (long long)env->type->ret_min, (long long)env->type->ret_max,
 			    env->type->name);
 	}

@@ -110,14 +110,17 @@ static int check_mem_insn(struct env *env, const struct ebpf_insn *i, uint32_t p
 			int32_t op = i->imm;
 			if (sz != EBPF_W && sz != EBPF_DW)
 				return verr(env, pc, -EINVAL, "invalid atomic operand size");
-			if (op != EBPF_ATOMIC_ADD && op != EBPF_ATOMIC_OR && op != EBPF_ATOMIC_AND &&
-			    op != EBPF_ATOMIC_XOR && op != (EBPF_ATOMIC_ADD | EBPF_FETCH) &&
+			if (op != EBPF_ATOMIC_ADD && op != EBPF_ATOMIC_OR &&
+			    op != EBPF_ATOMIC_AND && op != EBPF_ATOMIC_XOR &&
+			    op != (EBPF_ATOMIC_ADD | EBPF_FETCH) &&
 			    op != (EBPF_ATOMIC_OR | EBPF_FETCH) &&
 			    op != (EBPF_ATOMIC_AND | EBPF_FETCH) &&
 			    op != (EBPF_ATOMIC_XOR | EBPF_FETCH) && op != EBPF_XCHG &&
 			    op != EBPF_CMPXCHG)
-				return verr(env, pc, -EINVAL, "BPF_ATOMIC uses invalid atomic opcode %02x",
-					    op);
+				return verr(env, pc, -EINVAL,
+					    "BPF_ATOMIC uses invalid atomic opcode %02x", op);
+			if ((op & EBPF_FETCH) && i->src_reg == EBPF_REG_10)
+				return verr(env, pc, -EACCES, "frame pointer is read only");
 		} else if (mode != EBPF_MEM || i->imm) {
 			return verr(env, pc, -EINVAL, "BPF_STX uses reserved fields");
 		}
@@ -192,8 +195,10 @@ static int check_lddw(struct env *env, const struct ebpf_insn *i, uint32_t pc)
 		if (i->src_reg == EBPF_PSEUDO_MAP_VALUE &&
 		    ((uint32_t)n->imm >= ebpf_map__value_size(env->opts->maps[i->imm]) ||
 		     map_is_ringbuf(env, (uint32_t)i->imm)))
-			return verr(env, pc, -EACCES, "invalid access to map value pointer, value_size=%u off=%u",
-				    ebpf_map__value_size(env->opts->maps[i->imm]), (uint32_t)n->imm);
+			return verr(env, pc, -EACCES,
+				    "invalid access to map value pointer, value_size=%u off=%u",
+				    ebpf_map__value_size(env->opts->maps[i->imm]),
+				    (uint32_t)n->imm);
 		break;
 	default:
 		return verr(env, pc, -EINVAL, "unsupported bpf_ld_imm64 src_reg %u", i->src_reg);
@@ -246,11 +251,20 @@ static int scan(struct env *env, uint32_t **starts_out, uint32_t *n_starts)
 			break;
 		default:
 			err = check_jmp(env, i, pc);
-			if (!err && EBPF_OP(i->code) == EBPF_CALL && i->src_reg == EBPF_PSEUDO_CALL) {
+			/* unknown helpers are rejected even where no path reaches them, as the
+			 * program could not be created anyway */
+			if (!err && EBPF_OP(i->code) == EBPF_CALL &&
+			    i->src_reg == EBPF_PSEUDO_HELPER &&
+			    (i->imm < 0 || i->imm >= EBPF_MAX_HELPERS || !env->opts->helpers ||
+			     !env->opts->helpers->by_id[i->imm]))
+				err = verr(env, pc, -EACCES, "invalid func unknown#%d", i->imm);
+			if (!err && EBPF_OP(i->code) == EBPF_CALL &&
+			    i->src_reg == EBPF_PSEUDO_CALL) {
 				int64_t t = (int64_t)pc + 1 + i->imm;
 				if (t < 0 || t >= env->n)
-					err = verr(env, pc, -EINVAL, "call to invalid destination %lld",
-						   (long long)t);
+					err =
+					    verr(env, pc, -EINVAL,
+						 "call to invalid destination %lld", (long long)t);
 				else
 					starts[ns++] = (uint32_t)t;
 			}
@@ -328,8 +342,9 @@ static int check_targets(struct env *env)
 			    (is_cond_jmp(i) || is_uncond_ja(i))) {
 				int64_t t = jmp_target(i, pc);
 				if (t < sp->start || t >= sp->end)
-					return verr(env, pc, -EINVAL, "jump out of range from insn %u to %lld",
-						    pc, (long long)t);
+					return verr(env, pc, -EINVAL,
+						    "jump out of range from insn %u to %lld", pc,
+						    (long long)t);
 				env->aux[t].prune_point = 1;
 				env->aux[pc + 1].prune_point = 1;
 			}
@@ -351,11 +366,13 @@ static int check_lddw_targets(struct env *env, uint8_t *half)
 		if (is_cond_jmp(i) || is_uncond_ja(i)) {
 			int64_t t = jmp_target(i, pc);
 			if (t < 0 || t >= env->n)
-				return verr(env, pc, -EINVAL, "jump out of range from insn %u to %lld",
-					    pc, (long long)t);
+				return verr(env, pc, -EINVAL,
+					    "jump out of range from insn %u to %lld", pc,
+					    (long long)t);
 			if (half[t])
 				return verr(env, pc, -EINVAL,
-					    "jump into the middle of ldimm64 insn %lld", (long long)t - 1);
+					    "jump into the middle of ldimm64 insn %lld",
+					    (long long)t - 1);
 		}
 		if (is_jmp_class(EBPF_CLASS(i->code)) && EBPF_OP(i->code) == EBPF_CALL &&
 		    i->src_reg == EBPF_PSEUDO_CALL && half[pc + 1 + i->imm])
@@ -393,8 +410,8 @@ static int reach(struct env *env, const uint8_t *half)
 		}
 		for (int k = 0; k < ns; k++) {
 			if (succ[k] >= env->n) {
-				err = verr(env, pc, -EINVAL, "jump out of range from insn %u to %u", pc,
-					   succ[k]);
+				err = verr(env, pc, -EINVAL, "jump out of range from insn %u to %u",
+					   pc, succ[k]);
 				goto out;
 			}
 			if (!env->aux[succ[k]].seen) {
@@ -417,8 +434,8 @@ out:
 /* Static call graph, memoised depth-first: no recursion, at most EBPF_MAX_FRAMES deep, and
  * (with use_stack) the combined stack of any call chain within EBPF_STACK_SIZE. Linux rounds each
  * frame to 32 bytes; so do we. mark: 0 new, 1 on the current chain, 2 done. */
-static int call_graph(struct env *env, uint32_t s, uint8_t *mark, uint32_t *frames,
-		      uint32_t *stack, bool use_stack)
+static int call_graph(struct env *env, uint32_t s, uint8_t *mark, uint32_t *frames, uint32_t *stack,
+		      bool use_stack)
 {
 	uint32_t best_f = 0, best_s = 0;
 	int err;
@@ -702,7 +719,8 @@ int cfg_check(struct env *env)
 	if (!err)
 		for (uint32_t s = 1; s < ns && !err; s++)
 			if (half[starts[s]])
-				err = verr(env, starts[s], -EINVAL, "call into the middle of ldimm64 insn");
+				err = verr(env, starts[s], -EINVAL,
+					   "call into the middle of ldimm64 insn");
 	if (!err)
 		err = check_targets(env);
 	if (!err)

@@ -11,15 +11,15 @@
 const char *reg_type_str(uint8_t t)
 {
 	static const char *const names[] = {
-		[NOT_INIT] = "?",
-		[SCALAR] = "scalar",
-		[PTR_TO_CTX] = "ctx",
-		[PTR_TO_STACK] = "fp",
-		[CONST_PTR_TO_MAP] = "map_ptr",
-		[PTR_TO_MAP_VALUE] = "map_value",
-		[PTR_TO_MAP_VALUE_OR_NULL] = "map_value_or_null",
-		[PTR_TO_MEM] = "mem",
-		[PTR_TO_MEM_OR_NULL] = "mem_or_null",
+	    [NOT_INIT] = "?",
+	    [SCALAR] = "scalar",
+	    [PTR_TO_CTX] = "ctx",
+	    [PTR_TO_STACK] = "fp",
+	    [CONST_PTR_TO_MAP] = "map_ptr",
+	    [PTR_TO_MAP_VALUE] = "map_value",
+	    [PTR_TO_MAP_VALUE_OR_NULL] = "map_value_or_null",
+	    [PTR_TO_MEM] = "mem",
+	    [PTR_TO_MEM_OR_NULL] = "mem_or_null",
 	};
 	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "invalid";
 }
@@ -158,10 +158,10 @@ void reg_describe(const struct reg *r, char *buf, size_t len)
 #undef P
 }
 
-static const char *const alu_names[16] = {"+=", "-=", "*=", "/=", "|=", "&=", "<<=", ">>=",
-					   "neg", "%=", "^=", "=",  "s>>=", "end", "?", "?"};
-static const char *const jmp_names[16] = {"goto", "==", ">", ">=", "&", "!=", "s>", "s>=",
-					   "call", "exit", "<",  "<=", "s<", "s<=", "?", "?"};
+static const char *const alu_names[16] = {"+=",	 "-=", "*=", "/=", "|=",   "&=",  "<<=", ">>=",
+					  "neg", "%=", "^=", "=",  "s>>=", "end", "?",	 "?"};
+static const char *const jmp_names[16] = {"goto", "==",	  ">", ">=", "&",  "!=",  "s>", "s>=",
+					  "call", "exit", "<", "<=", "s<", "s<=", "?",	"?"};
 static const char *const size_names[4] = {"u32", "u16", "u8", "u64"};
 
 /* A compact disassembly in the Linux verifier-log syntax. */
@@ -184,7 +184,10 @@ static void insn_str(const struct env *env, uint32_t pc, char *b, size_t len)
 			snprintf(b, len, "%s%u = -%s%u", w, i->dst_reg, w, i->dst_reg);
 		else if (op == (EBPF_END >> 4))
 			snprintf(b, len, "r%u = %s%d r%u", i->dst_reg,
-				 cls == EBPF_ALU64 ? "bswap" : x ? "be" : "le", i->imm, i->dst_reg);
+				 cls == EBPF_ALU64 ? "bswap"
+				 : x		   ? "be"
+						   : "le",
+				 i->imm, i->dst_reg);
 		else
 			snprintf(b, len, "%s%u %s %s", w, i->dst_reg, alu_names[op], src);
 		break;
@@ -204,8 +207,9 @@ static void insn_str(const struct env *env, uint32_t pc, char *b, size_t len)
 				 size_names[EBPF_SIZE(i->code) >> 3], i->dst_reg, i->off, i->imm,
 				 i->src_reg);
 		else
-			snprintf(b, len, "*(%s *)(r%u %+d) = r%u", size_names[EBPF_SIZE(i->code) >> 3],
-				 i->dst_reg, i->off, i->src_reg);
+			snprintf(b, len, "*(%s *)(r%u %+d) = r%u",
+				 size_names[EBPF_SIZE(i->code) >> 3], i->dst_reg, i->off,
+				 i->src_reg);
 		break;
 	case EBPF_LD:
 		if (i->src_reg)
@@ -214,7 +218,7 @@ static void insn_str(const struct env *env, uint32_t pc, char *b, size_t len)
 		else
 			snprintf(b, len, "r%u = 0x%" PRIx64 " ll", i->dst_reg,
 				 (uint64_t)(uint32_t)i->imm |
-					 ((uint64_t)(uint32_t)(pc + 1 < env->n ? i[1].imm : 0) << 32));
+				     ((uint64_t)(uint32_t)(pc + 1 < env->n ? i[1].imm : 0) << 32));
 		break;
 	default:
 		if (op == (EBPF_CALL >> 4))
@@ -225,8 +229,8 @@ static void insn_str(const struct env *env, uint32_t pc, char *b, size_t len)
 		else if (op == 0)
 			snprintf(b, len, "goto pc%+d", cls == EBPF_JMP32 ? i->imm : i->off);
 		else
-			snprintf(b, len, "if %s%u %s %s goto pc%+d", w, i->dst_reg, jmp_names[op], src,
-				 i->off);
+			snprintf(b, len, "if %s%u %s %s goto pc%+d", w, i->dst_reg, jmp_names[op],
+				 src, i->off);
 		break;
 	}
 }

@@ -20,7 +20,8 @@ static void mark_loaded(struct reg *r, int size, bool sx)
 		reg_mark_unknown(r);
 	else if (sx)
 		reg_mark_range(r, 0, U64_MAX), r->smin = -(1ll << (size * 8 - 1)),
-			r->smax = (1ll << (size * 8 - 1)) - 1, scalar_sync(r);
+					       r->smax = (1ll << (size * 8 - 1)) - 1,
+					       scalar_sync(r);
 	else
 		reg_mark_range(r, 0, (1ull << (size * 8)) - 1);
 }
@@ -48,7 +49,8 @@ static int bad_ptr(struct env *env, uint32_t pc, uint32_t regno, const struct re
 		return verr(env, pc, -EACCES, "R%u !read_ok", regno);
 	if (r->type == PTR_TO_MAP_VALUE_OR_NULL || r->type == PTR_TO_MEM_OR_NULL)
 		return verr(env, pc, -EACCES,
-			    "R%u invalid mem access '%s': %s through R%u which may be NULL (%s at %s not checked)",
+			    "R%u invalid mem access '%s': %s through R%u which may be NULL (%s at "
+			    "%s not checked)",
 			    regno, reg_type_str(r->type), write ? "writes" : "reads", regno,
 			    null_source(r), insn_line_prefix(env, r->origin, at, sizeof(at)));
 	return verr(env, pc, -EACCES, "R%u invalid mem access '%s'", regno, reg_type_str(r->type));
@@ -76,16 +78,17 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 	int64_t o;
 
 	if (!tnum_is_const(p->var_off))
-		return verr(env, pc, -EACCES, "variable ctx access var_off=(0x%llx; 0x%llx) disallowed",
-			    (unsigned long long)p->var_off.value,
-			    (unsigned long long)p->var_off.mask);
+		return verr(
+		    env, pc, -EACCES, "variable ctx access var_off=(0x%llx; 0x%llx) disallowed",
+		    (unsigned long long)p->var_off.value, (unsigned long long)p->var_off.mask);
 	o = (int64_t)p->off + (int64_t)p->var_off.value + off;
 	f = ctx_field(env, o, size);
 	if (!f || o < 0)
 		return verr(env, pc, -EACCES, "invalid bpf_context access off=%lld size=%d%s",
 			    (long long)o, size,
-			    env->type && o + size > (int64_t)env->type->ctx_size ? " (past the end of the context)"
-										    : "");
+			    env->type && o + size > (int64_t)env->type->ctx_size
+				? " (past the end of the context)"
+				: "");
 	if (o % size && !(f->flags & EBPF_CTX_BYTES))
 		return verr(env, pc, -EACCES, "misaligned context access off=%lld size=%d",
 			    (long long)o, size);
@@ -97,11 +100,12 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 	if (write) {
 		if (!(f->flags & EBPF_CTX_WRITE))
 			return verr(env, pc, -EACCES,
-				    "write to read-only context field `%s` (off=%lld size=%d)", f->name,
-				    (long long)o, size);
+				    "write to read-only context field `%s` (off=%lld size=%d)",
+				    f->name, (long long)o, size);
 		if (o != f->off || size != f->size)
 			return verr(env, pc, -EACCES,
-				    "invalid bpf_context write off=%lld size=%d: field `%s` is written whole (%u bytes)",
+				    "invalid bpf_context write off=%lld size=%d: field `%s` is "
+				    "written whole (%u bytes)",
 				    (long long)o, size, f->name, f->size);
 		if (val && reg_is_ptr(val))
 			return verr(env, pc, -EACCES, "leaks addr into ctx field `%s`", f->name);
@@ -170,11 +174,13 @@ static int stack_write(struct env *env, uint32_t pc, struct frame *f, int64_t o,
 		return 0;
 	}
 	if (reg_is_ptr(&v))
-		return verr(env, pc, -EACCES, "invalid size of register spill (%d bytes of a %s pointer)",
-			    size, reg_type_str(v.type));
+		return verr(env, pc, -EACCES,
+			    "invalid size of register spill (%d bytes of a %s pointer)", size,
+			    reg_type_str(v.type));
 	if (STACK_KIND(s->bytes[0]) == STACK_SPILL) {
 		if (reg_is_ptr(&s->spill))
-			return verr(env, pc, -EACCES, "attempt to corrupt spilled pointer on stack");
+			return verr(env, pc, -EACCES,
+				    "attempt to corrupt spilled pointer on stack");
 		/* the rest of the spilled scalar stays initialised, its bounds are gone */
 		for (int b = 0; b < 8; b++)
 			s->bytes[b] = STACK_MISC | (s->bytes[b] & STACK_LOCAL);
@@ -202,12 +208,18 @@ static int stack_readable(struct env *env, uint32_t pc, struct frame *f, int64_t
 
 		if (k == STACK_INVALID)
 			return verr(env, pc, -EACCES,
-				    "invalid read from stack off %lld+%lld size %lld%s (byte %lld never written)",
-				    (long long)lo, 0ll, (long long)(hi - lo), what, (long long)o);
+				    "invalid read from stack off %lld+%lld size %lld%s (byte "
+				    "fp%lld never written%s)",
+				    (long long)lo, 0ll, (long long)(hi - lo), what, (long long)o,
+				    *what == ' ' && strstr(what, "helper")
+					? "; struct padding? initialise the whole object, e.g. "
+					  "with __builtin_memset"
+					: "");
 		if (k == STACK_SPILL && reg_is_ptr(&f->slots[idx].spill))
-			return verr(env, pc, -EACCES,
-				    "invalid size of register fill: part of a spilled %s pointer at fp%lld",
-				    reg_type_str(f->slots[idx].spill.type), (long long)-(8ll * idx + 8));
+			return verr(
+			    env, pc, -EACCES,
+			    "invalid size of register fill: part of a spilled %s pointer at fp%lld",
+			    reg_type_str(f->slots[idx].spill.type), (long long)-(8ll * idx + 8));
 		if (k != STACK_ZERO)
 			*all_zero = false;
 		if (*b & STACK_LOCAL) {
@@ -256,7 +268,8 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 
 		if (write)
 			return verr(env, pc, -EACCES,
-				    "variable-offset stack write through R%u disallowed (use a constant offset)",
+				    "variable-offset stack write through R%u disallowed (use a "
+				    "constant offset)",
 				    regno);
 		if (p->smin < -MAX_VAR_OFF || p->smax > MAX_VAR_OFF)
 			return verr(env, pc, -EACCES, "R%u unbounded stack access", regno);
@@ -264,10 +277,13 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 		hi = (int64_t)p->off + p->smax + off + size;
 		if (lo < -EBPF_STACK_SIZE || hi > 0)
 			return verr(env, pc, -EACCES,
-				    "invalid variable-offset read from stack R%u var_off=[%lld, %lld] off=%d size=%d",
-				    regno, (long long)p->smin, (long long)p->smax, p->off + off, size);
+				    "invalid variable-offset read from stack R%u var_off=[%lld, "
+				    "%lld] off=%d size=%d",
+				    regno, (long long)p->smin, (long long)p->smax, p->off + off,
+				    size);
 		note_depth(env, p->frameno, lo);
-		err = stack_readable(env, pc, f, lo, hi, &zero, &local, &origin, " (variable offset)");
+		err = stack_readable(env, pc, f, lo, hi, &zero, &local, &origin,
+				     " (variable offset)");
 		if (err)
 			return err;
 		mark_loaded(dst, size, sx);
@@ -282,6 +298,8 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 		return verr(env, pc, -EACCES, "misaligned stack access off %lld size %d",
 			    (long long)lo, size);
 	note_depth(env, p->frameno, lo);
+	if (size == 8) /* spills and fills: precision follows values through the slot */
+		hist_note_slot(env, p->frameno, (uint32_t)((-lo - 1) / 8));
 	if (write)
 		return stack_write(env, pc, f, lo, size, val, imm);
 	return stack_read(env, pc, f, lo, size, sx, dst);
@@ -300,25 +318,31 @@ static int region_check(struct env *env, uint32_t pc, uint32_t regno, const stru
 		lo = p->smin < -MAX_VAR_OFF ? p->smin : (int64_t)p->off + off + p->smin;
 		if (!tnum_is_const(p->var_off))
 			return verr(env, pc, -EACCES,
-				    "R%u min value is negative, either use unsigned index or do a if (index >=0) check (%s, off=%lld)",
+				    "R%u min value is negative, either use unsigned index or do a "
+				    "if (index >=0) check (%s, off=%lld)",
 				    regno, what, (long long)lo);
-		return verr(env, pc, -EACCES, "invalid access to %s, size=%llu off=%lld size=%llu", what,
-			    (unsigned long long)region, (long long)lo, (unsigned long long)size);
+		return verr(env, pc, -EACCES, "invalid access to %s, size=%llu off=%lld size=%llu",
+			    what, (unsigned long long)region, (long long)lo,
+			    (unsigned long long)size);
 	}
 	if (p->umax > (uint64_t)MAX_VAR_OFF)
-		return verr(env, pc, -EACCES,
-			    "R%u unbounded memory access, make sure to bounds check any such access", regno);
+		return verr(
+		    env, pc, -EACCES,
+		    "R%u unbounded memory access, make sure to bounds check any such access",
+		    regno);
 	lo = (int64_t)p->off + off + p->smin;
 	hi = (uint64_t)((int64_t)p->off + off + (int64_t)p->umax) + size;
 	if ((int64_t)p->off + off + (int64_t)p->umax < 0 || hi > region) {
 		if (!tnum_is_const(p->var_off))
 			return verr(env, pc, -EACCES,
-				    "R%u max value is outside of the allowed memory range (%s, size=%llu, offset up to %llu, access size %llu)",
+				    "R%u max value is outside of the allowed memory range (%s, "
+				    "size=%llu, offset up to %llu, access size %llu)",
 				    regno, what, (unsigned long long)region,
 				    (unsigned long long)((int64_t)p->off + off + (int64_t)p->umax),
 				    (unsigned long long)size);
-		return verr(env, pc, -EACCES, "invalid access to %s, size=%llu off=%lld size=%llu", what,
-			    (unsigned long long)region, (long long)lo, (unsigned long long)size);
+		return verr(env, pc, -EACCES, "invalid access to %s, size=%llu off=%lld size=%llu",
+			    what, (unsigned long long)region, (long long)lo,
+			    (unsigned long long)size);
 	}
 	return 0;
 }
@@ -358,9 +382,10 @@ static int mapval_access(struct env *env, uint32_t pc, uint32_t regno, int16_t o
 		return err;
 	if (write) {
 		if (map_is_rdonly(env, p->map_idx))
-			return verr(env, pc, -EACCES,
-				    "write into map forbidden: map %u (%s) is read-only for programs",
-				    p->map_idx, ebpf_map__name(m) ? ebpf_map__name(m) : "?");
+			return verr(
+			    env, pc, -EACCES,
+			    "write into map forbidden: map %u (%s) is read-only for programs",
+			    p->map_idx, ebpf_map__name(m) ? ebpf_map__name(m) : "?");
 		if (val && reg_is_ptr(val))
 			return verr(env, pc, -EACCES, "R%u leaks addr into map",
 				    env->insns[pc].src_reg);
@@ -370,7 +395,8 @@ static int mapval_access(struct env *env, uint32_t pc, uint32_t regno, int16_t o
 	if (!rodata_const(env, p, off, size, sx, dst))
 		mark_loaded(dst, size, sx);
 	if (map_is_local(env, p->map_idx))
-		taint_source(env, pc, "rank-local map `%s`", ebpf_map__name(m) ? ebpf_map__name(m) : "?");
+		taint_source(env, pc, "rank-local map `%s`",
+			     ebpf_map__name(m) ? ebpf_map__name(m) : "?");
 	set_label(env, dst, map_is_local(env, p->map_idx) || p->local, p->local ? p->taint : pc);
 	return 0;
 }
@@ -379,8 +405,8 @@ static int mem_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 		      bool write, bool sx, const struct reg *val, struct reg *dst)
 {
 	const struct reg *p = &cur_regs(env)[regno];
-	int err = region_check(env, pc, regno, p, off, (uint64_t)size, p->mem_size,
-			       "ring buffer record");
+	int err =
+	    region_check(env, pc, regno, p, off, (uint64_t)size, p->mem_size, "ring buffer record");
 
 	if (err)
 		return err;
@@ -441,6 +467,7 @@ int check_store(struct env *env, const struct ebpf_insn *insn)
 	if (EBPF_CLASS(insn->code) == EBPF_STX) {
 		if (regs[insn->src_reg].type == NOT_INIT)
 			return verr(env, pc, -EACCES, "R%u !read_ok", insn->src_reg);
+
 		tmp = regs[insn->src_reg];
 		return access(env, pc, insn->dst_reg, insn->off, size, true, false, &tmp, 0, NULL);
 	}
@@ -470,16 +497,16 @@ int check_atomic(struct env *env, const struct ebpf_insn *insn)
 	}
 	if (p->type == PTR_TO_CTX && tnum_is_const(p->var_off)) {
 		const struct ebpf_ctx_field *f =
-			ctx_field(env, (int64_t)p->off + (int64_t)p->var_off.value + insn->off, size);
+		    ctx_field(env, (int64_t)p->off + (int64_t)p->var_off.value + insn->off, size);
 		if (f && (f->flags & EBPF_CTX_BYTES) && (f->flags & EBPF_CTX_WRITE))
 			goto ok; /* plain memory */
 	}
 	if (p->type != PTR_TO_STACK && p->type != PTR_TO_MAP_VALUE)
 		return p->type == NOT_INIT || p->type == PTR_TO_MAP_VALUE_OR_NULL ||
-				       p->type == PTR_TO_MEM_OR_NULL || p->type == SCALAR
-			       ? bad_ptr(env, pc, insn->dst_reg, p, true)
-			       : verr(env, pc, -EACCES, "BPF_ATOMIC stores into R%u %s is not allowed",
-				      insn->dst_reg, reg_type_str(p->type));
+			       p->type == PTR_TO_MEM_OR_NULL || p->type == SCALAR
+			   ? bad_ptr(env, pc, insn->dst_reg, p, true)
+			   : verr(env, pc, -EACCES, "BPF_ATOMIC stores into R%u %s is not allowed",
+				  insn->dst_reg, reg_type_str(p->type));
 ok:
 	/* read the old value, then write an unknown one carrying both labels */
 	reg_mark_unknown(&old);
@@ -492,8 +519,8 @@ ok:
 	reg_mark_unknown(&val);
 	if (size == 4)
 		reg_mark_range(&val, 0, U32_MAX);
-	val.local = old.local | regs[insn->src_reg].local |
-		    (insn->imm == EBPF_CMPXCHG ? regs[0].local : 0);
+	val.local =
+	    old.local | regs[insn->src_reg].local | (insn->imm == EBPF_CMPXCHG ? regs[0].local : 0);
 	val.taint = old.local ? old.taint : regs[insn->src_reg].taint;
 	err = access(env, pc, insn->dst_reg, insn->off, size, true, false, &val, 0, NULL);
 	if (err)
@@ -517,14 +544,16 @@ int check_helper_mem(struct env *env, uint32_t pc, uint32_t regno, uint64_t size
 	case PTR_TO_STACK: {
 		int64_t lo, hi;
 		if (p->smin < -MAX_VAR_OFF || p->smax > MAX_VAR_OFF || size > EBPF_STACK_SIZE)
-			return verr(env, pc, -EACCES, "invalid indirect access to stack R%u size %llu",
-				    regno, (unsigned long long)size);
+			return verr(env, pc, -EACCES,
+				    "invalid indirect access to stack R%u size %llu", regno,
+				    (unsigned long long)size);
 		lo = (int64_t)p->off + p->smin;
 		hi = (int64_t)p->off + p->smax + (int64_t)size;
 		if (lo < -EBPF_STACK_SIZE || hi > 0)
 			return verr(env, pc, -EACCES,
-				    "invalid indirect read from stack R%u off %lld+%lld size %llu", regno,
-				    (long long)p->off, (long long)p->smin, (unsigned long long)size);
+				    "invalid indirect read from stack R%u off %lld+%lld size %llu",
+				    regno, (long long)p->off, (long long)p->smin,
+				    (unsigned long long)size);
 		note_depth(env, p->frameno, lo);
 		if (p->local)
 			*local = true;

@@ -10,8 +10,8 @@
 #include "state.h"
 
 #define MAX_STATES_PER_INSN 64
-#define MAX_CHECKPOINTS 65536
-#define CHECKPOINT_EVERY 4
+#define MAX_CHECKPOINTS	    65536
+#define CHECKPOINT_EVERY    4
 
 struct idmap {
 	uint32_t n;
@@ -51,7 +51,8 @@ static bool range_equal(const struct reg *o, const struct reg *c)
 	       o->var_off.value == c->var_off.value && o->var_off.mask == c->var_off.mask;
 }
 
-static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, bool exact)
+static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, bool exact,
+		    bool precise)
 {
 	if (o->type == NOT_INIT)
 		return !exact || c->type == NOT_INIT;
@@ -59,6 +60,8 @@ static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, b
 		return false;
 	if (exact ? o->local != c->local : (c->local && !o->local))
 		return false;
+	if (o->type == SCALAR && !exact && !precise)
+		return true; /* its range never mattered to the paths explored from old */
 	if (!(exact ? range_equal(o, c) : range_within(o, c)))
 		return false;
 	switch (o->type) {
@@ -84,7 +87,8 @@ static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, b
 	}
 }
 
-static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *cs, bool exact)
+static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *os, const struct slot *cs,
+		      bool exact, bool precise)
 {
 	uint8_t ok = STACK_KIND(ob), ck = STACK_KIND(cb);
 
@@ -99,15 +103,19 @@ static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *cs, bool exact)
 		return ck == STACK_MISC || ck == STACK_ZERO ||
 		       (ck == STACK_SPILL && cs->spill.type == SCALAR);
 	case STACK_ZERO:
-		return ck == STACK_ZERO ||
-		       (ck == STACK_SPILL && cs->spill.type == SCALAR &&
-			tnum_equals_const(cs->spill.var_off, 0));
+		return ck == STACK_ZERO || (ck == STACK_SPILL && cs->spill.type == SCALAR &&
+					    tnum_equals_const(cs->spill.var_off, 0));
 	default:
+		/* an imprecise spilled scalar reads like any initialised bytes */
+		if (!precise && os->spill.type == SCALAR)
+			return ck == STACK_MISC || ck == STACK_ZERO ||
+			       (ck == STACK_SPILL && cs->spill.type == SCALAR);
 		return ck == STACK_SPILL;
 	}
 }
 
-static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap *m, bool exact)
+static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap *m, bool exact,
+		      uint64_t precise)
 {
 	static const struct slot empty;
 	uint32_t n = o->nslots > c->nslots ? o->nslots : c->nslots;
@@ -115,19 +123,22 @@ static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap
 	for (uint32_t i = 0; i < n; i++) {
 		const struct slot *os = i < o->nslots ? &o->slots[i] : &empty;
 		const struct slot *cs = i < c->nslots ? &c->slots[i] : &empty;
+		bool p = i >= 64 || ((precise >> i) & 1);
 		for (int b = 0; b < 8; b++)
-			if (!byte_safe(os->bytes[b], cs->bytes[b], cs, exact))
+			if (!byte_safe(os->bytes[b], cs->bytes[b], os, cs, exact, p))
 				return false;
 		if (STACK_KIND(os->bytes[0]) == STACK_SPILL &&
-		    !regsafe(&os->spill, &cs->spill, m, exact))
+		    STACK_KIND(cs->bytes[0]) == STACK_SPILL &&
+		    !regsafe(&os->spill, &cs->spill, m, exact, p))
 			return false;
 	}
 	return true;
 }
 
-static bool states_equal(struct env *env, const struct vstate *o, const struct vstate *c,
+static bool states_equal(struct env *env, const struct checkpoint *cp, const struct vstate *c,
 			 bool exact)
 {
+	const struct vstate *o = &cp->st;
 	struct idmap m;
 
 	m.n = 0;
@@ -150,10 +161,12 @@ static bool states_equal(struct env *env, const struct vstate *o, const struct v
 			live = env->aux[o->insn].live_in;
 		else
 			live = env->aux[o->frames[f + 1]->callsite + 1].live_in & ~0x3f;
+		uint16_t precise = cp->all_precise ? 0xffff : cp->precise[f];
 		for (int r = 0; r < EBPF_REG_10; r++)
-			if ((live >> r) & 1 && !regsafe(&of->regs[r], &cf->regs[r], &m, exact))
+			if ((live >> r) & 1 &&
+			    !regsafe(&of->regs[r], &cf->regs[r], &m, exact, (precise >> r) & 1))
 				return false;
-		if (!stacksafe(of, cf, &m, exact))
+		if (!stacksafe(of, cf, &m, exact, cp->all_precise ? ~0ull : cp->precise_slots[f]))
 			return false;
 	}
 	for (uint32_t i = 0; i < o->n_refs; i++)
@@ -198,15 +211,18 @@ int prune_visit(struct env *env, uint32_t pc)
 	for (cp = aux->states; cp; cp = cp->next_at_insn) {
 		if (cp->branches) {
 			if (cp->st.frames[cp->st.curframe]->callsite ==
-				    env->cur.frames[env->cur.curframe]->callsite &&
-			    states_equal(env, &cp->st, &env->cur, true))
+				env->cur.frames[env->cur.curframe]->callsite &&
+			    states_equal(env, cp, &env->cur, true))
 				return verr(env, pc, -EACCES,
-					    "infinite loop detected at insn %u: the loop state repeats exactly",
+					    "infinite loop detected at insn %u: the loop state "
+					    "repeats exactly",
 					    pc);
 			continue;
 		}
-		if (states_equal(env, &cp->st, &env->cur, false)) {
+		if (states_equal(env, cp, &env->cur, false)) {
 			cp->hit = true;
+			/* what mattered from old matters here too: mark it in our checkpoints */
+			precise_from(env, cp);
 			prune_path_done(env, env->cur.cost + cp->max_rem);
 			return 1;
 		}
@@ -225,6 +241,8 @@ int prune_visit(struct env *env, uint32_t pc)
 	aux->n_states++;
 	env->cur.parent = cp;
 	env->cur.since_checkpoint = 0;
+	env->cur.n_hist = 0; /* the history up to here now belongs to the checkpoint */
+	env->cur.hist_overflow = false;
 	if (++env->n_checkpoints + env->n_stack > env->peak_states)
 		env->peak_states = env->n_checkpoints + env->n_stack;
 	return 0;

@@ -149,6 +149,14 @@ static void sync_once(struct reg *r)
 		}
 	}
 
+	/* a 64-bit signed range inside the 32-bit one: the low half is the value itself */
+	if (r->smin >= S32_MIN && r->smax <= S32_MAX) {
+		if (r->s32_min < (int32_t)r->smin)
+			r->s32_min = (int32_t)r->smin;
+		if (r->s32_max > (int32_t)r->smax)
+			r->s32_max = (int32_t)r->smax;
+	}
+
 	/* 32-bit: signed <-> unsigned */
 	if ((int32_t)r->u32_min <= (int32_t)r->u32_max) {
 		if (r->s32_min < (int32_t)r->u32_min)
@@ -175,8 +183,8 @@ static void sync_once(struct reg *r)
 		r->var_off = tnum_intersect(r->var_off, tnum_range(r->umin, r->umax));
 	if (r->u32_min <= r->u32_max)
 		r->var_off = tnum_with_subreg(
-			r->var_off,
-			tnum_intersect(tnum_subreg(r->var_off), tnum_range(r->u32_min, r->u32_max)));
+		    r->var_off,
+		    tnum_intersect(tnum_subreg(r->var_off), tnum_range(r->u32_min, r->u32_max)));
 }
 
 void scalar_sync(struct reg *r)
@@ -219,7 +227,8 @@ void scalar_sext(struct reg *r, int bits, bool to32)
 		uint8_t local = r->local;
 		uint32_t taint = r->taint;
 		/* top bits copy the (possibly unknown) sign bit */
-		struct tnum s = tnum_arshift(tnum_lshift(t, (uint8_t)(64 - bits)), (uint8_t)(64 - bits), 64);
+		struct tnum s =
+		    tnum_arshift(tnum_lshift(t, (uint8_t)(64 - bits)), (uint8_t)(64 - bits), 64);
 		reg_mark_unknown(r);
 		r->local = local;
 		r->taint = taint;

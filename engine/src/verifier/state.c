@@ -63,6 +63,9 @@ static struct frame *frame_dup(const struct frame *src)
 
 void state_free(struct vstate *st)
 {
+	free(st->hist);
+	st->hist = NULL;
+	st->n_hist = st->cap_hist = 0;
 	for (uint32_t i = 0; i < EBPF_MAX_FRAMES; i++) {
 		frame_free(st->frames[i]);
 		st->frames[i] = NULL;
@@ -74,6 +77,15 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 	struct vstate tmp = *src;
 
 	memset(tmp.frames, 0, sizeof(tmp.frames));
+	tmp.hist = NULL;
+	tmp.cap_hist = 0;
+	if (src->n_hist) {
+		tmp.hist = malloc(src->n_hist * sizeof(*tmp.hist));
+		if (!tmp.hist)
+			return -ENOMEM;
+		memcpy(tmp.hist, src->hist, src->n_hist * sizeof(*tmp.hist));
+		tmp.cap_hist = src->n_hist;
+	}
 	for (uint32_t i = 0; i <= src->curframe; i++) {
 		tmp.frames[i] = frame_dup(src->frames[i]);
 		if (!tmp.frames[i]) {

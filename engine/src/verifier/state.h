@@ -26,17 +26,17 @@ enum reg_type {
  * variable part of the offset (the fixed part is `off`). All eight bounds and the tnum are kept
  * consistent with each other by scalar_sync(). */
 struct reg {
-	uint8_t type;    /* enum reg_type */
-	uint8_t local;   /* rank-local label (value may differ between ranks) */
+	uint8_t type;	 /* enum reg_type */
+	uint8_t local;	 /* rank-local label (value may differ between ranks) */
 	uint8_t frameno; /* PTR_TO_STACK: the frame it points into */
 	uint8_t pad;
-	uint32_t id;      /* *_OR_NULL: copies share it so a null check refines them all */
+	uint32_t id;	  /* *_OR_NULL: copies share it so a null check refines them all */
 	uint32_t ref_id;  /* PTR_TO_MEM(_OR_NULL): ring buffer reservation to release */
-	int32_t off;      /* pointers: fixed offset */
+	int32_t off;	  /* pointers: fixed offset */
 	uint32_t map_idx; /* map pointers: index in opts->maps */
 	uint32_t mem_size;
-	uint32_t origin;  /* insn that created the pointer (null-check diagnostics) */
-	uint32_t taint;   /* insn where the rank-local value entered (when local) */
+	uint32_t origin; /* insn that created the pointer (null-check diagnostics) */
+	uint32_t taint;	 /* insn where the rank-local value entered (when local) */
 	struct tnum var_off;
 	int64_t smin, smax;
 	uint64_t umin, umax;
@@ -47,11 +47,11 @@ struct reg {
 /* Stack byte kinds (low bits of stack_byte), with the rank-local label in bit 7. */
 enum { STACK_INVALID = 0, STACK_MISC = 1, STACK_ZERO = 2, STACK_SPILL = 3 };
 #define STACK_KIND(b) ((b)&3)
-#define STACK_LOCAL 0x80u
+#define STACK_LOCAL   0x80u
 
 struct slot {
 	uint8_t bytes[8]; /* byte i of the slot is at frame offset -(8*(idx+1)) + i */
-	uint32_t taint;   /* origin of a rank-local label on MISC bytes */
+	uint32_t taint;	  /* origin of a rank-local label on MISC bytes */
 	struct reg spill; /* valid when all 8 bytes are STACK_SPILL */
 };
 
@@ -61,7 +61,7 @@ struct frame {
 	struct reg regs[EBPF_NREGS];
 	uint32_t callsite; /* insn of the call that created this frame (entry: UINT32_MAX) */
 	uint32_t subprog;
-	uint16_t nslots;   /* slots in use (deepest written / 8) */
+	uint16_t nslots;    /* slots in use (deepest written / 8) */
 	struct slot *slots; /* nslots entries; slot i covers [-(8i+8), -(8i)) */
 };
 
@@ -75,7 +75,7 @@ struct ctrl_taint {
 	uint32_t branch; /* the branch insn */
 };
 #define MAX_CTRL_TAINT 8
-#define MAX_REFS 8
+#define MAX_REFS       8
 
 struct checkpoint;
 
@@ -86,11 +86,15 @@ struct vstate {
 	uint32_t n_taint;
 	struct ctrl_taint taint[MAX_CTRL_TAINT];
 	uint32_t n_refs;
-	uint32_t refs[MAX_REFS];       /* acquired ring buffer reservations */
-	uint32_t ref_insn[MAX_REFS];   /* where each was acquired */
-	uint64_t cost;                 /* instructions executed along this path so far */
-	uint32_t since_checkpoint;     /* insns since the last checkpoint on this path */
-	struct checkpoint *parent;     /* last checkpoint on this path */
+	uint32_t refs[MAX_REFS];     /* acquired ring buffer reservations */
+	uint32_t ref_insn[MAX_REFS]; /* where each was acquired */
+	uint64_t cost;		     /* instructions executed along this path so far */
+	/* Instructions executed since the parent checkpoint, for precision backtracking. */
+	uint64_t *hist; /* pc in the low half; HIST_SLOT annotations in the high half */
+	uint32_t n_hist, cap_hist;
+	bool hist_overflow;
+	uint32_t since_checkpoint; /* insns since the last checkpoint on this path */
+	struct checkpoint *parent; /* last checkpoint on this path */
 };
 
 /* A stored state at a prune point: an explored state whose successors are (branches == 0) or
@@ -102,16 +106,21 @@ struct checkpoint {
 	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
 	bool rem_set;
 	bool hit;
+	/* Registers of the checkpoint's own frame whose exact range mattered to some explored
+	 * path (the rest match any scalar); all_precise when that could not be tracked. */
+	uint16_t precise[EBPF_MAX_FRAMES]; /* by frame number */
+	bool all_precise;
+	uint64_t precise_slots[EBPF_MAX_FRAMES]; /* spilled scalars whose range mattered */
 };
 
 struct insn_aux {
 	struct checkpoint *states;
 	uint32_t n_states;
-	uint16_t live_in;  /* registers that may be read before written from here on */
+	uint16_t live_in; /* registers that may be read before written from here on */
 	uint8_t prune_point;
 	uint8_t seen;
 	uint32_t subprog;
-	uint32_t ipdom; /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
+	uint32_t ipdom;	       /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
 	const char *taint_src; /* what made a value rank-local here ("ctx->reg_buff", ...) */
 	char taint_buf[48];
 };
@@ -217,7 +226,8 @@ void taint_frame_exit(struct env *env);
 int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, const char *field);
 int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val);
 /* Records what made values rank-local at pc, for messages. */
-void taint_source(struct env *env, uint32_t pc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void taint_source(struct env *env, uint32_t pc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* --- prune.c ---------------------------------------------------------------------------------- */
 /* 1: pruned (path done), 0: continue, <0 error. */
@@ -226,9 +236,23 @@ void prune_path_done(struct env *env, uint64_t exit_cost);
 void prune_path_dead(struct env *env);
 void prune_free_all(struct env *env);
 
+/* --- precise.c: which scalar ranges matter (Linux's precision tracking) ----------------- */
+/* Records pc in the current path's history. */
+void hist_push(struct env *env, uint32_t pc);
+/* Notes that the instruction just recorded spilled to or filled from 8-byte stack slot `slot`
+ * of frame `frameno`. */
+void hist_note_slot(struct env *env, uint32_t frameno, uint32_t slot);
+/* The registers in mask (current frame) are used where their range decides safety or a branch:
+ * marks them precise in every checkpoint their values flowed through. skip_last: the last
+ * history entry is the using instruction itself. */
+void precise_mark(struct env *env, uint16_t mask, bool skip_last);
+/* After pruning against cp: what mattered from cp matters from here too. */
+void precise_from(struct env *env, const struct checkpoint *cp);
+void precise_all(struct checkpoint *cp);
+
 /* --- log.c ------------------------------------------------------------------------------------ */
 int verr(struct env *env, uint32_t pc, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 void vlog(struct env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_insn_state(struct env *env, uint32_t pc);
 const char *reg_type_str(uint8_t t);
@@ -244,12 +268,12 @@ bool map_is_rdonly(const struct env *env, uint32_t idx);
 bool map_is_local(const struct env *env, uint32_t idx);
 void map_mark_written(struct env *env, uint32_t idx);
 
-#define U64_MAX UINT64_MAX
-#define S64_MAX INT64_MAX
-#define S64_MIN INT64_MIN
-#define U32_MAX UINT32_MAX
-#define S32_MAX INT32_MAX
-#define S32_MIN INT32_MIN
+#define U64_MAX	    UINT64_MAX
+#define S64_MAX	    INT64_MAX
+#define S64_MIN	    INT64_MIN
+#define U32_MAX	    UINT32_MAX
+#define S32_MAX	    INT32_MAX
+#define S32_MIN	    INT32_MIN
 #define MAX_VAR_OFF (1ll << 29) /* bound on any pointer offset, as Linux's BPF_MAX_VAR_OFF */
 
 static inline bool reg_is_ptr(const struct reg *r)

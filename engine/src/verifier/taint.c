@@ -43,7 +43,7 @@ void taint_branch(struct env *env, uint32_t pc, uint32_t origin)
 		st->n_taint--;
 	}
 	st->taint[st->n_taint++] = (struct ctrl_taint){
-		.until = until, .frameno = (uint16_t)st->curframe, .origin = origin, .branch = pc};
+	    .until = until, .frameno = (uint16_t)st->curframe, .origin = origin, .branch = pc};
 }
 
 static void taint_remove_if(struct vstate *st, uint32_t pc, bool frame_exit)
@@ -75,8 +75,9 @@ void taint_frame_exit(struct env *env)
 static const char *origin_str(const struct env *env, uint32_t origin, char *buf, size_t len)
 {
 	char where[32];
-	const char *what = origin < env->n && env->aux[origin].taint_src ? env->aux[origin].taint_src
-									: "a rank-local source";
+	const char *what = origin < env->n && env->aux[origin].taint_src
+			       ? env->aux[origin].taint_src
+			       : "a rank-local source";
 
 	snprintf(buf, len, "%s at %s", what, insn_line_prefix(env, origin, where, sizeof(where)));
 	return buf;
@@ -89,14 +90,18 @@ int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, co
 
 	if (!env->rank_check)
 		return 0;
-	if (val && val->local)
-		return verr(env, pc, -EACCES,
-			    "tuner decision `%s` depends on a rank-local value (%s); ranks could disagree and hang the collective",
-			    field, origin_str(env, val->taint, o, sizeof(o)));
+	/* control dependence first: a constant written under the branch is labelled too, and
+	 * the branch is what the author has to change */
 	if (taint_active(env, &origin))
 		return verr(env, pc, -EACCES,
-			    "tuner decision `%s` is written under a branch on a rank-local value (%s); ranks could disagree and hang the collective",
+			    "tuner decision `%s` is written under a branch on a rank-local value "
+			    "(%s); ranks could disagree and hang the collective",
 			    field, origin_str(env, origin, o, sizeof(o)));
+	if (val && val->local)
+		return verr(env, pc, -EACCES,
+			    "tuner decision `%s` depends on a rank-local value (%s); ranks could "
+			    "disagree and hang the collective",
+			    field, origin_str(env, val->taint, o, sizeof(o)));
 	return 0;
 }
 
@@ -110,11 +115,13 @@ int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const 
 		return 0;
 	if (val && val->local)
 		return verr(env, pc, -EACCES,
-			    "rank-local value (%s) stored into map `%s`, which rank-consistent programs read as uniform",
+			    "rank-local value (%s) stored into map `%s`, which rank-consistent "
+			    "programs read as uniform",
 			    origin_str(env, val->taint, o, sizeof(o)), name ? name : "?");
 	if (taint_active(env, &origin))
 		return verr(env, pc, -EACCES,
-			    "map `%s` written under a branch on a rank-local value (%s), but rank-consistent programs read it as uniform",
+			    "map `%s` written under a branch on a rank-local value (%s), but "
+			    "rank-consistent programs read it as uniform",
 			    name ? name : "?", origin_str(env, origin, o, sizeof(o)));
 	return 0;
 }

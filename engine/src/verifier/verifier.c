@@ -12,8 +12,8 @@
 
 #define MAX_PENDING 8192
 
-static const char *const op_names[16] = {"+", "-", "*", "/", "|", "&", "<<", ">>",
-					 "neg", "%", "^", "mov", "s>>", "end", "?", "?"};
+static const char *const op_names[16] = {"+",	"-", "*", "/",	 "|",	"&",   "<<", ">>",
+					 "neg", "%", "^", "mov", "s>>", "end", "?",  "?"};
 
 /* --- scalar copies: a refinement of one applies to all (Linux's find_equal_scalars) ---------- */
 
@@ -61,15 +61,18 @@ static int ptr_arith(struct env *env, uint32_t pc, const struct ebpf_insn *insn,
 		return verr(env, pc, -EACCES, "R%u 32-bit pointer arithmetic prohibited",
 			    insn->dst_reg);
 	if (reg_is_ptr(dst) && reg_is_ptr(src))
-		return verr(env, pc, -EACCES,
-			    "R%u pointer %s pointer prohibited (only pointer +/- scalar is allowed)",
-			    insn->dst_reg, op_names[op >> 4]);
+		return verr(
+		    env, pc, -EACCES,
+		    "R%u pointer %s pointer prohibited (only pointer +/- scalar is allowed)",
+		    insn->dst_reg, op_names[op >> 4]);
 	if (op != EBPF_ADD && op != EBPF_SUB) {
 		const struct reg *p = dst_ptr ? dst : src;
 		if (op == EBPF_AND || op == EBPF_OR || op == EBPF_XOR)
-			return verr(env, pc, -EACCES, "R%u bitwise operator %s on pointer prohibited",
-				    insn->dst_reg, op_names[op >> 4]);
-		return verr(env, pc, -EACCES, "R%u pointer arithmetic with %s operator prohibited (%s)",
+			return verr(env, pc, -EACCES,
+				    "R%u bitwise operator %s on pointer prohibited", insn->dst_reg,
+				    op_names[op >> 4]);
+		return verr(env, pc, -EACCES,
+			    "R%u pointer arithmetic with %s operator prohibited (%s)",
 			    insn->dst_reg, op_names[op >> 4], reg_type_str(p->type));
 	}
 	if (op == EBPF_SUB && !dst_ptr)
@@ -77,6 +80,11 @@ static int ptr_arith(struct env *env, uint32_t pc, const struct ebpf_insn *insn,
 			    insn->dst_reg);
 	ptr = dst_ptr ? dst : src;
 	off = dst_ptr ? src : dst;
+	/* the offset's range decides every later access through the pointer */
+	if (!dst_ptr)
+		precise_mark(env, (uint16_t)(1u << insn->dst_reg), true);
+	else if (EBPF_SRC(insn->code) == EBPF_X)
+		precise_mark(env, (uint16_t)(1u << insn->src_reg), true);
 	switch (ptr->type) {
 	case PTR_TO_MAP_VALUE_OR_NULL:
 	case PTR_TO_MEM_OR_NULL:
@@ -88,9 +96,10 @@ static int ptr_arith(struct env *env, uint32_t pc, const struct ebpf_insn *insn,
 			    insn->dst_reg);
 	case PTR_TO_CTX:
 		if (!scalar_is_const(off))
-			return verr(env, pc, -EACCES,
-				    "R%u variable ctx access prohibited: context offsets must be constants",
-				    insn->dst_reg);
+			return verr(
+			    env, pc, -EACCES,
+			    "R%u variable ctx access prohibited: context offsets must be constants",
+			    insn->dst_reg);
 		break;
 	default:
 		break;
@@ -143,7 +152,8 @@ static int check_alu(struct env *env, const struct ebpf_insn *insn, uint32_t pc)
 	if (op == EBPF_MOV) {
 		if (x && insn->off) { /* sign-extending move */
 			if (reg_is_ptr(&src))
-				return verr(env, pc, -EACCES, "R%u sign-extension of a pointer prohibited",
+				return verr(env, pc, -EACCES,
+					    "R%u sign-extension of a pointer prohibited",
 					    insn->src_reg);
 			scalar_sext(&src, insn->off, !is64);
 			src.id = 0;
@@ -189,13 +199,15 @@ static int check_alu(struct env *env, const struct ebpf_insn *insn, uint32_t pc)
 	}
 	if (reg_is_ptr(dst) || reg_is_ptr(&src))
 		return ptr_arith(env, pc, insn, dst, &src, is64);
-	if ((op == EBPF_DIV || op == EBPF_MOD) && x &&
-	    (is64 ? src.umin == 0 : src.u32_min == 0)) {
+	if ((op == EBPF_DIV || op == EBPF_MOD) && x)
+		precise_mark(env, (uint16_t)(1u << insn->src_reg), true);
+	if ((op == EBPF_DIV || op == EBPF_MOD) && x && (is64 ? src.umin == 0 : src.u32_min == 0)) {
 		char d[192];
 		reg_describe(&src, d, sizeof(d));
 		return verr(env, pc, -EACCES,
 			    "R%u %s by zero possible: divisor R%u=%s may be 0; check it first",
-			    insn->src_reg, op == EBPF_DIV ? "division" : "modulo", insn->src_reg, d);
+			    insn->src_reg, op == EBPF_DIV ? "division" : "modulo", insn->src_reg,
+			    d);
 	}
 	scalar_alu(dst, &src, op, is64, (op == EBPF_DIV || op == EBPF_MOD) && insn->off == 1);
 	taint_reg_write(env, dst);
@@ -219,7 +231,8 @@ static void check_lddw(struct env *env, const struct ebpf_insn *insn)
 		dst->off = insn[1].imm;
 		break;
 	default:
-		reg_mark_const(dst, (uint64_t)(uint32_t)insn->imm | ((uint64_t)(uint32_t)insn[1].imm << 32));
+		reg_mark_const(dst, (uint64_t)(uint32_t)insn->imm |
+					((uint64_t)(uint32_t)insn[1].imm << 32));
 		break;
 	}
 	taint_reg_write(env, dst);
@@ -265,7 +278,8 @@ static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_n
 		struct frame *fr = st->frames[f];
 		for (int r = 0; r <= EBPF_REG_10; r++) {
 			struct reg *x = &fr->regs[r];
-			if ((x->type == PTR_TO_MAP_VALUE_OR_NULL || x->type == PTR_TO_MEM_OR_NULL) &&
+			if ((x->type == PTR_TO_MAP_VALUE_OR_NULL ||
+			     x->type == PTR_TO_MEM_OR_NULL) &&
 			    x->id == id) {
 				if (is_null) {
 					uint8_t local = x->local;
@@ -275,8 +289,9 @@ static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_n
 					x->local = local;
 					x->taint = taint;
 				} else {
-					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL ? PTR_TO_MAP_VALUE
-										      : PTR_TO_MEM;
+					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL
+						      ? PTR_TO_MAP_VALUE
+						      : PTR_TO_MEM;
 					x->id = 0;
 				}
 			}
@@ -285,7 +300,8 @@ static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_n
 			struct reg *x = &fr->slots[s].spill;
 			if (STACK_KIND(fr->slots[s].bytes[0]) != STACK_SPILL)
 				continue;
-			if ((x->type == PTR_TO_MAP_VALUE_OR_NULL || x->type == PTR_TO_MEM_OR_NULL) &&
+			if ((x->type == PTR_TO_MAP_VALUE_OR_NULL ||
+			     x->type == PTR_TO_MEM_OR_NULL) &&
 			    x->id == id) {
 				if (is_null) {
 					uint8_t local = x->local;
@@ -293,8 +309,9 @@ static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_n
 					reg_mark_const(x, 0);
 					x->local = local;
 				} else {
-					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL ? PTR_TO_MAP_VALUE
-										      : PTR_TO_MEM;
+					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL
+						      ? PTR_TO_MAP_VALUE
+						      : PTR_TO_MEM;
 					x->id = 0;
 				}
 			}
@@ -327,11 +344,16 @@ static int check_ptr_cmp(struct env *env, const struct ebpf_insn *insn, uint32_t
 		return verr(env, pc, -EACCES, "R%u 32-bit pointer comparison prohibited", preg);
 	if (reg_is_ptr(dst) && x && reg_is_ptr(src))
 		return verr(env, pc, -EACCES,
-			    "R%u pointer comparison prohibited: pointers may only be compared with 0 (NULL)",
+			    "R%u pointer comparison prohibited: pointers may only be compared with "
+			    "0 (NULL)",
 			    insn->dst_reg);
+	if (x) /* the scalar side must stay 0 */
+		precise_mark(
+		    env, (uint16_t)(1u << (reg_is_ptr(dst) ? insn->src_reg : insn->dst_reg)), true);
 	if ((op != EBPF_JEQ && op != EBPF_JNE) || !tnum_equals_const(o->var_off, 0))
 		return verr(env, pc, -EACCES,
-			    "R%u pointer comparison prohibited: pointers may only be compared with 0 (NULL)",
+			    "R%u pointer comparison prohibited: pointers may only be compared with "
+			    "0 (NULL)",
 			    preg);
 	if (p->type != PTR_TO_MAP_VALUE_OR_NULL && p->type != PTR_TO_MEM_OR_NULL) {
 		/* never null: the outcome is known */
@@ -389,6 +411,9 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 		return check_ptr_cmp(env, insn, pc, dst, &src, is64, target);
 
 	taken = scalar_branch_taken(dst, &src, op, is64);
+	if (taken >= 0) /* the ranges decided the branch: they matter */
+		precise_mark(env, (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
+			     true);
 	if (taken == 1) {
 		env->cur.insn = target;
 		return 0;
@@ -404,6 +429,11 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 		struct vstate *st = &env->cur;
 
 		if (!ok_t && !ok_f) {
+			/* the operands' ranges contradict each other: this path ends because of
+			 * them, so a state that differs in them must not be pruned against ours */
+			precise_mark(env,
+				     (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
+				     true);
 			prune_path_dead(env);
 			return 1; /* the state itself is infeasible */
 		}
@@ -417,9 +447,15 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 			apply_refined(st, insn, x, &fa, &fb);
 			st->insn = pc + 1;
 		} else if (ok_t) {
+			precise_mark(
+			    env, (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
+			    true);
 			apply_refined(st, insn, x, &ta, &tb);
 			st->insn = target;
 		} else {
+			precise_mark(
+			    env, (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
+			    true);
 			apply_refined(st, insn, x, &fa, &fb);
 			st->insn = pc + 1;
 		}
@@ -439,12 +475,14 @@ static int step(struct env *env)
 
 	if (++env->processed > env->limit)
 		return verr(env, pc, -E2BIG,
-			    "program too complex: more than %llu instructions processed without finishing (a loop may not terminate or have too many iterations)",
+			    "program too complex: more than %llu instructions processed without "
+			    "finishing (a loop may not terminate or have too many iterations)",
 			    (unsigned long long)env->limit);
 	taint_at_insn(env, pc);
 	err = prune_visit(env, pc);
 	if (err)
 		return err;
+	hist_push(env, pc);
 	log_insn_state(env, pc);
 	env->cur.cost++;
 	env->cur.since_checkpoint++;
@@ -464,7 +502,7 @@ static int step(struct env *env)
 		return err;
 	case EBPF_STX:
 		err = EBPF_MODE(insn->code) == EBPF_ATOMIC ? check_atomic(env, insn)
-							    : check_store(env, insn);
+							   : check_store(env, insn);
 		env->cur.insn = pc + 1;
 		return err;
 	case EBPF_LD:
@@ -515,8 +553,9 @@ static int do_check(struct env *env)
 	}
 }
 
-int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns, const struct ebpf_verify_opts *uopts,
-		struct ebpf_verify_stats *stats, char *err, size_t err_len)
+int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
+		const struct ebpf_verify_opts *uopts, struct ebpf_verify_stats *stats, char *err,
+		size_t err_len)
 {
 	struct ebpf_verify_opts opts;
 	struct timespec t0, t1;
@@ -545,14 +584,16 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns, const struct eb
 	env.limit = opts.complexity_limit ? opts.complexity_limit : 1000000;
 	env.rank_check = env.type && (env.type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT) &&
 			 !(opts.flags & EBPF_VERIFY_F_ALLOW_RANK_LOCAL);
-	if (!insns || !n_insns || n_insns > EBPF_MAX_INSNS || !uopts || uopts->sz < sizeof(size_t)) {
+	if (!insns || !n_insns || n_insns > EBPF_MAX_INSNS || !uopts ||
+	    uopts->sz < sizeof(size_t)) {
 		if (err && err_len)
 			snprintf(err, err_len, "invalid arguments: %u instructions", n_insns);
 		return -EINVAL;
 	}
 	if (opts.n_maps && !opts.maps) {
 		if (err && err_len)
-			snprintf(err, err_len, "invalid arguments: %u maps but no map table", opts.n_maps);
+			snprintf(err, err_len, "invalid arguments: %u maps but no map table",
+				 opts.n_maps);
 		return -EINVAL;
 	}
 	if (opts.map_flags)

@@ -5,7 +5,7 @@
 
 struct big_key {
 	__u64 a;
-	__u32 b[3];
+	__u32 b[2]; /* no padding: every byte of a key must be written (verifier) */
 };
 
 struct {

@@ -48,6 +48,10 @@ struct x86 {
 	uint8_t n_saved;
 	uint32_t frame; /* bytes subtracted from rsp after the pushes */
 	int bmi2;	/* shlx/shrx/sarx for shifts by a register */
+	/* Peepholes within a basic block: the register whose value ZF reflects after the previous
+	 * instruction (-1: none) and its width; whether the next instruction was fused. */
+	int zf_reg, zf_w, prev_zf_reg, prev_zf_w;
+	int fused;
 	int err;
 	char msg[96];
 };
@@ -179,6 +183,10 @@ static void emit_entry_prologue(struct x86 *j)
 		lea(e, RBP, RSP, (int32_t)j->frame);
 	if (j->an->has_bpf_calls)
 		mov_rr(e, 1, RSP, R12);
+	for (int r = 0; r <= EBPF_REG_9; r++)
+		if (j->an->entry_zero & (1u << r))
+			op_rr(e, 0x31, 0, R(r),
+			      R(r)); /* registers read before written start at 0 */
 }
 
 static void emit_entry_epilogue(struct x86 *j)
@@ -399,6 +407,17 @@ static void emit_mov_reg(struct x86 *j, const struct ebpf_insn *in, int w)
 	}
 }
 
+/* Can the 64-bit move at in be fused with an "add dst, imm" right after it? */
+static int fuse_add(struct x86 *j, const struct ebpf_insn *in)
+{
+	uint32_t i = (uint32_t)(in - j->insns);
+	const struct jit_analysis *an = j->an;
+
+	return i + 1 < an->funcs[an->insn_func[i]].end &&
+	       !(an->insn_flags[i + 1] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)) &&
+	       in[1].code == (EBPF_ALU64 | EBPF_ADD | EBPF_K) && in[1].dst_reg == in->dst_reg;
+}
+
 static void emit_alu(struct x86 *j, const struct ebpf_insn *in)
 {
 	struct emitter *e = &j->e;
@@ -427,12 +446,19 @@ static void emit_alu(struct x86 *j, const struct ebpf_insn *in)
 			op_rr(e, opc, w, src, dst);
 		else
 			op_ri(e, ext, w, dst, in->imm);
+		j->zf_reg = dst; /* add/sub/and/or/xor set ZF from the result */
+		j->zf_w = w;
 		break;
 	case EBPF_MOV:
-		if (x)
+		if (x && w && !in->off && fuse_add(j, in)) {
+			/* r = s; r += imm (pointer arithmetic, e.g. r2 = r10 - 4) as one lea */
+			lea(e, dst, src, in[1].imm);
+			j->fused = 1;
+		} else if (x) {
 			emit_mov_reg(j, in, w);
-		else
+		} else {
 			mov_ri(e, w, dst, in->imm);
+		}
 		break;
 	case EBPF_MUL:
 		if (x) {
@@ -687,6 +713,26 @@ static int jmp_cc(uint8_t op)
 	return -2;
 }
 
+/* A conditional jump over an unconditional one (clang's switch trees): returns 1 and the ja's
+ * target in *t when the ja can be folded into the conditional jump (it is no jump target). */
+static int jump_over_ja(struct x86 *j, uint32_t i, uint32_t *t)
+{
+	const struct jit_analysis *an = j->an;
+	const struct ebpf_insn *ja = &j->insns[i + 1];
+	uint32_t t2;
+
+	if (i + 1 >= an->funcs[an->insn_func[i]].end ||
+	    (an->insn_flags[i + 1] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)) ||
+	    (ja->code != (EBPF_JMP | EBPF_JA) && ja->code != (EBPF_JMP32 | EBPF_JA)))
+		return 0;
+	t2 = (uint32_t)((int64_t)i + 2 + (ja->code == (EBPF_JMP | EBPF_JA) ? ja->off : ja->imm));
+	if (t2 == i + 2)
+		return 0;
+	*t = t2;
+	j->fused = 1;
+	return 1;
+}
+
 static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 {
 	struct emitter *e = &j->e;
@@ -722,6 +768,8 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 	}
 	if (t == i + 1)
 		return; /* both ways lead to the next instruction */
+	if (t == i + 2 && jump_over_ja(j, i, &t))
+		cc ^= 1; /* "if c goto +1; goto X" as "if !c goto X" (x86 cc ^ 1 negates) */
 	if (EBPF_SRC(in->code) == EBPF_X) {
 		op_rr(e, op == EBPF_JSET ? 0x85 : 0x39, w, R(in->src_reg), dst);
 	} else if (op == EBPF_JSET) {
@@ -729,6 +777,9 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 		e1(e, 0xf7);
 		modrm_rr(e, 0, dst);
 		e4(e, (uint32_t)in->imm); /* test dst, imm32 */
+	} else if (in->imm == 0 && (op == EBPF_JEQ || op == EBPF_JNE) && j->prev_zf_reg == dst &&
+		   (w || !j->prev_zf_w)) {
+		/* ZF already reflects dst (a 32-bit result is the zero-extended 64-bit value) */
 	} else if (in->imm == 0) {
 		op_rr(e, 0x85, w, dst, dst); /* same flags as cmp dst, 0 */
 	} else {
@@ -807,6 +858,7 @@ static void run_pass(struct x86 *j, int pass, uint8_t *buf)
 			emit_entry_prologue(j);
 		else
 			emit_sub_prologue(j);
+		j->zf_reg = -1;
 		for (uint32_t i = fn->start; i < fn->end && !j->err; i++) {
 			if (pass != 3)
 				addr[i] = j->e.len;
@@ -814,7 +866,18 @@ static void run_pass(struct x86 *j, int pass, uint8_t *buf)
 				j->err = -EFAULT;
 			if (an->insn_flags[i] & JIT_INSN_LDDW_TAIL)
 				continue;
+			j->prev_zf_reg = (an->insn_flags[i] & JIT_INSN_TARGET) ? -1 : j->zf_reg;
+			j->prev_zf_w = j->zf_w;
+			j->zf_reg = -1;
+			j->fused = 0;
 			emit_insn(j, i);
+			if (j->fused) { /* the next instruction's code is already emitted */
+				i++;
+				if (pass != 3)
+					addr[i] = j->e.len;
+				else if (addr[i] != j->e.len)
+					j->err = -EFAULT;
+			}
 		}
 	}
 	if (pass != 3)

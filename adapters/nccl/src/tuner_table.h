@@ -1,0 +1,53 @@
+/* NCCL cost table <-> tuner context: the translation and the output discipline of
+ * nccl-plugin-abi.md §1.6, as pure functions (unit-tested without NCCL or a policy). */
+#ifndef NCCLBPF_TUNER_TABLE_H
+#define NCCLBPF_TUNER_TABLE_H
+
+#include <stdint.h>
+
+#include "ncclbpf.h"
+
+/* Largest table the adapter accepts (NCCL 2.23+: 7 x 3). Anything else is left alone. */
+#define TUNER_MAX_ALGO	NCCLBPF_NUM_ALGOS
+#define TUNER_MAX_PROTO NCCLBPF_NUM_PROTOS
+
+/* 1 when NCCL could pick this cell: >= 0, below 3.6e9 and not NaN (topoGetAlgoInfo). */
+static inline int tuner_cell_valid(float v)
+{
+	return v >= 0.0f && v < 3.6e9f;
+}
+
+/* Fills ctx->cost_ns from the table (µs floats -> integer ns, unusable -> NCCLBPF_COST_NA,
+ * cells beyond num_algo x num_proto -> NA). The shape must already be checked. */
+void tuner_fill_costs(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
+		      int num_proto);
+
+/* The cell NCCL will choose: first minimum in algorithm-major order. Returns 0 and sets
+ * algo and proto, or -1 when no cell is valid. */
+int tuner_table_winner(const float *table, int num_algo, int num_proto, int *algo, int *proto);
+
+enum tuner_apply_result {
+	TUNER_APPLY_DEFAULT = 0, /* every output at its default: nothing changed */
+	TUNER_APPLY_CHANGED,	 /* table and/or channels changed */
+	TUNER_APPLY_INVALID,	 /* outputs rejected, nothing changed */
+};
+
+struct tuner_apply_info {
+	int channels_skipped; /* a channel request was dropped because a CollNet algorithm won */
+};
+
+/* Applies ctx's outputs to NCCL's table and channel count:
+ * - algorithm/protocol (either may be DEFAULT): the chosen valid cell is lowered to 0.0 (for a
+ *   DEFAULT dimension, the cheapest valid cell along it); other valid cells at 0.0 are raised to
+ *   the smallest positive float so the tie cannot go elsewhere. Unavailable cells are never
+ *   written, no valid cell is ever removed, so the table can never become empty.
+ * - n_channels: 1..64 replaces *nChannels unless the winner is CollNet-like (CollNetDirect,
+ *   CollNetChain, or NVLS on more than one node), where NCCL would use it unchecked.
+ * Any out-of-range output, or a choice with no valid cell, rejects the whole decision. */
+enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *table, int num_algo,
+				    int num_proto, int *n_channels, struct tuner_apply_info *info);
+
+/* Protocol grain of NCCL's chunk sizes (LL 16 B, LL128 1920 B, SIMPLE 512 B); 0 if unknown. */
+uint64_t tuner_proto_grain(int proto);
+
+#endif

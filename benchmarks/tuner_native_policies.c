@@ -1,0 +1,179 @@
+/* The comparison tuner's policies: the decision logic of each shipped eBPF policy written as
+ * native C and compiled by the host compiler, plus a few deliberately bad policies the plugin
+ * tests use. Linked only into libncclbpf-native-tuner.so (built from the plugin's own adapter
+ * and runtime sources), never into libnccl-ncclbpf.so; they register themselves at load and are
+ * selected with NCCLBPF_POLICY=native:NAME. Each twin follows its policy line by line:
+ *   noop        policies/noop.c
+ *   size_aware  policies/size_aware.c
+ *   table_tuner policies/table_tuner.c
+ *   two_lookups benchmarks/policies/two_lookups.c */
+#include <stdint.h>
+
+#include "ncclbpf.h"
+#include "ncclbpf/runtime.h"
+
+#define CTX(c) ((struct ncclbpf_tuner_ctx *)(uintptr_t)(c))
+
+static uint64_t noop(uint64_t c, uint64_t arg)
+{
+	(void)c;
+	(void)arg;
+	return 0;
+}
+
+/* --- size_aware ---------------------------------------------------------------------------- */
+static inline int try_cell(struct ncclbpf_tuner_ctx *ctx, int algo, int proto)
+{
+	if ((uint32_t)algo >= ctx->num_algo || (uint32_t)proto >= ctx->num_proto)
+		return 0;
+	if (ctx->cost_ns[algo][proto] == NCCLBPF_COST_NA)
+		return 0;
+	ctx->algorithm = algo;
+	ctx->protocol = proto;
+	return 1;
+}
+
+static uint64_t size_aware(uint64_t c, uint64_t arg)
+{
+	struct ncclbpf_tuner_ctx *ctx = CTX(c);
+	(void)arg;
+	uint64_t bytes = ctx->n_bytes;
+	if (bytes <= (64ull << 10)) {
+		if (try_cell(ctx, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL) ||
+		    try_cell(ctx, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL))
+			return 0;
+	} else if (bytes <= (4ull << 20)) {
+		if (try_cell(ctx, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128) ||
+		    try_cell(ctx, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL128) ||
+		    try_cell(ctx, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE))
+			return 0;
+	} else {
+		if (try_cell(ctx, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE) ||
+		    try_cell(ctx, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_SIMPLE))
+			return 0;
+	}
+	return 0;
+}
+
+/* --- table_tuner --------------------------------------------------------------------------- */
+#define ROWS 6
+struct row {
+	uint64_t max_bytes;
+	int32_t algorithm, protocol, n_channels;
+	uint32_t _pad;
+};
+/* Not const: like the policy's .data map, an operator could change it at run time. */
+static struct row table[ROWS] = {
+    {4096, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 2, 0},
+    {65536, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL, 4, 0},
+    {1 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128, 8, 0},
+    {16 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 16, 0},
+    {256 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, NCCLBPF_CHANNELS_DEFAULT, 0},
+    {0, 0, 0, 0, 0},
+};
+
+static __attribute__((noinline)) int find_row(uint64_t bytes)
+{
+	for (int i = 0; i < ROWS; i++)
+		if (bytes <= table[i].max_bytes)
+			return i;
+	return ROWS;
+}
+
+static uint64_t table_tuner(uint64_t c, uint64_t arg)
+{
+	struct ncclbpf_tuner_ctx *ctx = CTX(c);
+	(void)arg;
+	int i = find_row(ctx->n_bytes);
+	if (i < 0 || i >= ROWS)
+		return 0;
+	ctx->algorithm = table[i].algorithm;
+	ctx->protocol = table[i].protocol;
+	ctx->n_channels = table[i].n_channels;
+	return 0;
+}
+
+/* --- two_lookups --------------------------------------------------------------------------- */
+struct choice {
+	int32_t algorithm_plus1, protocol_plus1, n_channels;
+	uint32_t _pad;
+};
+static struct choice by_coll[8], by_size[64];
+
+static uint64_t two_lookups(uint64_t c, uint64_t arg)
+{
+	struct ncclbpf_tuner_ctx *ctx = CTX(c);
+	(void)arg;
+	uint32_t coll = ctx->coll_type & 7;
+	uint32_t bucket = (uint32_t)(ctx->n_bytes >> 10) & 63;
+	struct choice *a = &by_coll[coll], *s = &by_size[bucket];
+	ctx->algorithm = a->algorithm_plus1 - 1;
+	ctx->protocol = s->protocol_plus1 - 1;
+	if (s->n_channels > 0 && s->n_channels <= 64)
+		ctx->n_channels = s->n_channels;
+	return 0;
+}
+
+/* --- Test-only policies -------------------------------------------------------------------- */
+
+/* pick: always ring/SIMPLE on 8 channels. */
+static uint64_t pick(uint64_t c, uint64_t arg)
+{
+	(void)arg;
+	CTX(c)->algorithm = NCCLBPF_ALGO_RING;
+	CTX(c)->protocol = NCCLBPF_PROTO_SIMPLE;
+	CTX(c)->n_channels = 8;
+	return 0;
+}
+
+/* Outputs the adapter must refuse (the verifier keeps real policies within the field types, not
+ * within NCCL's rules). */
+static uint64_t bad_range(uint64_t c, uint64_t arg)
+{
+	(void)arg;
+	CTX(c)->algorithm = 9;
+	CTX(c)->protocol = 7;
+	CTX(c)->n_channels = 1000;
+	return 0;
+}
+
+static uint64_t bad_cell(uint64_t c, uint64_t arg)
+{
+	(void)arg;
+	CTX(c)->algorithm = NCCLBPF_ALGO_COLLNET_DIRECT; /* -1.0 in every table without CollNet */
+	CTX(c)->protocol = NCCLBPF_PROTO_SIMPLE;
+	CTX(c)->n_channels = 4;
+	return 0;
+}
+
+/* chunk: doubles NCCL's chunk size; chunk_bad asks for less than one protocol grain. */
+static uint64_t chunk_double(uint64_t c, uint64_t arg)
+{
+	struct ncclbpf_chunk_ctx *x = (struct ncclbpf_chunk_ctx *)(uintptr_t)c;
+	(void)arg;
+	x->chunk_size = x->nccl_chunk * 2;
+	return 0;
+}
+
+static uint64_t chunk_bad(uint64_t c, uint64_t arg)
+{
+	struct ncclbpf_chunk_ctx *x = (struct ncclbpf_chunk_ctx *)(uintptr_t)c;
+	(void)arg;
+	x->chunk_size = 8;
+	return 0;
+}
+
+__attribute__((constructor)) static void register_natives(void)
+{
+	static const struct ncclbpf_native_policy list[] = {
+	    {.sz = sizeof(list[0]), .name = "noop", .tuner = noop},
+	    {.sz = sizeof(list[0]), .name = "size_aware", .tuner = size_aware},
+	    {.sz = sizeof(list[0]), .name = "table_tuner", .tuner = table_tuner},
+	    {.sz = sizeof(list[0]), .name = "two_lookups", .tuner = two_lookups},
+	    {.sz = sizeof(list[0]), .name = "pick", .tuner = pick, .chunk = chunk_double},
+	    {.sz = sizeof(list[0]), .name = "bad_range", .tuner = bad_range, .chunk = chunk_bad},
+	    {.sz = sizeof(list[0]), .name = "bad_cell", .tuner = bad_cell},
+	};
+	for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+		ncclbpf_rt_register_native(&list[i]);
+}

@@ -1,0 +1,18 @@
+# Verification time per shipped policy (median of many runs, next to the structural-check
+# baseline of the same run). `verify_bench` prints the table; `verify_bench.smoke` keeps it
+# building and every shipped policy accepted, without timing anything.
+if(NCCLBPF_POLICY_DIR)
+  file(GLOB VB_POLICY_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/policies/*.c)
+  set(VB_FILES "")
+  foreach(src ${VB_POLICY_SOURCES})
+    get_filename_component(n ${src} NAME_WE)
+    string(APPEND VB_FILES "\"${NCCLBPF_POLICY_DIR}/${n}.o\",")
+  endforeach()
+  add_executable(verify_bench ${CMAKE_CURRENT_LIST_DIR}/verify_bench.c)
+  target_compile_definitions(verify_bench PRIVATE "NCCLBPF_BENCH_POLICIES=${VB_FILES}")
+  target_link_libraries(verify_bench PRIVATE ncclbpf_engine)
+  if(BUILD_TESTING)
+    add_test(NAME verify_bench.smoke COMMAND verify_bench --quick)
+    set_tests_properties(verify_bench.smoke PROPERTIES TIMEOUT 60 LABELS bench)
+  endif()
+endif()

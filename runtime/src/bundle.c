@@ -1,0 +1,264 @@
+/* Engine binding: a bundle is one BPF ELF object. Opening parses it (ELF, BTF, relocations),
+ * loading creates its maps, verifies every program and creates the executable programs, and the
+ * programs of the hooks the runtime serves are JIT-compiled. This is the only runtime file that
+ * calls the engine's loader and JIT. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclbpf/helpers.h"
+#include "ncclbpf/jit.h"
+#include "ncclbpf/maps.h"
+#include "ncclbpf/object.h"
+#include "ncclbpf/verifier.h"
+#include "rt_internal.h"
+
+/* Hooks by program section. A bundle may hold programs for other hooks (profiler, net); they
+ * are verified and loaded with it, and attached by their own adapters. */
+static const struct {
+	const char *section;
+	size_t hook_off;
+} hooks[] = {
+    {"tuner", offsetof(struct rt_policy, tuner)},
+    {"tuner/chunk", offsetof(struct rt_policy, chunk)},
+};
+
+/* The runtime runs verified code only. The loader verifies every program while loading; a
+ * program whose verifier statistics show it was not processed (an engine built with the
+ * loader's verification switched off) is verified here the same way (observing programs first,
+ * maps they may write are rank-local for the decision makers) before anything runs it. */
+static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
+			    uint64_t *in_load_ns)
+{
+	uint32_t n = ebpf_object__map_cnt(obj);
+	struct ebpf_map **maps = calloc(n ? n : 1, sizeof(*maps));
+	uint8_t *flags = calloc(n ? n : 1, 1), *written = calloc(n ? n : 1, 1);
+	int ret = maps && flags && written ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < n && !ret; i++)
+		maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
+	for (int pass = 0; pass < 2 && !ret; pass++) {
+		for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && !ret;
+		     p = ebpf_object__next_program(obj, p)) {
+			const struct ebpf_prog_type *type = ebpf_program__type(p);
+			const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(p);
+			int decides = !!(type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
+			if (decides != pass)
+				continue;
+			for (uint32_t k = 0; k < n; k++)
+				flags[k] = pass && (written[k] & EBPF_VERIFY_MAP_WRITTEN)
+					       ? EBPF_VERIFY_MAP_RANK_LOCAL
+					       : 0;
+			uint32_t n_lines = 0;
+			const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
+			struct ebpf_verify_opts vo = {
+			    .sz = sizeof(vo),
+			    .type = type,
+			    .maps = maps,
+			    .n_maps = n,
+			    .map_flags = flags,
+			    .helpers = ebpf_helpers_default(),
+			    .lines = lines,
+			    .n_lines = n_lines,
+			};
+			struct ebpf_verify_stats st = {0};
+			char err[400] = "";
+			if (vs && vs->processed) {
+				r->verify_ns += vs->time_ns; /* the loader did it */
+				*in_load_ns += vs->time_ns;
+			} else {
+				ret = ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p),
+						  &vo, &st, err, sizeof(err));
+				r->verify_ns += st.time_ns;
+				if (ret)
+					snprintf(r->msg, sizeof(r->msg),
+						 "program '%s' (section '%s'): %s",
+						 ebpf_program__name(p), ebpf_program__section(p),
+						 err[0] ? err : "rejected");
+			}
+			if (!pass)
+				for (uint32_t k = 0; k < n; k++)
+					written[k] |= flags[k] & EBPF_VERIFY_MAP_WRITTEN;
+		}
+	}
+	free(maps);
+	free(flags);
+	free(written);
+	if (ret == -ENOMEM)
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+	return ret;
+}
+
+static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,
+		  struct ncclbpf_reload_report *r)
+{
+	struct rt_hook *h = (struct rt_hook *)((char *)p + off);
+	struct ebpf_prog *xp = ebpf_program__prog(prog);
+	if (!xp) {
+		snprintf(r->msg, sizeof(r->msg), "program %s was not created",
+			 ebpf_program__name(prog));
+		return -EINVAL;
+	}
+	if (h->prog) {
+		snprintf(r->msg, sizeof(r->msg),
+			 "bundle has two SEC(\"%s\") programs (%s and another); one per hook",
+			 ebpf_program__section(prog), ebpf_program__name(prog));
+		return -EINVAL;
+	}
+	h->prog = xp;
+	h->arg = 0;
+	if (engine != NCCLBPF_ENGINE_JIT)
+		return 0;
+	char err[256];
+	struct ebpf_jit_stats st = {0};
+	uint64_t t0 = rt_now_ns();
+	int e = ebpf_prog__jit(xp, &st, err, sizeof(err));
+	r->jit_ns += rt_now_ns() - t0;
+	if (e) {
+		/* The interpreter runs the same verified program: slower, never unsafe. */
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: JIT of %s failed (%s); using the interpreter",
+		       ebpf_program__name(prog), err);
+		return 0;
+	}
+	h->fn = (rt_fn)ebpf_prog__jit_fn(xp);
+	return 0;
+}
+
+int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
+		   struct ncclbpf_reload_report *r)
+{
+	char err[400];
+	uint64_t t0 = rt_now_ns();
+	struct ebpf_object *obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+	r->parse_ns = rt_now_ns() - t0;
+	if (!obj) {
+		int e = errno ? -errno : -EINVAL;
+		snprintf(r->msg, sizeof(r->msg), "%s", err);
+		return e;
+	}
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
+	t0 = rt_now_ns();
+	int e = ebpf_object__load(obj, &lo, err, sizeof(err));
+	uint64_t load_ns = rt_now_ns() - t0;
+	if (e) {
+		snprintf(r->msg, sizeof(r->msg), "%s", err);
+		ebpf_object__close(obj);
+		return e;
+	}
+	r->n_progs = ebpf_object__prog_cnt(obj);
+	r->n_maps = ebpf_object__map_cnt(obj);
+	uint64_t verified_in_load = 0;
+	e = verify_if_needed(obj, r, &verified_in_load);
+	if (e) {
+		ebpf_object__close(obj);
+		return e;
+	}
+	/* load_ns includes the verifier when the loader ran it. */
+	r->load_ns = load_ns > verified_in_load ? load_ns - verified_in_load : 0;
+	p->obj = obj;
+	for (struct ebpf_program *prog = ebpf_object__next_program(obj, NULL); prog;
+	     prog = ebpf_object__next_program(obj, prog)) {
+		const char *sec = ebpf_program__section(prog);
+		for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+			if (strcmp(sec, hooks[i].section))
+				continue;
+			e = attach(p, prog, hooks[i].hook_off, engine, r);
+			if (e) {
+				rt_bundle_free(p);
+				return e;
+			}
+		}
+	}
+	/* Report the engine actually used by the tuner hook. */
+	if (engine == NCCLBPF_ENGINE_JIT && p->tuner.prog && !p->tuner.fn)
+		p->engine = NCCLBPF_ENGINE_INTERP;
+	return 0;
+}
+
+void rt_bundle_free(struct rt_policy *p)
+{
+	if (p->obj)
+		ebpf_object__close(p->obj);
+	p->obj = NULL;
+	p->tuner = p->chunk = (struct rt_hook){0};
+}
+
+/* Copies every element of old into new (same type and sizes, checked by the caller). */
+static int copy_map(struct ebpf_map *dst, struct ebpf_map *src)
+{
+	size_t ks = ebpf_map__key_size(src), vs = ebpf_map__user_value_size(src);
+	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(vs);
+	int err = -ENOMEM;
+	if (!key || !next || !val)
+		goto out;
+	const void *prev = NULL;
+	for (;;) {
+		err = ebpf_map__get_next_key(src, prev, next);
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		if (err)
+			break;
+		if (ebpf_map__user_lookup(src, next, val) == 0 &&
+		    (err = ebpf_map__user_update(dst, next, val, EBPF_ANY)) != 0)
+			break;
+		memcpy(key, next, ks);
+		prev = key;
+	}
+out:
+	free(key);
+	free(next);
+	free(val);
+	return err;
+}
+
+uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old)
+{
+	uint32_t kept = 0;
+	for (struct ebpf_object_map *m = ebpf_object__next_map(p->obj, NULL); m;
+	     m = ebpf_object__next_map(p->obj, m)) {
+		/* Global data (.rodata/.data/.bss) is part of the new bundle's code and always
+		 * comes from it; state meant to survive a reload lives in .maps maps. */
+		if (ebpf_object_map__kind(m) != EBPF_OBJECT_MAP_BTF)
+			continue;
+		struct ebpf_object_map *om =
+		    ebpf_object__find_map_by_name(old->obj, ebpf_object_map__name(m));
+		if (!om || ebpf_object_map__kind(om) != EBPF_OBJECT_MAP_BTF)
+			continue;
+		struct ebpf_map *a = ebpf_object_map__map(m), *b = ebpf_object_map__map(om);
+		if (!a || !b || ebpf_map__type(a) != ebpf_map__type(b) ||
+		    ebpf_map__key_size(a) != ebpf_map__key_size(b) ||
+		    ebpf_map__value_size(a) != ebpf_map__value_size(b) ||
+		    ebpf_map__max_entries(a) != ebpf_map__max_entries(b) ||
+		    ebpf_map__type(a) == EBPF_MAP_TYPE_RINGBUF)
+			continue;
+		int e = copy_map(a, b);
+		if (e)
+			rt_log(NCCLBPF_LOG_WARN,
+			       "NCCLbpf: contents of map %s not carried over (%d)",
+			       ebpf_object_map__name(m), e);
+		else
+			kept++;
+	}
+	return kept;
+}
+
+struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name)
+{
+	if (!p->obj)
+		return NULL;
+	struct ebpf_object_map *m = ebpf_object__find_map_by_name(p->obj, name);
+	return m ? ebpf_object_map__map(m) : NULL;
+}
+
+int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx)
+{
+	uint64_t r0;
+	return ebpf_interp__run(prog, (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
+}
+
+int rt_jit_available(void)
+{
+	return ebpf_jit_available();
+}

@@ -1,0 +1,88 @@
+/* State shared by the runtime's files. */
+#ifndef NCCLBPF_RT_INTERNAL_H
+#define NCCLBPF_RT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ncclbpf/runtime.h"
+
+struct ebpf_prog;
+struct ebpf_object;
+
+typedef uint64_t (*rt_fn)(uint64_t r1, uint64_t r2);
+
+/* One attached program: JIT code or native function (fn != NULL, called as fn(ctx, arg)), or
+ * the interpreter on prog. */
+struct rt_hook {
+	rt_fn fn;
+	uint64_t arg;
+	const struct ebpf_prog *prog;
+};
+
+/* A loaded policy. Immutable once published; freed only after an epoch drain. */
+struct rt_policy {
+	uint64_t version;
+	int engine; /* enum ncclbpf_engine_kind */
+	struct rt_hook tuner;
+	struct rt_hook chunk;
+	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
+	void (*release)(uint64_t arg); /* native policies: called when freed */
+	uint64_t release_arg;
+	char name[4200]; /* bundle path or "native:NAME" */
+};
+
+struct rt_state {
+	_Atomic(struct rt_policy *) active;
+	pthread_mutex_t lock;	     /* refcount, comms registry, configuration */
+	pthread_mutex_t reload_lock; /* serialises reloads */
+	int refcount;
+	/* configuration (from the environment at the first acquire) */
+	char policy_path[4096];
+	int have_policy_path;
+	int engine;
+	int engine_forced;
+	int watch;
+	int debug;
+	/* registry and totals */
+	struct ncclbpf_comm *comms;
+	uint64_t totals[NCCLBPF_STAT_MAX];
+	uint64_t comms_live, comms_total;
+	_Atomic uint64_t reloads_ok, reloads_failed;
+	_Atomic uint64_t next_version;
+};
+
+extern struct rt_state rt;
+
+void rt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t rt_now_ns(void);
+
+/* Swaps in p (may be NULL) and retires the previous policy (freed once no call can still use
+ * it). wait: also wait for that and free it now. Returns the ns spent in the swap itself and in
+ * retiring. Caller holds reload_lock. */
+void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns);
+void rt_policy_free(struct rt_policy *p);
+
+/* bundle.c: the only file that talks to the engine's loader/JIT. */
+int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
+		   struct ncclbpf_reload_report *r);
+void rt_bundle_free(struct rt_policy *p);
+/* Copies the contents of maps of old whose name, type, key, value and entry sizes match a map
+ * of p. Returns the number of maps carried. */
+uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old);
+/* The map called name in p's bundle, or NULL. */
+struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name);
+int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
+int rt_jit_available(void);
+
+/* watch.c */
+int rt_watch_start(const char *path);
+void rt_watch_stop(void);
+int rt_watch_running(void);
+
+/* trace.c */
+void rt_trace_open(const char *path);
+void rt_trace_close(void);
+
+#endif

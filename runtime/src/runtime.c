@@ -1,0 +1,311 @@
+/* Process-wide runtime: configuration, reference counting, the hot-path entry points, the
+ * communicator registry and statistics. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ncclbpf/epoch.h"
+#include "rt_internal.h"
+
+struct rt_state rt = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .reload_lock = PTHREAD_MUTEX_INITIALIZER,
+    .next_version = 1,
+};
+
+static _Atomic(ncclbpf_log_fn) log_fn;
+
+void ncclbpf_rt_set_logger(ncclbpf_log_fn fn)
+{
+	atomic_store(&log_fn, fn);
+}
+
+void rt_log(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	ncclbpf_log_fn fn = atomic_load(&log_fn);
+	if (fn)
+		fn(level, buf);
+	else if (level == NCCLBPF_LOG_WARN || rt.debug)
+		fprintf(stderr, "NCCLbpf %s: %s\n", level == NCCLBPF_LOG_WARN ? "WARN" : "INFO",
+			buf);
+}
+
+uint64_t rt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- Hot path ----------------------------------------------------------------------------- */
+
+static inline int run_hook(int which, void *ctx, uint64_t *version)
+{
+	/* One epoch section per call, shared with the engine: it keeps the policy (code, maps)
+	 * and any map value the program looks up alive until the call is over. */
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	int err = -ENOENT;
+	if (p) {
+		const struct rt_hook *h = which ? &p->chunk : &p->tuner;
+		if (h->fn) {
+			h->fn((uint64_t)(uintptr_t)ctx, h->arg);
+			err = 0;
+		} else if (h->prog) {
+			err = rt_bundle_run_interp(h->prog, ctx);
+		}
+		*version = p->version;
+	}
+	ebpf_epoch_exit();
+	return err;
+}
+
+int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version)
+{
+	return run_hook(0, ctx, version);
+}
+
+int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
+{
+	return run_hook(1, ctx, version);
+}
+
+/* --- Activation --------------------------------------------------------------------------- */
+
+void rt_policy_free(struct rt_policy *p)
+{
+	if (!p)
+		return;
+	rt_bundle_free(p);
+	if (p->release)
+		p->release(p->release_arg);
+	free(p);
+}
+
+static void policy_free_cb(void *p)
+{
+	rt_policy_free(p);
+}
+
+void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns)
+{
+	uint64_t t0 = rt_now_ns();
+	struct rt_policy *old = atomic_exchange_explicit(&rt.active, p, memory_order_acq_rel);
+	uint64_t t1 = rt_now_ns();
+	if (old) {
+		/* Calls that loaded old before the exchange may still run it: the epoch reclaimer
+		 * frees it after they are gone. Reloads never wait for that (a thread preempted
+		 * inside a call can hold an epoch for a whole time slice); freeing
+		 * opportunistically here keeps at most a few retired policies around. */
+		ebpf_epoch_retire(old, policy_free_cb);
+		if (wait)
+			ebpf_epoch_synchronize();
+		else
+			ebpf_epoch_reclaim();
+	}
+	if (swap_ns)
+		*swap_ns = t1 - t0;
+	if (retire_ns)
+		*retire_ns = rt_now_ns() - t1;
+}
+
+void ncclbpf_rt_unload(void)
+{
+	pthread_mutex_lock(&rt.reload_lock);
+	rt_activate(NULL, 1, NULL, NULL);
+	pthread_mutex_unlock(&rt.reload_lock);
+}
+
+void ncclbpf_rt_set_engine(int engine)
+{
+	pthread_mutex_lock(&rt.lock);
+	rt.engine = engine;
+	rt.engine_forced = 1;
+	pthread_mutex_unlock(&rt.lock);
+}
+
+/* --- Lifetime ----------------------------------------------------------------------------- */
+
+static void read_config(void)
+{
+	const char *v = getenv("NCCLBPF_POLICY");
+	rt.have_policy_path = v && *v;
+	snprintf(rt.policy_path, sizeof(rt.policy_path), "%s", rt.have_policy_path ? v : "");
+	if (!rt.engine_forced) {
+		v = getenv("NCCLBPF_ENGINE");
+		rt.engine =
+		    (v && !strcmp(v, "interp")) ? NCCLBPF_ENGINE_INTERP : NCCLBPF_ENGINE_JIT;
+	}
+	v = getenv("NCCLBPF_WATCH");
+	rt.watch = !(v && !strcmp(v, "0"));
+	v = getenv("NCCLBPF_DEBUG");
+	rt.debug = v && *v && strcmp(v, "0");
+	v = getenv("NCCLBPF_TRACE");
+	if (v && *v)
+		rt_trace_open(v);
+}
+
+/* One WARN per distinct problem per process: NCCL may create and destroy communicators many
+ * times, and the user needs the line once, not once per communicator. */
+static void warn_once(const char *msg)
+{
+	static char last[4096];
+	if (!strcmp(last, msg))
+		return;
+	snprintf(last, sizeof(last), "%s", msg);
+	rt_log(NCCLBPF_LOG_WARN, "%s", msg);
+}
+
+static void first_load(void)
+{
+	char msg[4096];
+	if (!rt.have_policy_path) {
+		warn_once("NCCLbpf: NCCLBPF_POLICY is not set, no policy loaded; NCCL's own tuning "
+			  "is used");
+		return;
+	}
+	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+	if (ncclbpf_rt_reload(rt.policy_path, &r) != 0) {
+		snprintf(msg, sizeof(msg),
+			 "NCCLbpf: policy %.3000s not loaded (%.600s); NCCL's own tuning is used",
+			 rt.policy_path, r.msg);
+		warn_once(msg);
+	}
+	if (rt.watch && strncmp(rt.policy_path, "native:", 7) &&
+	    rt_watch_start(rt.policy_path) != 0)
+		rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: cannot watch %s; hot reload only on request",
+		       rt.policy_path);
+}
+
+/* Whole acquire/release under init_lock: a second communicator created while the first one
+ * is still loading the bundle must not start deciding without it (ranks of one communicator
+ * living in one process would otherwise disagree about their first calls). */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int ncclbpf_rt_acquire(void)
+{
+	pthread_mutex_lock(&init_lock);
+	pthread_mutex_lock(&rt.lock);
+	int n = ++rt.refcount;
+	if (n == 1)
+		read_config();
+	pthread_mutex_unlock(&rt.lock);
+	if (n == 1)
+		first_load();
+	pthread_mutex_unlock(&init_lock);
+	return n;
+}
+
+int ncclbpf_rt_release(void)
+{
+	pthread_mutex_lock(&init_lock);
+	pthread_mutex_lock(&rt.lock);
+	int n = rt.refcount > 0 ? --rt.refcount : 0;
+	pthread_mutex_unlock(&rt.lock);
+	if (n == 0) {
+		rt_watch_stop();
+		ncclbpf_rt_unload();
+		rt_trace_close();
+	}
+	pthread_mutex_unlock(&init_lock);
+	return n;
+}
+
+/* --- Communicators and statistics ---------------------------------------------------------- */
+
+struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint32_t n_nodes,
+				       uint32_t api_version)
+{
+	struct ncclbpf_comm *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->comm_id = comm_id;
+	c->n_ranks = n_ranks;
+	c->n_nodes = n_nodes;
+	c->api_version = api_version;
+	ncclbpf_rt_acquire();
+	pthread_mutex_lock(&rt.lock);
+	c->next = rt.comms;
+	if (rt.comms)
+		rt.comms->prev = c;
+	rt.comms = c;
+	c->serial = (uint32_t)rt.comms_total;
+	rt.comms_live++;
+	rt.comms_total++;
+	pthread_mutex_unlock(&rt.lock);
+	return c;
+}
+
+void ncclbpf_comm__free(struct ncclbpf_comm *c)
+{
+	if (!c)
+		return;
+	uint64_t *st = c->stats;
+	rt_log(NCCLBPF_LOG_INFO,
+	       "NCCLbpf: communicator %016llx (%u ranks, %u nodes) done: %llu tuner calls, %llu "
+	       "policy runs, %llu decisions applied, %llu left to NCCL, %llu invalid, %llu without "
+	       "policy, %llu malformed, %llu channel requests dropped (CollNet)",
+	       (unsigned long long)c->comm_id, c->n_ranks, c->n_nodes,
+	       (unsigned long long)st[NCCLBPF_STAT_CALLS],
+	       (unsigned long long)st[NCCLBPF_STAT_RUNS],
+	       (unsigned long long)st[NCCLBPF_STAT_APPLIED],
+	       (unsigned long long)st[NCCLBPF_STAT_DEFAULT],
+	       (unsigned long long)st[NCCLBPF_STAT_INVALID],
+	       (unsigned long long)st[NCCLBPF_STAT_NO_POLICY],
+	       (unsigned long long)st[NCCLBPF_STAT_BAD_CALL],
+	       (unsigned long long)st[NCCLBPF_STAT_CH_SKIPPED]);
+	pthread_mutex_lock(&rt.lock);
+	for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
+		rt.totals[i] += __atomic_load_n(&c->stats[i], __ATOMIC_RELAXED);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		rt.comms = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	rt.comms_live--;
+	pthread_mutex_unlock(&rt.lock);
+	free(c);
+	ncclbpf_rt_release();
+}
+
+void ncclbpf_rt_get_stats(struct ncclbpf_rt_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&rt.lock);
+	for (int i = 0; i < NCCLBPF_STAT_MAX; i++) {
+		out->comm[i] = rt.totals[i];
+		for (struct ncclbpf_comm *c = rt.comms; c; c = c->next)
+			out->comm[i] += __atomic_load_n(&c->stats[i], __ATOMIC_RELAXED);
+	}
+	out->comms_live = rt.comms_live;
+	out->comms_total = rt.comms_total;
+	out->refcount = rt.refcount;
+	pthread_mutex_unlock(&rt.lock);
+	out->reloads_ok = atomic_load(&rt.reloads_ok);
+	out->reloads_failed = atomic_load(&rt.reloads_failed);
+	out->watching = rt_watch_running();
+	/* Reading the version requires the policy to stay alive while we look at it. */
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	out->active_version = p ? p->version : 0;
+	ebpf_epoch_exit();
+}
+
+const char *ncclbpf_comm_stat_name(enum ncclbpf_comm_stat s)
+{
+	static const char *const names[NCCLBPF_STAT_MAX] = {
+	    "calls",	   "runs",	    "applied",	     "default",
+	    "no_policy",   "invalid",	    "bad_call",	     "channels_skipped",
+	    "chunk_calls", "chunk_applied", "chunk_invalid",
+	};
+	return (unsigned)s < NCCLBPF_STAT_MAX ? names[s] : "?";
+}

@@ -1,0 +1,277 @@
+/* Trace recording and parsing (format in ncclbpf/trace.h). */
+#include "ncclbpf/trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+int ncclbpf_trace_fd = -1;
+
+void rt_trace_open(const char *path)
+{
+	if (ncclbpf_trace_on())
+		return;
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot open trace file %s: %s", path,
+		       strerror(errno));
+		return;
+	}
+	static const char hdr[] = "# ncclbpf trace v1\n";
+	if (lseek(fd, 0, SEEK_END) == 0 && write(fd, hdr, sizeof(hdr) - 1) < 0)
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot write trace file %s", path);
+	__atomic_store_n(&ncclbpf_trace_fd, fd, __ATOMIC_RELEASE);
+	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls to %s", path);
+}
+
+void rt_trace_close(void)
+{
+	int fd = __atomic_exchange_n(&ncclbpf_trace_fd, -1, __ATOMIC_ACQ_REL);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* snprintf that accumulates into buf, remembering overflow. */
+struct out {
+	char *buf;
+	size_t len, pos;
+	int overflow;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+	if (o->overflow)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(o->buf + o->pos, o->len - o->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->len - o->pos)
+		o->overflow = 1;
+	else
+		o->pos += (size_t)n;
+}
+
+int ncclbpf_trace_format(const struct ncclbpf_trace_rec *r, char *buf, size_t len)
+{
+	struct out o = {.buf = buf, .len = len};
+	switch (r->kind) {
+	case NCCLBPF_TRACE_INIT:
+		put(&o, "init c=%u.%u comm=%016" PRIx64 " ranks=%u nodes=%u api=%u\n", r->pid,
+		    r->ctx, r->comm_id, r->n_ranks, r->n_nodes, r->api);
+		break;
+	case NCCLBPF_TRACE_CALL: {
+		int cells = r->num_algo * r->num_proto;
+		if (r->num_algo < 0 || r->num_proto < 0 || cells > NCCLBPF_TRACE_MAX_CELLS)
+			cells = 0;
+		put(&o,
+		    "call c=%u.%u seq=%" PRIu64 " coll=%u bytes=%" PRIu64
+		    " pipe=%u reg=%u table=%dx%d cost=",
+		    r->pid, r->ctx, r->seq, r->coll, r->n_bytes, r->pipe, r->reg,
+		    cells ? r->num_algo : 0, cells ? r->num_proto : 0);
+		for (int i = 0; i < cells; i++)
+			put(&o, "%s%.9g", i ? "," : "", (double)r->cost[i]);
+		if (!cells)
+			put(&o, "-");
+		put(&o, " algo=%d proto=%d ch=%d ver=%" PRIu64 "\n", r->algo, r->proto, r->channels,
+		    r->version);
+		break;
+	}
+	case NCCLBPF_TRACE_CHUNK:
+		put(&o,
+		    "chunk c=%u.%u seq=%" PRIu64 " coll=%u bytes=%" PRIu64
+		    " algo=%d proto=%d nch=%d in=%" PRIu64 " out=%" PRIu64 " ver=%" PRIu64 "\n",
+		    r->pid, r->ctx, r->seq, r->coll, r->n_bytes, r->algo, r->proto, r->channels,
+		    r->chunk_in, r->chunk_out, r->version);
+		break;
+	case NCCLBPF_TRACE_FINI:
+		put(&o, "fini c=%u.%u\n", r->pid, r->ctx);
+		break;
+	default:
+		return -EINVAL;
+	}
+	return o.overflow ? -ENOSPC : (int)o.pos;
+}
+
+void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r)
+{
+	int fd = __atomic_load_n(&ncclbpf_trace_fd, __ATOMIC_ACQUIRE);
+	if (fd < 0)
+		return;
+	char line[1024];
+	int n = ncclbpf_trace_format(r, line, sizeof(line));
+	if (n > 0 && write(fd, line, (size_t)n) != n) {
+		/* A full disk must not disturb the job: stop recording, say so once. */
+		if (__atomic_exchange_n(&ncclbpf_trace_fd, -1, __ATOMIC_ACQ_REL) == fd)
+			rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: trace write failed, recording stopped");
+	}
+}
+
+/* --- Parsing ------------------------------------------------------------------------------ */
+
+static int parse_u64(const char *s, int base, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, base);
+	if (errno || end == s || *end || *s == '-')
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int parse_i32(const char *s, int32_t *v)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(s, &end, 10);
+	if (errno || end == s || *end || x < INT32_MIN || x > INT32_MAX)
+		return -1;
+	*v = (int32_t)x;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *v)
+{
+	uint64_t x;
+	if (parse_u64(s, 10, &x) || x > UINT32_MAX)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int parse_cost(const char *s, struct ncclbpf_trace_rec *r)
+{
+	int cells = r->num_algo * r->num_proto;
+	if (!strcmp(s, "-"))
+		return cells == 0 ? 0 : -1;
+	for (int i = 0; i < cells; i++) {
+		char *end;
+		r->cost[i] = strtof(s, &end);
+		if (end == s || (*end != ',' && *end) || (*end == ',') != (i + 1 < cells))
+			return -1;
+		s = end + (*end == ',');
+	}
+	return *s ? -1 : 0;
+}
+
+static int parse_field(struct ncclbpf_trace_rec *r, const char *key, const char *val,
+		       unsigned *seen)
+{
+	uint64_t v64;
+#define KEY(name, bit, expr)                                                                       \
+	if (!strcmp(key, name)) {                                                                  \
+		*seen |= 1u << (bit);                                                              \
+		return (expr) ? -1 : 0;                                                            \
+	}
+	if (!strcmp(key, "c")) {
+		*seen |= 1u;
+		char *dot = strchr(val, '.');
+		if (!dot)
+			return -1;
+		char a[32];
+		size_t n = (size_t)(dot - val);
+		if (n == 0 || n >= sizeof(a))
+			return -1;
+		memcpy(a, val, n);
+		a[n] = 0;
+		return parse_u32(a, &r->pid) || parse_u32(dot + 1, &r->ctx) ? -1 : 0;
+	}
+	KEY("comm", 1, parse_u64(val, 16, &r->comm_id))
+	KEY("ranks", 2, parse_u32(val, &r->n_ranks))
+	KEY("nodes", 3, parse_u32(val, &r->n_nodes))
+	KEY("api", 4, parse_u32(val, &r->api))
+	KEY("seq", 5, parse_u64(val, 10, &r->seq))
+	KEY("coll", 6, parse_u32(val, &r->coll))
+	KEY("bytes", 7, parse_u64(val, 10, &r->n_bytes))
+	KEY("pipe", 8, parse_u32(val, &r->pipe))
+	KEY("reg", 9, parse_u32(val, &r->reg))
+	if (!strcmp(key, "table")) {
+		*seen |= 1u << 10;
+		if (sscanf(val, "%dx%d", &r->num_algo, &r->num_proto) != 2 || r->num_algo < 0 ||
+		    r->num_proto < 0 || r->num_algo * r->num_proto > NCCLBPF_TRACE_MAX_CELLS)
+			return -1;
+		return 0;
+	}
+	if (!strcmp(key, "cost")) {
+		*seen |= 1u << 11;
+		if (!(*seen & (1u << 10)))
+			return -1;
+		return parse_cost(val, r);
+	}
+	KEY("algo", 12, parse_i32(val, &r->algo))
+	KEY("proto", 13, parse_i32(val, &r->proto))
+	KEY("ch", 14, parse_i32(val, &r->channels))
+	KEY("nch", 14, parse_i32(val, &r->channels))
+	KEY("ver", 15, parse_u64(val, 10, &r->version))
+	KEY("in", 16, parse_u64(val, 10, &r->chunk_in))
+	KEY("out", 17, parse_u64(val, 10, &r->chunk_out))
+	(void)v64;
+#undef KEY
+	return -1;
+}
+
+int ncclbpf_trace_parse(const char *line, struct ncclbpf_trace_rec *r, char *err, size_t err_len)
+{
+	memset(r, 0, sizeof(*r));
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line || *line == '\n' || *line == '#')
+		return 0;
+	char buf[2048];
+	size_t n = strcspn(line, "\n");
+	if (n >= sizeof(buf)) {
+		snprintf(err, err_len, "line too long");
+		return -EINVAL;
+	}
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	char *save = NULL;
+	char *tok = strtok_r(buf, " \t", &save);
+	static const struct {
+		const char *name;
+		int kind;
+		unsigned need;
+	} kinds[] = {
+	    {"init", NCCLBPF_TRACE_INIT, 0x1f},
+	    {"call", NCCLBPF_TRACE_CALL, 0x1u | 0xfe0u | 0xf000u},
+	    {"chunk", NCCLBPF_TRACE_CHUNK, 0x1u | 0xe0u | 0x3f000u},
+	    {"fini", NCCLBPF_TRACE_FINI, 0x1},
+	};
+	unsigned need = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(tok, kinds[i].name)) {
+			r->kind = kinds[i].kind;
+			need = kinds[i].need;
+		}
+	if (!r->kind) {
+		snprintf(err, err_len, "unknown record '%.32s'", tok);
+		return -EINVAL;
+	}
+	unsigned seen = 0;
+	while ((tok = strtok_r(NULL, " \t", &save))) {
+		char *eq = strchr(tok, '=');
+		if (!eq) {
+			snprintf(err, err_len, "expected key=value, got '%.40s'", tok);
+			return -EINVAL;
+		}
+		*eq = 0;
+		if (parse_field(r, tok, eq + 1, &seen)) {
+			snprintf(err, err_len, "bad field '%.20s=%.40s'", tok, eq + 1);
+			return -EINVAL;
+		}
+	}
+	if ((seen & need) != need) {
+		snprintf(err, err_len, "record lacks fields (have 0x%x, need 0x%x)", seen, need);
+		return -EINVAL;
+	}
+	return 1;
+}

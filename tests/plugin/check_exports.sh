@@ -1,0 +1,16 @@
+#!/bin/sh
+# check_exports.sh LIB: fails unless LIB exports exactly NCCL's plugin tables
+# (nm -D --defined-only), needs nothing but libc, and is linked with -z nodelete.
+set -eu
+lib=$1
+got=$(nm -D --defined-only "$lib" | awk '{print $NF}' | sort | tr '\n' ' ')
+want="ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6 "
+if [ "$got" != "$want" ]; then
+	echo "exported: $got"; echo "expected: $want"; exit 1
+fi
+needed=$(readelf -d "$lib" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
+if [ "$needed" != "libc.so.6 " ]; then
+	echo "unexpected dependencies: $needed"; exit 1
+fi
+readelf -d "$lib" | grep -q NODELETE || { echo "not linked with -z nodelete"; exit 1; }
+echo "exports: $got; needs: $needed; NODELETE"

@@ -1,0 +1,233 @@
+/* The cost-table translation and the output discipline (nccl-plugin-abi.md §1.6), without a
+ * plugin or a policy: every rule, then a randomized property check over many tables. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "tuner_table.h"
+
+static struct ncclbpf_tuner_ctx ctx_for(int algo, int proto, int ch, uint32_t nodes)
+{
+	struct ncclbpf_tuner_ctx x;
+	memset(&x, 0, sizeof(x));
+	x.algorithm = algo;
+	x.protocol = proto;
+	x.n_channels = ch;
+	x.n_nodes = nodes;
+	return x;
+}
+
+static void test_fill(void)
+{
+	float t[7 * 3];
+	for (int i = 0; i < 21; i++)
+		t[i] = -1.0f;
+	t[0] = 1.5f;	  /* 1500 ns */
+	t[1] = 0.0f;	  /* valid zero */
+	t[2] = NAN;	  /* never picked by NCCL */
+	t[3] = 3.6e9f;	  /* NCCL's upper bound: invalid */
+	t[4] = -0.5f;	  /* any negative: invalid */
+	t[5] = 123.456f;  /* rounding */
+	t[20] = INFINITY; /* invalid */
+	struct ncclbpf_tuner_ctx x;
+	memset(&x, 0xab, sizeof(x));
+	tuner_fill_costs(&x, t, 7, 3);
+	CHECK_EQ_U64(x.cost_ns[0][0], 1500);
+	CHECK_EQ_U64(x.cost_ns[0][1], 0);
+	CHECK_EQ_U64(x.cost_ns[0][2], NCCLBPF_COST_NA);
+	CHECK_EQ_U64(x.cost_ns[1][0], NCCLBPF_COST_NA);
+	CHECK_EQ_U64(x.cost_ns[1][1], NCCLBPF_COST_NA);
+	CHECK_EQ_U64(x.cost_ns[1][2], (uint64_t)((double)123.456f * 1000.0 + 0.5));
+	CHECK_EQ_U64(x.cost_ns[6][2], NCCLBPF_COST_NA);
+	/* A 6x3 table (NCCL 2.22): the PAT row does not exist and reads as unavailable. */
+	float t6[6 * 3];
+	harness_table(t6, 6, 3, 4, 1 << 20);
+	tuner_fill_costs(&x, t6, 6, 3);
+	CHECK(x.cost_ns[1][2] != NCCLBPF_COST_NA);
+	for (int p = 0; p < 3; p++)
+		CHECK_EQ_U64(x.cost_ns[6][p], NCCLBPF_COST_NA);
+	/* A 7x2 table: column 2 does not exist. */
+	tuner_fill_costs(&x, t6, 7, 2);
+	for (int a = 0; a < 7; a++)
+		CHECK_EQ_U64(x.cost_ns[a][2], NCCLBPF_COST_NA);
+	CHECK_EQ_U64(x.cost_ns[0][1], (uint64_t)((double)t6[1] * 1000.0 + 0.5));
+}
+
+static void test_winner(void)
+{
+	float t[] = {-1, 5, 3, 3, -1, 7};
+	int a = -9, p = -9;
+	CHECK(tuner_table_winner(t, 2, 3, &a, &p) == 0);
+	CHECK(a == 0 && p == 2); /* ties go to the first scanned */
+	float e[] = {-1, -1, NAN, 4e9f};
+	CHECK(tuner_table_winner(e, 2, 2, &a, &p) == -1);
+}
+
+static void test_apply_rules(void)
+{
+	float t[21], orig[21];
+	int ch;
+	struct tuner_apply_info info;
+	harness_table(orig, 7, 3, 4, 1 << 20);
+
+	/* Defaults: nothing changes. */
+	memcpy(t, orig, sizeof(t));
+	ch = 0;
+	struct ncclbpf_tuner_ctx x = ctx_for(-1, -1, 0, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_DEFAULT);
+	CHECK(!memcmp(t, orig, sizeof(t)) && ch == 0);
+
+	/* A full choice lowers exactly that cell to 0 and NCCL then picks it. */
+	memcpy(t, orig, sizeof(t));
+	x = ctx_for(NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 0, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
+	int a, p;
+	CHECK(tuner_table_winner(t, 7, 3, &a, &p) == 0 && a == 0 && p == 0);
+	CHECK(t[0] == 0.0f);
+	for (int i = 1; i < 21; i++)
+		CHECK(t[i] == orig[i]);
+
+	/* An unavailable cell is never revived: the whole decision is rejected. */
+	memcpy(t, orig, sizeof(t));
+	ch = 0;
+	x = ctx_for(NCCLBPF_ALGO_COLLNET_DIRECT, NCCLBPF_PROTO_SIMPLE, 4, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_INVALID);
+	CHECK(!memcmp(t, orig, sizeof(t)) && ch == 0);
+	x = ctx_for(NCCLBPF_ALGO_NVLS, NCCLBPF_PROTO_LL, 0, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_INVALID);
+	CHECK(!memcmp(t, orig, sizeof(t)));
+
+	/* Out-of-range outputs. */
+	int bad[][3] = {{7, 2, 0},  {-2, 2, 0}, {1, 3, 0},	   {1, -5, 0},
+			{1, 2, 65}, {1, 2, -1}, {INT32_MAX, 0, 0}, {1, 2, INT32_MIN}};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memcpy(t, orig, sizeof(t));
+		ch = 0;
+		x = ctx_for(bad[i][0], bad[i][1], bad[i][2], 1);
+		CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_INVALID);
+		CHECK(!memcmp(t, orig, sizeof(t)) && ch == 0);
+	}
+	/* PAT does not exist in a 6-row table. */
+	float t6[18], o6[18];
+	harness_table(o6, 6, 3, 4, 1 << 20);
+	memcpy(t6, o6, sizeof(t6));
+	x = ctx_for(NCCLBPF_ALGO_PAT, NCCLBPF_PROTO_SIMPLE, 0, 1);
+	CHECK(tuner_apply(&x, t6, 6, 3, &ch, &info) == TUNER_APPLY_INVALID);
+	CHECK(!memcmp(t6, o6, sizeof(t6)));
+
+	/* Algorithm only: the cheapest protocol of that algorithm. Protocol only: the cheapest
+	 * algorithm with that protocol. */
+	memcpy(t, orig, sizeof(t));
+	x = ctx_for(NCCLBPF_ALGO_RING, -1, 0, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
+	int ea = -1, ep = -1;
+	CHECK(tuner_table_winner(orig + 3, 1, 3, &ea, &ep) == 0);
+	CHECK(tuner_table_winner(t, 7, 3, &a, &p) == 0 && a == 1 && p == ep);
+	memcpy(t, orig, sizeof(t));
+	x = ctx_for(-1, NCCLBPF_PROTO_LL, 0, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
+	CHECK(tuner_table_winner(t, 7, 3, &a, &p) == 0 && p == 0);
+	CHECK(orig[a * 3] <= orig[0] && orig[a * 3] <= orig[3]);
+
+	/* Channels: applied for a non-CollNet winner, dropped for CollNet-like winners. */
+	memcpy(t, orig, sizeof(t));
+	ch = 0;
+	x = ctx_for(-1, -1, 12, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
+	CHECK(ch == 12 && !memcmp(t, orig, sizeof(t)) && !info.channels_skipped);
+	ch = 0;
+	x = ctx_for(NCCLBPF_ALGO_NVLS, NCCLBPF_PROTO_SIMPLE, 64, 1); /* NVLS on one node: ok */
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED && ch == 64);
+	memcpy(t, orig, sizeof(t));
+	ch = 0;
+	x = ctx_for(NCCLBPF_ALGO_NVLS, NCCLBPF_PROTO_SIMPLE, 8, 2); /* NVLS across nodes: CollNet */
+	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
+	CHECK(ch == 0 && info.channels_skipped);
+	float cn[21];
+	memcpy(cn, orig, sizeof(cn));
+	cn[2 * 3 + 2] = 0.5f; /* CollNetDirect SIMPLE available and cheapest */
+	ch = 0;
+	x = ctx_for(-1, -1, 8, 2);
+	CHECK(tuner_apply(&x, cn, 7, 3, &ch, &info) == TUNER_APPLY_DEFAULT);
+	CHECK(ch == 0 && info.channels_skipped);
+	/* NULL nChannels: channel request ignored, choice still applied. */
+	memcpy(t, orig, sizeof(t));
+	x = ctx_for(NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 8, 1);
+	CHECK(tuner_apply(&x, t, 7, 3, NULL, &info) == TUNER_APPLY_CHANGED && t[5] == 0.0f);
+
+	/* A cell NCCL already priced at 0.0 cannot steal the choice. */
+	float z[] = {0.0f, 2.0f, 3.0f, 4.0f};
+	x = ctx_for(1, 1, 0, 1);
+	CHECK(tuner_apply(&x, z, 2, 2, &ch, &info) == TUNER_APPLY_CHANGED);
+	CHECK(tuner_table_winner(z, 2, 2, &a, &p) == 0 && a == 1 && p == 1);
+	CHECK(z[0] == FLT_MIN);
+	/* An empty table stays empty whatever the policy says. */
+	float e[] = {-1, -1, -1, -1};
+	x = ctx_for(0, 0, 0, 1);
+	CHECK(tuner_apply(&x, e, 2, 2, &ch, &info) == TUNER_APPLY_INVALID);
+	x = ctx_for(-1, -1, 4, 1);
+	ch = 0;
+	CHECK(tuner_apply(&x, e, 2, 2, &ch, &info) == TUNER_APPLY_DEFAULT && ch == 0);
+	for (int i = 0; i < 4; i++)
+		CHECK(e[i] == -1.0f);
+}
+
+/* Property: for any table and any output, no unavailable cell changes, a table with a valid
+ * cell keeps one, a valid choice becomes NCCL's pick, channels stay within 0..64. */
+static void test_apply_random(void)
+{
+	unsigned seed = 12345;
+	int violations = 0;
+	for (int it = 0; it < 200000; it++) {
+		float t[21], o[21];
+		int na = 1 + rand_r(&seed) % 7, np = 1 + rand_r(&seed) % 3;
+		for (int i = 0; i < na * np; i++) {
+			int k = rand_r(&seed) % 8;
+			o[i] = k == 0	? -1.0f
+			       : k == 1 ? 0.0f
+			       : k == 2 ? NAN
+			       : k == 3 ? 4e9f
+					: (float)(rand_r(&seed) % 1000) / 7.0f;
+		}
+		memcpy(t, o, sizeof(float) * (size_t)(na * np));
+		struct ncclbpf_tuner_ctx x = ctx_for(rand_r(&seed) % 10 - 2, rand_r(&seed) % 6 - 2,
+						     rand_r(&seed) % 70 - 2, 1 + rand_r(&seed) % 3);
+		int ch = 0;
+		struct tuner_apply_info info;
+		enum tuner_apply_result res = tuner_apply(&x, t, na, np, &ch, &info);
+		int had_valid = 0, has_valid = 0;
+		for (int i = 0; i < na * np; i++) {
+			had_valid |= tuner_cell_valid(o[i]);
+			has_valid |= tuner_cell_valid(t[i]);
+			if (!tuner_cell_valid(o[i]) &&
+			    memcmp(&t[i], &o[i], sizeof(float))) /* NaN-safe */
+				violations++;
+			if (tuner_cell_valid(o[i]) && !tuner_cell_valid(t[i]))
+				violations++;
+		}
+		if (had_valid != has_valid || ch < 0 || ch > 64)
+			violations++;
+		if (res == TUNER_APPLY_INVALID &&
+		    (memcmp(t, o, sizeof(float) * (size_t)(na * np)) || ch != 0))
+			violations++;
+		if (res == TUNER_APPLY_CHANGED && (x.algorithm >= 0 && x.protocol >= 0)) {
+			int a, p;
+			if (tuner_table_winner(t, na, np, &a, &p) || a != x.algorithm ||
+			    p != x.protocol)
+				violations++;
+		}
+	}
+	CHECK_EQ_U64(violations, 0);
+}
+
+int main(void)
+{
+	test_fill();
+	test_winner();
+	test_apply_rules();
+	test_apply_random();
+	return check_summary("test_tuner_table");
+}

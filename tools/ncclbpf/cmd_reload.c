@@ -1,0 +1,109 @@
+/* ncclbpf reload: hot-reloads the policy of every process on this host whose plugin watches
+ * PATH (NCCLBPF_POLICY=PATH). With NEW, NEW is installed at PATH atomically (copied beside it,
+ * then renamed over it); without NEW, PATH is touched so that the plugins reload it as it is.
+ * Signal-free: the plugins' inotify watchers see the change. Each plugin verifies the new
+ * bundle itself and keeps its running version if it rejects it (it logs why). This process
+ * does not verify on their behalf; `--check` verifies NEW here first and refuses to install a
+ * bundle that would be rejected. Reloading a whole multi-process job consistently (same call
+ * on every rank) is the control plane's job, not this command's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ncclbpf/runtime.h"
+
+static int install(const char *from, const char *to)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.ncclbpf-%d.tmp", to, (int)getpid());
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		fprintf(stderr, "ncclbpf reload: %s: %s\n", from, strerror(errno));
+		return -1;
+	}
+	int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		fprintf(stderr, "ncclbpf reload: %s: %s\n", tmp, strerror(errno));
+		close(in);
+		return -1;
+	}
+	char buf[65536];
+	ssize_t n;
+	int err = 0;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			err = -1;
+	if (n < 0 || fsync(out) != 0)
+		err = -1;
+	close(in);
+	if (close(out) != 0)
+		err = -1;
+	if (!err && rename(tmp, to) != 0)
+		err = -1;
+	if (err) {
+		fprintf(stderr, "ncclbpf reload: cannot install %s at %s: %s\n", from, to,
+			strerror(errno));
+		unlink(tmp);
+	}
+	return err;
+}
+
+static int cmd_reload(int argc, char **argv)
+{
+	const char *path = NULL, *next = NULL;
+	int check = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--check"))
+			check = 1;
+		else if (!path)
+			path = argv[i];
+		else if (!next)
+			next = argv[i];
+		else
+			path = NULL, i = argc;
+	}
+	if (!path) {
+		fprintf(stderr, "usage: ncclbpf reload [--check] PATH [NEW-BUNDLE]\n");
+		return 2;
+	}
+	if (check) {
+		/* Load, verify and compile in this process exactly as the plugin would. */
+		setenv("NCCLBPF_WATCH", "0", 1);
+		unsetenv("NCCLBPF_POLICY");
+		unsetenv("NCCLBPF_TRACE");
+		struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+		int e = ncclbpf_rt_reload(next ? next : path, &r);
+		if (e) {
+			fprintf(stderr, "ncclbpf reload: %s rejected: %s\n", next ? next : path,
+				r.msg);
+			return 1;
+		}
+		printf(
+		    "%s verified: %u programs, %u maps; parse %.1f us, verify %.1f us, load %.1f "
+		    "us, JIT %.1f us\n",
+		    next ? next : path, r.n_progs, r.n_maps, r.parse_ns / 1e3, r.verify_ns / 1e3,
+		    r.load_ns / 1e3, r.jit_ns / 1e3);
+		ncclbpf_rt_unload();
+	}
+	if (next) {
+		if (install(next, path))
+			return 1;
+		printf("installed %s at %s; watching plugins reload it\n", next, path);
+		return 0;
+	}
+	/* Touch: an attribute change is enough for the watchers (IN_ATTRIB). */
+	if (utimensat(AT_FDCWD, path, NULL, 0) != 0) {
+		fprintf(stderr, "ncclbpf reload: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	printf("touched %s; watching plugins reload it\n", path);
+	return 0;
+}
+
+NCCLBPF_COMMAND(reload_cmd, .name = "reload", .args = "[--check] PATH [NEW-BUNDLE]",
+		.summary = "hot-reload the policy of plugins watching PATH", .run = cmd_reload);

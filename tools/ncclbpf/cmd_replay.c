@@ -1,0 +1,345 @@
+/* ncclbpf replay: feeds a recorded tuner trace (NCCLBPF_TRACE) through the real plugin library,
+ * loaded as NCCL loads it, and shows per collective and size what the plugin decides now and how
+ * that differs from what NCCL got when the trace was recorded. Optionally hot-reloads another
+ * bundle in the middle of the replay (through the plugin's own file watcher, as an operator
+ * would), so both versions' decisions show. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "ncclbpf/trace.h"
+#include "plugin_host.h"
+
+struct group {
+	int phase;
+	uint32_t coll;
+	uint64_t bytes;
+	int ra, rp, rc; /* recorded */
+	int na, np, nc; /* replayed */
+	uint64_t count;
+};
+
+struct ctxmap {
+	uint32_t pid, ctx;
+	void *plugin_ctx;
+};
+
+static struct group *groups;
+static size_t n_groups, cap_groups;
+
+static void add_group(const struct group *g)
+{
+	for (size_t i = n_groups; i-- > 0;) {
+		struct group *o = &groups[i];
+		if (o->phase == g->phase && o->coll == g->coll && o->bytes == g->bytes &&
+		    o->ra == g->ra && o->rp == g->rp && o->rc == g->rc && o->na == g->na &&
+		    o->np == g->np && o->nc == g->nc) {
+			o->count++;
+			return;
+		}
+	}
+	if (n_groups == cap_groups) {
+		cap_groups = cap_groups ? cap_groups * 2 : 256;
+		groups = realloc(groups, cap_groups * sizeof(*groups));
+		if (!groups) {
+			perror("ncclbpf replay");
+			exit(1);
+		}
+	}
+	groups[n_groups] = *g;
+	groups[n_groups++].count = 1;
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->phase != y->phase)
+		return x->phase - y->phase;
+	if (x->coll != y->coll)
+		return (int)x->coll - (int)y->coll;
+	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ok = -1;
+	if (in < 0)
+		return -1;
+	char tmp[4200];
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", to, (int)getpid());
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out >= 0) {
+		char buf[65536];
+		ssize_t n;
+		ok = 0;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				ok = -1;
+		if (n < 0)
+			ok = -1;
+		close(out);
+		/* rename: the watcher sees one complete new file, never a partial one */
+		if (ok == 0 && rename(tmp, to) != 0)
+			ok = -1;
+		if (ok)
+			unlink(tmp);
+	}
+	close(in);
+	return ok;
+}
+
+/* Waits until the plugin logged the outcome of a reload after log line `since`. */
+static int wait_reload(unsigned since, char *msg, size_t len)
+{
+	for (int i = 0; i < 1000; i++) {
+		unsigned n = plugin_host_log_count();
+		for (unsigned k = since; k < n; k++) {
+			const char *l = plugin_host_log_line(k);
+			if (strstr(l, "active as version") || strstr(l, "rejected")) {
+				snprintf(msg, len, "%s", l);
+				return strstr(l, "rejected") ? -1 : 0;
+			}
+		}
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+	}
+	snprintf(msg, len, "no reload reported within 5 s");
+	return -1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: ncclbpf replay TRACE [--policy BUNDLE|none] [--plugin LIB] "
+		"[--engine jit|interp] [--reload-at N --reload-policy BUNDLE] [--api 5|6]\n");
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	const char *trace = NULL, *policy = NULL, *plugin = plugin_host_default_path();
+	const char *engine = NULL, *reload_policy = NULL;
+	long reload_at = -1;
+	int api = 5;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--policy") && v)
+			policy = argv[++i];
+		else if (!strcmp(a, "--plugin") && v)
+			plugin = argv[++i];
+		else if (!strcmp(a, "--engine") && v)
+			engine = argv[++i];
+		else if (!strcmp(a, "--reload-at") && v)
+			reload_at = atol(argv[++i]);
+		else if (!strcmp(a, "--reload-policy") && v)
+			reload_policy = argv[++i];
+		else if (!strcmp(a, "--api") && v)
+			api = atoi(argv[++i]);
+		else if (a[0] != '-' && !trace)
+			trace = a;
+		else {
+			usage();
+			return 2;
+		}
+	}
+	if (!trace || (reload_at >= 0) != (reload_policy != NULL) || (api != 5 && api != 6)) {
+		usage();
+		return 2;
+	}
+	FILE *f = fopen(trace, "r");
+	if (!f) {
+		fprintf(stderr, "ncclbpf replay: %s: %s\n", trace, strerror(errno));
+		return 1;
+	}
+	/* Configure the plugin as a user would, through its environment. */
+	char dir[] = "/tmp/ncclbpf-replay-XXXXXX", live[4200] = "";
+	unsetenv("NCCLBPF_TRACE");
+	if (engine)
+		setenv("NCCLBPF_ENGINE", engine, 1);
+	if (reload_policy) {
+		if (!policy || !strcmp(policy, "none") || !mkdtemp(dir)) {
+			fprintf(stderr, "ncclbpf replay: --reload-at needs --policy BUNDLE\n");
+			fclose(f);
+			return 2;
+		}
+		snprintf(live, sizeof(live), "%s/policy.o", dir);
+		if (copy_file(policy, live)) {
+			fprintf(stderr, "ncclbpf replay: cannot copy %s\n", policy);
+			fclose(f);
+			return 1;
+		}
+		setenv("NCCLBPF_POLICY", live, 1);
+		setenv("NCCLBPF_WATCH", "1", 1);
+	} else {
+		if (policy && strcmp(policy, "none"))
+			setenv("NCCLBPF_POLICY", policy, 1);
+		else
+			unsetenv("NCCLBPF_POLICY");
+		setenv("NCCLBPF_WATCH", "0", 1);
+	}
+	struct plugin_host h;
+	if (plugin_host_open(&h, plugin)) {
+		fclose(f);
+		return 1;
+	}
+	if (api == 6 && !h.v6) {
+		fprintf(stderr, "ncclbpf replay: %s has no ncclTunerPlugin_v6\n", plugin);
+		plugin_host_close(&h);
+		fclose(f);
+		return 1;
+	}
+	printf("replaying %s through %s (ncclTunerPlugin_v%d), policy %s\n", trace, plugin, api,
+	       policy ? policy : "none");
+
+	struct ctxmap *ctxs = NULL;
+	size_t n_ctx = 0;
+	char line[4096], err[256], msg[600];
+	uint64_t calls = 0, differ = 0, orphans = 0, chunk_calls = 0, chunk_differ = 0;
+	long lineno = 0;
+	int phase = 0, rc = 0;
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		struct ncclbpf_trace_rec r;
+		int k = ncclbpf_trace_parse(line, &r, err, sizeof(err));
+		if (k == 0)
+			continue;
+		if (k < 0) {
+			fprintf(stderr, "%s:%ld: %s\n", trace, lineno, err);
+			rc = 1;
+			break;
+		}
+		if (r.kind == NCCLBPF_TRACE_INIT) {
+			void *pc = NULL;
+			ncclNvlDomainInfo_v5_t nvl = {(int)r.n_nodes,
+						      (int)(r.n_nodes ? r.n_ranks / r.n_nodes : 0),
+						      (int)(r.n_nodes ? r.n_ranks / r.n_nodes : 0)};
+			ncclTunerConstants_v5_t consts;
+			memset(&consts, 0, sizeof(consts));
+			if (api == 6)
+				h.v6->init(&pc, r.comm_id, r.n_ranks, r.n_nodes, plugin_host_logger,
+					   &nvl, &consts);
+			else
+				h.v5->init(&pc, r.comm_id, r.n_ranks, r.n_nodes, plugin_host_logger,
+					   &nvl, &consts);
+			ctxs = realloc(ctxs, (n_ctx + 1) * sizeof(*ctxs));
+			ctxs[n_ctx++] = (struct ctxmap){r.pid, r.ctx, pc};
+			continue;
+		}
+		struct ctxmap *cm = NULL;
+		for (size_t i = 0; i < n_ctx; i++)
+			if (ctxs[i].pid == r.pid && ctxs[i].ctx == r.ctx)
+				cm = &ctxs[i];
+		if (!cm) {
+			orphans++;
+			continue;
+		}
+		if (r.kind == NCCLBPF_TRACE_FINI) {
+			if (api == 6)
+				h.v6->finalize(cm->plugin_ctx);
+			else
+				h.v5->finalize(cm->plugin_ctx);
+			*cm = ctxs[--n_ctx];
+			continue;
+		}
+		if (r.kind == NCCLBPF_TRACE_CHUNK) {
+			if (api != 6)
+				continue;
+			size_t chunk = r.chunk_in;
+			h.v6->getChunkSize(cm->plugin_ctx, (ncclFunc_t)r.coll, r.n_bytes, r.algo,
+					   r.proto, r.channels, &chunk);
+			chunk_calls++;
+			chunk_differ += chunk != r.chunk_out;
+			continue;
+		}
+		if (reload_at >= 0 && (long)calls == reload_at) {
+			unsigned since = plugin_host_log_count();
+			if (copy_file(reload_policy, live)) {
+				fprintf(stderr, "ncclbpf replay: cannot install %s\n",
+					reload_policy);
+				rc = 1;
+				break;
+			}
+			int ok = wait_reload(since, msg, sizeof(msg));
+			printf("call %ld: hot reload of %s: %s\n", reload_at, reload_policy, msg);
+			phase = ok == 0 ? 1 : phase;
+		}
+		float t[NCCLBPF_TRACE_MAX_CELLS];
+		memcpy(t, r.cost, sizeof(t));
+		int ch = 0;
+		const ncclTuner_v5_t *v5 = h.v5;
+		ncclResult_t res = api == 6
+				       ? h.v6->getCollInfo(cm->plugin_ctx, (ncclFunc_t)r.coll,
+							   r.n_bytes, (int)r.pipe, (float **)t,
+							   r.num_algo, r.num_proto, (int)r.reg, &ch)
+				       : v5->getCollInfo(cm->plugin_ctx, (ncclFunc_t)r.coll,
+							 r.n_bytes, (int)r.pipe, (float **)t,
+							 r.num_algo, r.num_proto, (int)r.reg, &ch);
+		if (res != ncclSuccess) {
+			fprintf(stderr, "%s:%ld: getCollInfo returned %d\n", trace, lineno, res);
+			rc = 1;
+		}
+		struct group g = {.phase = phase,
+				  .coll = r.coll,
+				  .bytes = r.n_bytes,
+				  .ra = r.algo,
+				  .rp = r.proto,
+				  .rc = r.channels,
+				  .nc = ch};
+		plugin_host_winner(t, r.num_algo, r.num_proto, &g.na, &g.np);
+		add_group(&g);
+		calls++;
+		differ += g.na != g.ra || g.np != g.rp || g.nc != g.rc;
+	}
+	fclose(f);
+	for (size_t i = 0; i < n_ctx; i++) {
+		if (api == 6)
+			h.v6->finalize(ctxs[i].plugin_ctx);
+		else
+			h.v5->finalize(ctxs[i].plugin_ctx);
+	}
+	free(ctxs);
+
+	qsort(groups, n_groups, sizeof(*groups), cmp_group);
+	printf("%-6s %-13s %10s %7s  %-22s    %-22s\n", "phase", "collective", "bytes", "calls",
+	       "recorded (NCCL got)", "replayed");
+	for (size_t i = 0; i < n_groups; i++) {
+		const struct group *g = &groups[i];
+		char b[32], rec[48], now[48];
+		snprintf(rec, sizeof(rec), "%s/%s ch %d", plugin_host_algo_name(g->ra),
+			 plugin_host_proto_name(g->rp), g->rc);
+		snprintf(now, sizeof(now), "%s/%s ch %d", plugin_host_algo_name(g->na),
+			 plugin_host_proto_name(g->np), g->nc);
+		printf("%-6s %-13s %10s %7llu  %-22s -> %-22s%s\n", g->phase ? "after" : "before",
+		       plugin_host_coll_name((int)g->coll),
+		       plugin_host_bytes(g->bytes, b, sizeof(b)), (unsigned long long)g->count, rec,
+		       now, strcmp(rec, now) ? "  changed" : "");
+	}
+	printf("%llu calls replayed, %llu decisions differ from the recorded ones",
+	       (unsigned long long)calls, (unsigned long long)differ);
+	if (chunk_calls)
+		printf(", %llu of %llu chunk sizes differ", (unsigned long long)chunk_differ,
+		       (unsigned long long)chunk_calls);
+	if (orphans)
+		printf(", %llu records without an init record skipped",
+		       (unsigned long long)orphans);
+	printf("\n");
+	free(groups);
+	groups = NULL;
+	n_groups = cap_groups = 0;
+	plugin_host_close(&h);
+	if (live[0]) {
+		unlink(live);
+		rmdir(dir);
+	}
+	return rc;
+}
+
+NCCLBPF_COMMAND(replay_cmd, .name = "replay",
+		.args = "TRACE [--policy BUNDLE] [--reload-at N --reload-policy B]",
+		.summary = "drive the real tuner plugin over a recorded trace", .run = cmd_replay);
