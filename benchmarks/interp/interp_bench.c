@@ -124,8 +124,8 @@ static double time_batch(const struct target *t, int eng, uint64_t *mem, uint64_
 
 int main(int argc, char **argv)
 {
-	int reps = 11, quick = 0;
-	double ms = 5;
+	int reps = 31, quick = 0;
+	double ms = 1; /* short batches: fewer of them are preempted on a busy machine */
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--quick"))
 			quick = 1;
@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	}
 
 	printf(
-	    "interp_bench: ns per call, minimum of %d repetitions (~%.0f ms each), same process\n",
+	    "interp_bench: ns per call, minimum of %d repetitions (~%.1f ms each), same process\n",
 	    reps, ms);
 	printf("%-8s %6s %6s %11s %11s %9s", "program", "insns", "n", "native ns", "interp ns",
 	       "interp/x");
