@@ -482,6 +482,9 @@ static void test_load(void)
 	uint64_t u64 = 0;
 	CHECK(ro && ebpf_map__user_lookup(ro, &key, &u32) == 0 && u32 == 1234);
 	CHECK(ro && (ebpf_map__flags(ro) & EBPF_MAP_F_RDONLY_PROG));
+	CHECK(ro && ebpf_map__is_frozen(ro));
+	CHECK(ro && ebpf_map__user_update(ro, &key, &u32, EBPF_ANY) == -EPERM);
+	CHECK(data && !ebpf_map__is_frozen(data));
 	CHECK(data && ebpf_map__user_lookup(data, &key, &u64) == 0 && u64 == 77);
 
 	struct ncclbpf_tuner_ctx t = {.n_ranks = 5};

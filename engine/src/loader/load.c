@@ -45,6 +45,14 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 					       "map '%s': cannot set initial data: %s", m->name,
 					       strerror((int)-ret));
 		}
+		/* .rodata is constant from now on, also for user space: the verifier may then
+		 * treat its contents as known values. */
+		if (m->kind == EBPF_OBJECT_MAP_RODATA) {
+			int ret = ebpf_map__freeze(m->map);
+			if (ret)
+				return ldr_err(err, err_len, -ret, "map '%s': cannot freeze: %s",
+					       m->name, strerror(-ret));
+		}
 	}
 	return 0;
 }
