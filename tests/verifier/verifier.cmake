@@ -11,7 +11,7 @@ endif()
 
 # Soundness (and, with --kernel, the Linux differential) over generated and mutated programs.
 # CI runs a bounded count; long runs: build/tests/verifier_soundness --count 1000000 [--kernel].
-if(TARGET ncclbpf_testgen)
+if(NCCLBPF_TESTGEN_SOURCES)
   ncclbpf_test(verifier_soundness
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/verifier_soundness.c ${NCCLBPF_TESTGEN_SOURCES}
     ARGS --count 10000 --seed 1 --limit 100000 ASAN_ARGS --count 2000 --seed 77 --limit 50000
