@@ -148,6 +148,8 @@ static const struct vcase reject_cases[] = {
 	  ST_MEM(EBPF_W, 10, -4, 0), ST_MEM(EBPF_DW, 10, -24, 0), ST_MEM(EBPF_DW, 10, -16, 0),
 	  LD_MAP_FD(1, MAP_RODATA), MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4), MOV64_REG(3, 10),
 	  ALU64_IMM(EBPF_ADD, 3, -24), MOV64_IMM(4, 0), CALL_HELPER(2), RET0),
+	R("misaligned atomic on a map value", "tuner", "misaligned atomic access", LOOKUP(MAP_ARRAY),
+	  NULL_EXIT(0), MOV64_IMM(2, 1), ATOMIC_OP(EBPF_W, EBPF_ATOMIC_ADD, 0, 2, 2), RET0),
 	R("atomic on read-only map", "tuner", "write into map forbidden", LOOKUP(MAP_RODATA),
 	  NULL_EXIT(0), MOV64_IMM(2, 1), ATOMIC_OP(EBPF_DW, EBPF_ATOMIC_ADD, 0, 2, 0), RET0),
 	R("global data pointer past value", NULL, "invalid access to map value pointer",

@@ -508,6 +508,12 @@ int check_atomic(struct env *env, const struct ebpf_insn *insn)
 			   : verr(env, pc, -EACCES, "BPF_ATOMIC stores into R%u %s is not allowed",
 				  insn->dst_reg, reg_type_str(p->type));
 ok:
+	/* atomics need natural alignment (Linux's rule too): a locked access that splits a cache
+	 * line is slow everywhere and raises SIGBUS where split-lock detection is fatal */
+	if (((int64_t)p->off + insn->off + (int64_t)p->var_off.value) & (size - 1) ||
+	    (p->var_off.mask & (uint64_t)(size - 1)))
+		return verr(env, pc, -EACCES, "misaligned atomic access through R%u off=%d size=%d",
+			    insn->dst_reg, p->off + insn->off, size);
 	/* read the old value, then write an unknown one carrying both labels */
 	reg_mark_unknown(&old);
 	err = access(env, pc, insn->dst_reg, insn->off, size, false, false, NULL, 0, &old);
