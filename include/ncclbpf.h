@@ -30,31 +30,31 @@ typedef long long __s64;
 #endif
 
 /* --- NCCL ids (values equal NCCL's enums; see ncclFunc_t and the algorithm/protocol ids) ---- */
-#define NCCLBPF_COLL_BROADCAST 0
-#define NCCLBPF_COLL_REDUCE 1
-#define NCCLBPF_COLL_ALLGATHER 2
+#define NCCLBPF_COLL_BROADCAST	   0
+#define NCCLBPF_COLL_REDUCE	   1
+#define NCCLBPF_COLL_ALLGATHER	   2
 #define NCCLBPF_COLL_REDUCESCATTER 3
-#define NCCLBPF_COLL_ALLREDUCE 4
+#define NCCLBPF_COLL_ALLREDUCE	   4
 
-#define NCCLBPF_ALGO_TREE 0
-#define NCCLBPF_ALGO_RING 1
+#define NCCLBPF_ALGO_TREE	    0
+#define NCCLBPF_ALGO_RING	    1
 #define NCCLBPF_ALGO_COLLNET_DIRECT 2
-#define NCCLBPF_ALGO_COLLNET_CHAIN 3
-#define NCCLBPF_ALGO_NVLS 4
-#define NCCLBPF_ALGO_NVLS_TREE 5
-#define NCCLBPF_ALGO_PAT 6
-#define NCCLBPF_NUM_ALGOS 7
+#define NCCLBPF_ALGO_COLLNET_CHAIN  3
+#define NCCLBPF_ALGO_NVLS	    4
+#define NCCLBPF_ALGO_NVLS_TREE	    5
+#define NCCLBPF_ALGO_PAT	    6
+#define NCCLBPF_NUM_ALGOS	    7
 
-#define NCCLBPF_PROTO_LL 0
-#define NCCLBPF_PROTO_LL128 1
+#define NCCLBPF_PROTO_LL     0
+#define NCCLBPF_PROTO_LL128  1
 #define NCCLBPF_PROTO_SIMPLE 2
-#define NCCLBPF_NUM_PROTOS 3
+#define NCCLBPF_NUM_PROTOS   3
 
 /* "Leave NCCL's choice" values of the tuner outputs. */
-#define NCCLBPF_ALGO_DEFAULT (-1)
-#define NCCLBPF_PROTO_DEFAULT (-1)
+#define NCCLBPF_ALGO_DEFAULT	 (-1)
+#define NCCLBPF_PROTO_DEFAULT	 (-1)
 #define NCCLBPF_CHANNELS_DEFAULT 0
-#define NCCLBPF_CHUNK_DEFAULT 0
+#define NCCLBPF_CHUNK_DEFAULT	 0
 
 /* A cost-table cell NCCL marked unavailable (it will never be chosen, whatever a policy says). */
 #define NCCLBPF_COST_NA 0xffffffffffffffffULL
@@ -62,90 +62,91 @@ typedef long long __s64;
 /* --- SEC("tuner"): one run per getCollInfo call -------------------------------------------- */
 struct ncclbpf_tuner_ctx {
 	/* Inputs identical on every rank of the communicator. */
-	__u64 comm_id;      /*   0: NCCL's communicator hash (same on all ranks) */
-	__u64 n_bytes;      /*   8: bytes of the (aggregated) operation; ×nRanks for AG/RS */
-	__u64 seq;          /*  16: per-communicator tuner call number, from 0 */
+	__u64 comm_id;	    /*   0: NCCL's communicator hash (same on all ranks) */
+	__u64 n_bytes;	    /*   8: bytes of the (aggregated) operation; ×nRanks for AG/RS */
+	__u64 seq;	    /*  16: per-communicator tuner call number, from 0 */
 	__u32 coll_type;    /*  24: NCCLBPF_COLL_* */
-	__u32 n_ranks;      /*  28 */
-	__u32 n_nodes;      /*  32 */
+	__u32 n_ranks;	    /*  28 */
+	__u32 n_nodes;	    /*  32 */
 	__u32 num_pipe_ops; /*  36: collectives in this group per channel, usually 1 */
-	__u32 num_algo;     /*  40: rows of cost_ns NCCL filled (<= NCCLBPF_NUM_ALGOS) */
+	__u32 num_algo;	    /*  40: rows of cost_ns NCCL filled (<= NCCLBPF_NUM_ALGOS) */
 	__u32 num_proto;    /*  44: columns of cost_ns NCCL filled (<= NCCLBPF_NUM_PROTOS) */
 	/*  48: NCCL's own time estimate per (algorithm, protocol) in ns, or NCCLBPF_COST_NA. */
 	__u64 cost_ns[NCCLBPF_NUM_ALGOS][NCCLBPF_NUM_PROTOS];
 	/* Rank-local input: a tuner output that depends on it is rejected by the verifier. */
 	__u32 reg_buff; /* 216: 1 when this rank's buffers are registered */
-	__u32 _pad0;    /* 220 */
-	/* OUT: decisions. Initialised to the DEFAULT values; anything invalid falls back to NCCL. */
+	__u32 _pad0;	/* 220 */
+	/* OUT: decisions. Initialised to the DEFAULT values; anything invalid falls back to NCCL.
+	 */
 	__s32 algorithm;  /* 224: NCCLBPF_ALGO_* or NCCLBPF_ALGO_DEFAULT */
-	__s32 protocol;   /* 228: NCCLBPF_PROTO_* or NCCLBPF_PROTO_DEFAULT */
+	__s32 protocol;	  /* 228: NCCLBPF_PROTO_* or NCCLBPF_PROTO_DEFAULT */
 	__s32 n_channels; /* 232: 1..64, or NCCLBPF_CHANNELS_DEFAULT */
-	__u32 _pad1;      /* 236 */
-};                        /* 240 bytes */
+	__u32 _pad1;	  /* 236 */
+};			  /* 240 bytes */
 
 /* --- SEC("tuner/chunk"): NCCL 2.30+ getChunkSize ------------------------------------------- */
 struct ncclbpf_chunk_ctx {
-	__u64 comm_id;    /*  0 */
-	__u64 n_bytes;    /*  8: bytes of this channel segment */
-	__u64 seq;        /* 16: per-communicator call number */
+	__u64 comm_id;	  /*  0 */
+	__u64 n_bytes;	  /*  8: bytes of this channel segment */
+	__u64 seq;	  /* 16: per-communicator call number */
 	__u32 coll_type;  /* 24 */
 	__s32 algorithm;  /* 28: the algorithm NCCL will use */
-	__s32 protocol;   /* 32 */
+	__s32 protocol;	  /* 32 */
 	__u32 n_channels; /* 36 */
 	__u64 nccl_chunk; /* 40: NCCL's chunk size in bytes */
 	__u64 chunk_size; /* 48: OUT, bytes; NCCLBPF_CHUNK_DEFAULT keeps NCCL's */
-};                        /* 56 bytes */
+};			  /* 56 bytes */
 
 /* --- SEC("profiler"): one run per profiler event ------------------------------------------- */
 #define NCCLBPF_PROF_COLL_START 1 /* collective enqueued (host side) */
-#define NCCLBPF_PROF_COLL_END 2   /* collective finished on the GPU: start/end are GPU times */
-#define NCCLBPF_PROF_KERNEL_CH 3  /* one channel's kernel finished */
-#define NCCLBPF_PROF_PROXY_OP 4   /* a proxy (network) operation finished */
+#define NCCLBPF_PROF_COLL_END	2 /* collective finished on the GPU: start/end are GPU times */
+#define NCCLBPF_PROF_KERNEL_CH	3 /* one channel's kernel finished */
+#define NCCLBPF_PROF_PROXY_OP	4 /* a proxy (network) operation finished */
 
 struct ncclbpf_profiler_ctx {
-	__u64 comm_id;     /*  0 */
-	__u64 seq;         /*  8: NCCL's per-communicator collective sequence number */
-	__u64 n_bytes;     /* 16: this rank's bytes for the operation */
-	__u64 start_ns;    /* 24: event start (GPU time for COLL_END / KERNEL_CH) */
-	__u64 end_ns;      /* 32 */
+	__u64 comm_id;	   /*  0 */
+	__u64 seq;	   /*  8: NCCL's per-communicator collective sequence number */
+	__u64 n_bytes;	   /* 16: this rank's bytes for the operation */
+	__u64 start_ns;	   /* 24: event start (GPU time for COLL_END / KERNEL_CH) */
+	__u64 end_ns;	   /* 32 */
 	__u64 duration_ns; /* 40: end_ns - start_ns */
-	__u32 event;       /* 48: NCCLBPF_PROF_* */
-	__u32 rank;        /* 52 */
-	__u32 n_ranks;     /* 56 */
+	__u32 event;	   /* 48: NCCLBPF_PROF_* */
+	__u32 rank;	   /* 52 */
+	__u32 n_ranks;	   /* 56 */
 	__u32 coll_type;   /* 60: NCCLBPF_COLL_* */
 	__s32 algorithm;   /* 64: what NCCL used */
-	__s32 protocol;    /* 68 */
+	__s32 protocol;	   /* 68 */
 	__u32 n_channels;  /* 72 */
-	__u32 channel;     /* 76: channel id for KERNEL_CH, else 0 */
-	__u32 peer;        /* 80: peer rank for PROXY_OP, else 0xffffffff */
-	__u32 _pad0;       /* 84 */
-};                         /* 88 bytes, all read-only */
+	__u32 channel;	   /* 76: channel id for KERNEL_CH, else 0 */
+	__u32 peer;	   /* 80: peer rank for PROXY_OP, else 0xffffffff */
+	__u32 _pad0;	   /* 84 */
+};			   /* 88 bytes, all read-only */
 
 /* --- SEC("net/<op>"): net plugin operations ------------------------------------------------ */
-#define NCCLBPF_NET_CONNECT 1
-#define NCCLBPF_NET_ACCEPT 2
-#define NCCLBPF_NET_ISEND 3
-#define NCCLBPF_NET_IRECV 4
+#define NCCLBPF_NET_CONNECT  1
+#define NCCLBPF_NET_ACCEPT   2
+#define NCCLBPF_NET_ISEND    3
+#define NCCLBPF_NET_IRECV    4
 #define NCCLBPF_NET_COMPLETE 5
 
 /* Return values: connect/accept programs return NCCLBPF_NET_ALLOW or NCCLBPF_NET_DENY;
  * isend programs return a pacing rate in MB/s (0 = unpaced); others' results are ignored. */
 #define NCCLBPF_NET_ALLOW 0
-#define NCCLBPF_NET_DENY 1
+#define NCCLBPF_NET_DENY  1
 
 struct ncclbpf_net_ctx {
-	__u64 comm_id;     /*  0: 0 when NCCL did not say */
-	__u64 bytes;       /*  8: message size (isend/irecv/complete) */
-	__u64 time_ns;     /* 16: monotonic time of the event */
-	__u64 duration_ns; /* 24: completion: time since the request was posted */
-	__u32 op;          /* 32: NCCLBPF_NET_* */
-	__u32 dev;         /* 36: net device index */
-	__u32 peer;        /* 40: peer rank when known, else 0xffffffff */
-	__s32 tag;         /* 44 */
+	__u64 comm_id;	    /*  0: 0 when NCCL did not say */
+	__u64 bytes;	    /*  8: message size (isend/irecv/complete) */
+	__u64 time_ns;	    /* 16: monotonic time of the event */
+	__u64 duration_ns;  /* 24: completion: time since the request was posted */
+	__u32 op;	    /* 32: NCCLBPF_NET_* */
+	__u32 dev;	    /* 36: net device index */
+	__u32 peer;	    /* 40: peer rank when known, else 0xffffffff */
+	__s32 tag;	    /* 44 */
 	__u32 peer_addr[4]; /* 48: IPv4 in [0] (network order) or IPv6 */
-	__u32 peer_port;   /* 64 */
-	__u32 _pad0;       /* 68 */
-};                         /* 72 bytes, all read-only */
+	__u32 peer_port;    /* 64 */
+	__u32 _pad0;	    /* 68 */
+};			    /* 72 bytes, all read-only */
 
 #if defined(__bpf__)
 /* --- Program and map declarations (libbpf conventions) ------------------------------------- */
@@ -153,22 +154,22 @@ struct ncclbpf_net_ctx {
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
-#define __uint(name, val) int (*name)[val]
-#define __type(name, val) typeof(val) *name
+#define __uint(name, val)  int(*name)[val]
+#define __type(name, val)  typeof(val) *name
 #define __array(name, val) typeof(val) *name[]
 
 /* Map types (Linux numbers). */
-#define BPF_MAP_TYPE_HASH 1
-#define BPF_MAP_TYPE_ARRAY 2
-#define BPF_MAP_TYPE_PERCPU_HASH 5
+#define BPF_MAP_TYPE_HASH	  1
+#define BPF_MAP_TYPE_ARRAY	  2
+#define BPF_MAP_TYPE_PERCPU_HASH  5
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
-#define BPF_MAP_TYPE_LRU_HASH 9
-#define BPF_MAP_TYPE_RINGBUF 27
+#define BPF_MAP_TYPE_LRU_HASH	  9
+#define BPF_MAP_TYPE_RINGBUF	  27
 
 /* Update flags. */
-#define BPF_ANY 0
+#define BPF_ANY	    0
 #define BPF_NOEXIST 1
-#define BPF_EXIST 2
+#define BPF_EXIST   2
 
 /* --- Helpers (Linux numbers; the verifier checks each call against its prototype) ----------- */
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
@@ -188,10 +189,10 @@ static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (v
 static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 static void (*bpf_ringbuf_discard)(void *data, __u64 flags) = (void *)133;
 
-#define bpf_printk(fmt, ...)                                                                      \
-	({                                                                                        \
-		static const char ____fmt[] = fmt;                                                \
-		bpf_trace_printk(____fmt, sizeof(____fmt), ##__VA_ARGS__);                        \
+#define bpf_printk(fmt, ...)                                                                       \
+	({                                                                                         \
+		static const char ____fmt[] = fmt;                                                 \
+		bpf_trace_printk(____fmt, sizeof(____fmt), ##__VA_ARGS__);                         \
 	})
 #endif /* __bpf__ */
 

@@ -8,7 +8,7 @@
 #include "ncclbpf.h"
 
 #define SMALL_MAX (64ull << 10) /* up to 64 KiB: latency bound */
-#define MID_MAX (4ull << 20)    /* up to 4 MiB */
+#define MID_MAX	  (4ull << 20)	/* up to 4 MiB */
 
 /* Chooses (algo, proto) when NCCL filled that cell and did not mark it unavailable. */
 static __always_inline int try_cell(struct ncclbpf_tuner_ctx *ctx, int algo, int proto)

@@ -16,12 +16,12 @@ struct row {
 };
 
 struct row table[ROWS] = {
-	{4096, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 2},
-	{65536, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL, 4},
-	{1 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128, 8},
-	{16 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 16},
-	{256 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, NCCLBPF_CHANNELS_DEFAULT},
-	{0, 0, 0, 0}, /* spare row (max_bytes 0 never matches a non-empty message) */
+    {4096, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 2},
+    {65536, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL, 4},
+    {1 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128, 8},
+    {16 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 16},
+    {256 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, NCCLBPF_CHANNELS_DEFAULT},
+    {0, 0, 0, 0}, /* spare row (max_bytes 0 never matches a non-empty message) */
 };
 
 /* Index of the first row whose max_bytes covers bytes, or ROWS. A real subprogram (not

@@ -22,9 +22,9 @@ struct ebpf_prog {
 	char name[64];
 	struct ebpf_insn *insns; /* executable copy: EBPF_PSEUDO_MAP_* resolved to addresses */
 	uint32_t n_insns;
-	struct ebpf_interp_insn *interp_insns; /* n_insns entries, built by ebpf_prog__new */
+	struct ebpf_interp_insn *interp_insns;	 /* n_insns entries, built by ebpf_prog__new */
 	const struct ebpf_helper_table *helpers; /* may be NULL */
-	struct ebpf_map **maps;                  /* copy of the map table (not owned) */
+	struct ebpf_map **maps;			 /* copy of the map table (not owned) */
 	uint32_t n_maps;
 	/* Memory that resolved EBPF_PSEUDO_MAP_VALUE immediates point into; the bounds-checking
 	 * interpreter admits accesses there. */

@@ -24,8 +24,9 @@ static int check_count;
 		check_count++;                                                                     \
 		if (_a != _b) {                                                                    \
 			check_failures++;                                                          \
-			fprintf(stderr, "%s:%d: CHECK failed: %s == %s (0x%" PRIx64 " != 0x%" PRIx64 \
-					")\n",                                                     \
+			fprintf(stderr,                                                            \
+				"%s:%d: CHECK failed: %s == %s (0x%" PRIx64 " != 0x%" PRIx64       \
+				")\n",                                                             \
 				__FILE__, __LINE__, #a, #b, _a, _b);                               \
 		}                                                                                  \
 	} while (0)

@@ -330,8 +330,7 @@ static int parse_line(struct tcase *t, char *s, const char *file, int line)
 		size_t len = strlen(t->mem);
 
 		if (s[3])
-			snprintf(t->mem + len, sizeof(t->mem) - len, "%s%s", len ? " " : "",
-				 s + 4);
+			snprintf(t->mem + len, sizeof(t->mem) - len, "%s%s", len ? " " : "", s + 4);
 		t->has_mem = 1;
 		return 0;
 	}

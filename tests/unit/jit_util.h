@@ -18,7 +18,7 @@
 
 static int jit_util_interp_missing;
 static uint32_t jit_util_flags;
-    /* EBPF_JIT_F_* added to every compile */ /* interpreter answered -ENOSYS: skip comparisons */
+/* EBPF_JIT_F_* added to every compile */ /* interpreter answered -ENOSYS: skip comparisons */
 
 struct jit_run {
 	int compile_ret; /* ebpf_prog__jit */

@@ -31,13 +31,13 @@ struct opts {
 	int iters, warmup;
 	int check;
 	int in_place;
-	const char *plugin;  /* NCCL_TUNER_PLUGIN value, NULL = leave the environment alone */
-	const char *policy;  /* NCCLBPF_POLICY */
-	const char *outdir;  /* per-rank files (unique id, traces) */
+	const char *plugin; /* NCCL_TUNER_PLUGIN value, NULL = leave the environment alone */
+	const char *policy; /* NCCLBPF_POLICY */
+	const char *outdir; /* per-rank files (unique id, traces) */
 	int no_plugin;
 };
 
-#define DIE(...)                                                                                  \
+#define DIE(...)                                                                                   \
 	do {                                                                                       \
 		fprintf(stderr, "gpubench: " __VA_ARGS__);                                         \
 		fputc('\n', stderr);                                                               \
@@ -65,11 +65,22 @@ static size_t parse_size(const char *s)
 	if (end == s || v < 0)
 		DIE("bad size '%s'", s);
 	switch (*end) {
-	case 'k': case 'K': v *= 1024; break;
-	case 'm': case 'M': v *= 1024 * 1024; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-	case '\0': break;
-	default: DIE("bad size suffix in '%s'", s);
+	case 'k':
+	case 'K':
+		v *= 1024;
+		break;
+	case 'm':
+	case 'M':
+		v *= 1024 * 1024;
+		break;
+	case 'g':
+	case 'G':
+		v *= 1024.0 * 1024 * 1024;
+		break;
+	case '\0':
+		break;
+	default:
+		DIE("bad size suffix in '%s'", s);
 	}
 	return (size_t)v;
 }
@@ -111,10 +122,13 @@ static float input_value(int rank, size_t i)
 static double bus_factor(enum op op, int n)
 {
 	switch (op) {
-	case OP_ALLREDUCE: return 2.0 * (n - 1) / n;
+	case OP_ALLREDUCE:
+		return 2.0 * (n - 1) / n;
 	case OP_ALLGATHER:
-	case OP_REDUCESCATTER: return (double)(n - 1) / n;
-	default: return 1.0;
+	case OP_REDUCESCATTER:
+		return (double)(n - 1) / n;
+	default:
+		return 1.0;
 	}
 }
 
@@ -128,9 +142,18 @@ static void counts(enum op op, size_t bytes, int n, size_t *send, size_t *recv, 
 		elems = (op == OP_ALLGATHER || op == OP_REDUCESCATTER) ? (size_t)n : 1;
 	*size = elems * sizeof(float);
 	switch (op) {
-	case OP_ALLGATHER: *send = elems / n; *recv = elems; break;
-	case OP_REDUCESCATTER: *send = elems; *recv = elems / n; break;
-	default: *send = elems; *recv = elems; break;
+	case OP_ALLGATHER:
+		*send = elems / n;
+		*recv = elems;
+		break;
+	case OP_REDUCESCATTER:
+		*send = elems;
+		*recv = elems / n;
+		break;
+	default:
+		*send = elems;
+		*recv = elems;
+		break;
 	}
 }
 
@@ -138,10 +161,14 @@ static ncclResult_t launch(enum op op, const void *sb, void *rb, size_t send, si
 			   ncclComm_t comm, cudaStream_t s)
 {
 	switch (op) {
-	case OP_ALLREDUCE: return ncclAllReduce(sb, rb, send, ncclFloat, ncclSum, comm, s);
-	case OP_ALLGATHER: return ncclAllGather(sb, rb, send, ncclFloat, comm, s);
-	case OP_REDUCESCATTER: return ncclReduceScatter(sb, rb, recv, ncclFloat, ncclSum, comm, s);
-	default: return ncclBroadcast(sb, rb, send, ncclFloat, 0, comm, s);
+	case OP_ALLREDUCE:
+		return ncclAllReduce(sb, rb, send, ncclFloat, ncclSum, comm, s);
+	case OP_ALLGATHER:
+		return ncclAllGather(sb, rb, send, ncclFloat, comm, s);
+	case OP_REDUCESCATTER:
+		return ncclReduceScatter(sb, rb, recv, ncclFloat, ncclSum, comm, s);
+	default:
+		return ncclBroadcast(sb, rb, send, ncclFloat, 0, comm, s);
 	}
 }
 
@@ -164,7 +191,8 @@ static float expected(enum op op, int rank, int n, size_t i, size_t recv)
 			sum += input_value(r, (size_t)rank * recv + i);
 		return sum;
 	}
-	default: return input_value(0, i);
+	default:
+		return input_value(0, i);
 	}
 }
 
@@ -256,10 +284,11 @@ static int rank_main(const struct opts *o, int rank, int wrong_fd)
 		if (!o->ops[op])
 			continue;
 		if (rank == 0) {
-			printf("# %s, %d ranks on %d GPU(s), float, sum, %d iters (+%d warm-up), %s\n",
-			       op_names[op], o->nranks, ngpus, o->iters, o->warmup,
-			       o->no_plugin ? "no tuner plugin"
-					    : (o->policy ? o->policy : "default tuner"));
+			printf(
+			    "# %s, %d ranks on %d GPU(s), float, sum, %d iters (+%d warm-up), %s\n",
+			    op_names[op], o->nranks, ngpus, o->iters, o->warmup,
+			    o->no_plugin ? "no tuner plugin"
+					 : (o->policy ? o->policy : "default tuner"));
 			printf("%12s %12s %6s %10s %10s %10s %8s\n", "size(B)", "count", "type",
 			       "time(us)", "algbw", "busbw", "#wrong");
 		}
@@ -267,7 +296,7 @@ static int rank_main(const struct opts *o, int rank, int wrong_fd)
 			double us;
 			size_t size;
 			size_t wrong =
-				run_size(o, (enum op)op, bytes, rank, comm, s, host, &us, &size);
+			    run_size(o, (enum op)op, bytes, rank, comm, s, host, &us, &size);
 			total_wrong += wrong;
 			double algbw = size / us / 1e3; /* GB/s */
 			if (rank == 0)
@@ -290,7 +319,8 @@ static int rank_main(const struct opts *o, int rank, int wrong_fd)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ncclbpf-gpubench [-n RANKS] [-o allreduce,allgather,reducescatter,broadcast|all]\n"
+		"usage: ncclbpf-gpubench [-n RANKS] [-o "
+		"allreduce,allgather,reducescatter,broadcast|all]\n"
 		"         [-b MIN] [-e MAX] [-i ITERS] [-w WARMUP] [--no-check]\n"
 		"         [--plugin LIB] [--policy BUNDLE] [--no-plugin]\n"
 		"  Ranks are processes on GPU rank %% nGPUs with distinct NCCL_HOSTIDs.\n"
@@ -302,19 +332,23 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.nranks = 2, .min_bytes = 8, .max_bytes = 64 << 20, .iters = 20,
-			 .warmup = 5, .check = 1};
+	struct opts o = {.nranks = 2,
+			 .min_bytes = 8,
+			 .max_bytes = 64 << 20,
+			 .iters = 20,
+			 .warmup = 5,
+			 .check = 1};
 	o.ops[OP_ALLREDUCE] = 1;
-	static const struct option lo[] = {{"no-check", no_argument, 0, 'C'},
-					   {"plugin", required_argument, 0, 'P'},
-					   {"policy", required_argument, 0, 'Y'},
-					   {"no-plugin", no_argument, 0, 'N'},
-					   {"help", no_argument, 0, 'h'},
-					   {0, 0, 0, 0}};
+	static const struct option lo[] = {
+	    {"no-check", no_argument, 0, 'C'},	   {"plugin", required_argument, 0, 'P'},
+	    {"policy", required_argument, 0, 'Y'}, {"no-plugin", no_argument, 0, 'N'},
+	    {"help", no_argument, 0, 'h'},	   {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "n:o:b:e:i:w:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'n': o.nranks = atoi(optarg); break;
+		case 'n':
+			o.nranks = atoi(optarg);
+			break;
 		case 'o':
 			memset(o.ops, 0, sizeof o.ops);
 			for (char *save, *t = strtok_r(optarg, ",", &save); t;
@@ -327,15 +361,32 @@ int main(int argc, char **argv)
 					DIE("unknown collective '%s'", t);
 			}
 			break;
-		case 'b': o.min_bytes = parse_size(optarg); break;
-		case 'e': o.max_bytes = parse_size(optarg); break;
-		case 'i': o.iters = atoi(optarg); break;
-		case 'w': o.warmup = atoi(optarg); break;
-		case 'C': o.check = 0; break;
-		case 'P': o.plugin = optarg; break;
-		case 'Y': o.policy = optarg; break;
-		case 'N': o.no_plugin = 1; break;
-		default: usage();
+		case 'b':
+			o.min_bytes = parse_size(optarg);
+			break;
+		case 'e':
+			o.max_bytes = parse_size(optarg);
+			break;
+		case 'i':
+			o.iters = atoi(optarg);
+			break;
+		case 'w':
+			o.warmup = atoi(optarg);
+			break;
+		case 'C':
+			o.check = 0;
+			break;
+		case 'P':
+			o.plugin = optarg;
+			break;
+		case 'Y':
+			o.policy = optarg;
+			break;
+		case 'N':
+			o.no_plugin = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (o.nranks < 1 || o.nranks > 64 || o.iters < 1 || o.warmup < 0 || o.min_bytes < 4 ||

@@ -11,9 +11,9 @@ struct ncclbpf_cmd {
 	int (*run)(int argc, char **argv); /* argv[0] is the command name; returns exit status */
 };
 
-#define NCCLBPF_COMMAND(ident, ...)                                                              \
+#define NCCLBPF_COMMAND(ident, ...)                                                                \
 	static const struct ncclbpf_cmd ident = {__VA_ARGS__};                                     \
 	static const struct ncclbpf_cmd *ident##_ptr                                               \
-		__attribute__((used, section("ncclbpf_cmds"), aligned(sizeof(void *)))) = &ident
+	    __attribute__((used, section("ncclbpf_cmds"), aligned(sizeof(void *)))) = &ident
 
 #endif

@@ -7,8 +7,8 @@ extern const struct ncclbpf_cmd *__start_ncclbpf_cmds[];
 extern const struct ncclbpf_cmd *__stop_ncclbpf_cmds[];
 
 /* Keeps the section present even before any command registers itself. */
-static const struct ncclbpf_cmd *const anchor __attribute__((used, section("ncclbpf_cmds"),
-							   aligned(sizeof(void *)))) = NULL;
+static const struct ncclbpf_cmd *const anchor
+    __attribute__((used, section("ncclbpf_cmds"), aligned(sizeof(void *)))) = NULL;
 
 static void usage(FILE *f)
 {

@@ -26,8 +26,7 @@ struct ebpf_helper_table; /* prog.h */
 /* Formats insns[pc] (and insns[pc+1] for a 64-bit immediate load; n bounds the read) into buf,
  * e.g. "r0 = *(u32 *)(r1 + 4)". Returns the number of instructions consumed (1 or 2), or 0 when
  * the opcode is unknown (buf then says "invalid insn 0x..."). */
-int ebpf_disasm_insn(const struct ebpf_insn *insns, size_t n, size_t pc, char *buf,
-		     size_t buf_len);
+int ebpf_disasm_insn(const struct ebpf_insn *insns, size_t n, size_t pc, char *buf, size_t buf_len);
 
 struct ebpf_disasm_opts {
 	size_t sz;

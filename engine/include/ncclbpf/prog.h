@@ -19,8 +19,7 @@ extern "C" {
 
 struct ebpf_map; /* maps.h */
 
-typedef uint64_t (*ebpf_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4,
-				   uint64_t r5);
+typedef uint64_t (*ebpf_helper_fn)(uint64_t r1, uint64_t r2, uint64_t r3, uint64_t r4, uint64_t r5);
 
 /* Argument and return kinds of a helper: the verifier checks calls against them and the
  * bounds-checking interpreter uses the return kind to learn which memory a helper handed out. */
@@ -36,10 +35,10 @@ enum ebpf_arg_kind {
 };
 
 enum ebpf_ret_kind {
-	EBPF_RET_INTEGER = 0,           /* scalar */
-	EBPF_RET_VOID,                  /* r0 undefined afterwards */
-	EBPF_RET_MAP_VALUE_OR_NULL,     /* pointer to value_size bytes of the map in r1, or NULL */
-	EBPF_RET_ALLOC_MEM_OR_NULL,     /* pointer to r2 bytes (ring buffer reserve), or NULL */
+	EBPF_RET_INTEGER = 0,	    /* scalar */
+	EBPF_RET_VOID,		    /* r0 undefined afterwards */
+	EBPF_RET_MAP_VALUE_OR_NULL, /* pointer to value_size bytes of the map in r1, or NULL */
+	EBPF_RET_ALLOC_MEM_OR_NULL, /* pointer to r2 bytes (ring buffer reserve), or NULL */
 };
 
 #define EBPF_HELPER_RANK_LOCAL 0x1u /* result differs between ranks (clock, random, cpu) */
@@ -48,9 +47,9 @@ struct ebpf_helper_proto {
 	uint32_t id; /* Linux helper number */
 	const char *name;
 	ebpf_helper_fn fn;
-	uint8_t ret;     /* enum ebpf_ret_kind */
+	uint8_t ret;	 /* enum ebpf_ret_kind */
 	uint8_t args[5]; /* enum ebpf_arg_kind */
-	uint32_t flags;  /* EBPF_HELPER_* */
+	uint32_t flags;	 /* EBPF_HELPER_* */
 };
 
 /* Helpers available to a program, indexed by id (NULL = unknown). */
@@ -63,7 +62,7 @@ struct ebpf_prog_opts {
 	size_t sz;
 	const char *name;
 	const struct ebpf_helper_table *helpers; /* NULL: no helpers */
-	struct ebpf_map *const *maps;            /* resolves EBPF_PSEUDO_MAP_* immediates */
+	struct ebpf_map *const *maps;		 /* resolves EBPF_PSEUDO_MAP_* immediates */
 	uint32_t n_maps;
 };
 
@@ -88,7 +87,7 @@ enum ebpf_engine {
 };
 
 /* A memory region a bounds-checked run may touch. */
-#define EBPF_REGION_READ 0x1u
+#define EBPF_REGION_READ  0x1u
 #define EBPF_REGION_WRITE 0x2u
 struct ebpf_region {
 	uint64_t base;
@@ -100,11 +99,11 @@ enum ebpf_fault_kind {
 	EBPF_FAULT_NONE = 0,
 	EBPF_FAULT_OUT_OF_BOUNDS, /* access outside every declared region */
 	EBPF_FAULT_UNINIT_STACK,  /* read of a stack byte never written */
-	EBPF_FAULT_CALL_DEPTH,    /* more than EBPF_MAX_FRAMES frames */
-	EBPF_FAULT_INSN_LIMIT,    /* more instructions than run_opts.insn_limit */
-	EBPF_FAULT_BAD_HELPER,    /* helper id unknown at run time */
-	EBPF_FAULT_BAD_INSN,      /* cannot happen after ebpf_prog__new; defensive */
-	EBPF_FAULT_UNINIT_REG,    /* read of a register never written (EBPF_RUN_F_UNINIT_REGS) */
+	EBPF_FAULT_CALL_DEPTH,	  /* more than EBPF_MAX_FRAMES frames */
+	EBPF_FAULT_INSN_LIMIT,	  /* more instructions than run_opts.insn_limit */
+	EBPF_FAULT_BAD_HELPER,	  /* helper id unknown at run time */
+	EBPF_FAULT_BAD_INSN,	  /* cannot happen after ebpf_prog__new; defensive */
+	EBPF_FAULT_UNINIT_REG,	  /* read of a register never written (EBPF_RUN_F_UNINIT_REGS) */
 };
 
 struct ebpf_fault {
@@ -123,9 +122,9 @@ struct ebpf_run_opts {
 	int checked;
 	const struct ebpf_region *regions;
 	uint32_t n_regions;
-	uint64_t insn_limit; /* 0 = unlimited (interpreter only) */
+	uint64_t insn_limit;	  /* 0 = unlimited (interpreter only) */
 	struct ebpf_fault *fault; /* filled on failure when non-NULL */
-	uint32_t flags;           /* EBPF_RUN_F_* */
+	uint32_t flags;		  /* EBPF_RUN_F_* */
 };
 
 /* Checked mode also traps reads of registers that hold no value in the kernel's model: at entry

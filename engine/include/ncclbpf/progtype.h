@@ -12,12 +12,13 @@
 extern "C" {
 #endif
 
-#define EBPF_CTX_READ 0x1u
-#define EBPF_CTX_WRITE 0x2u
+#define EBPF_CTX_READ	    0x1u
+#define EBPF_CTX_WRITE	    0x2u
 #define EBPF_CTX_RANK_LOCAL 0x4u /* the value differs between ranks */
-#define EBPF_CTX_DECISION 0x8u   /* an output that must be identical on every rank */
-#define EBPF_CTX_BYTES 0x10u     /* plain memory: loads, stores and atomics of 1/2/4/8 bytes
-				    anywhere inside the field, any alignment (test contexts) */
+#define EBPF_CTX_DECISION   0x8u /* an output that must be identical on every rank */
+#define EBPF_CTX_BYTES                                                                             \
+	0x10u /* plain memory: loads, stores and atomics of 1/2/4/8 bytes                          \
+		 anywhere inside the field, any alignment (test contexts) */
 
 /* One field of a context. Reads may be narrower than the field (1/2/4/8 bytes at natural
  * alignment, fully inside it); writes must be exactly the field's size at its offset. */
@@ -37,9 +38,9 @@ struct ebpf_prog_type {
 	const struct ebpf_ctx_field *fields;
 	uint32_t n_fields;
 	uint64_t helper_allow[EBPF_MAX_HELPERS / 64]; /* bit per helper id */
-	int64_t ret_min, ret_max;                     /* allowed r0 at exit of the entry function */
-	uint64_t insn_budget;                         /* worst-case executed instructions */
-	uint32_t flags;                               /* EBPF_PROG_TYPE_F_* */
+	int64_t ret_min, ret_max;		      /* allowed r0 at exit of the entry function */
+	uint64_t insn_budget;			      /* worst-case executed instructions */
+	uint32_t flags;				      /* EBPF_PROG_TYPE_F_* */
 };
 
 /* The shipped program types, and lookup by ELF section name (NULL when none matches). */

@@ -26,13 +26,14 @@ struct ebpf_line_info {
 	const char *src;  /* the source line's text, may be NULL */
 };
 
-#define EBPF_VERIFY_F_LOG 0x1u               /* write the per-instruction state trace to log_buf */
-#define EBPF_VERIFY_F_ALLOW_RANK_LOCAL 0x2u /* unsafe experimental mode: accept rank-dependent
-					       tuner decisions (callers must log loudly) */
+#define EBPF_VERIFY_F_LOG 0x1u /* write the per-instruction state trace to log_buf */
+#define EBPF_VERIFY_F_ALLOW_RANK_LOCAL                                                             \
+	0x2u /* unsafe experimental mode: accept rank-dependent                                    \
+		tuner decisions (callers must log loudly) */
 
 /* Per-map facts in and out (arrays of n_maps entries, indexed like opts.maps). */
 #define EBPF_VERIFY_MAP_RANK_LOCAL 0x1u /* in: contents may differ between ranks */
-#define EBPF_VERIFY_MAP_WRITTEN 0x2u    /* out: the program may write this map */
+#define EBPF_VERIFY_MAP_WRITTEN	   0x2u /* out: the program may write this map */
 
 struct ebpf_verify_opts {
 	size_t sz;
@@ -43,16 +44,16 @@ struct ebpf_verify_opts {
 	const struct ebpf_helper_table *helpers;
 	const struct ebpf_line_info *lines; /* sorted by insn, may be NULL */
 	uint32_t n_lines;
-	uint32_t flags;            /* EBPF_VERIFY_F_* */
+	uint32_t flags;		   /* EBPF_VERIFY_F_* */
 	uint64_t complexity_limit; /* processed-instruction budget; 0 = 1,000,000 */
-	char *log_buf;             /* full trace with EBPF_VERIFY_F_LOG */
+	char *log_buf;		   /* full trace with EBPF_VERIFY_F_LOG */
 	size_t log_size;
 };
 
 struct ebpf_verify_stats {
-	uint32_t insns;          /* program length */
-	uint64_t processed;      /* instructions the analysis visited */
-	uint32_t peak_states;    /* largest number of stored states */
+	uint32_t insns;		   /* program length */
+	uint64_t processed;	   /* instructions the analysis visited */
+	uint32_t peak_states;	   /* largest number of stored states */
 	uint64_t worst_case_insns; /* maximum instructions any execution can run */
 	uint64_t time_ns;
 };
@@ -60,8 +61,9 @@ struct ebpf_verify_stats {
 /* Returns 0 when the program is safe, -EACCES when rejected (err holds the one-line reason with
  * instruction, source line and register state), -EINVAL for malformed input, -E2BIG when the
  * complexity budget ran out. */
-int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns, const struct ebpf_verify_opts *opts,
-		struct ebpf_verify_stats *stats, char *err, size_t err_len);
+int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
+		const struct ebpf_verify_opts *opts, struct ebpf_verify_stats *stats, char *err,
+		size_t err_len);
 
 #ifdef __cplusplus
 }

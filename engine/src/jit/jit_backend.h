@@ -42,10 +42,11 @@ struct jit_analysis {
 	uint32_t n_funcs;
 	struct jit_inline *inl;
 	uint32_t n_inl;
-	uint8_t has_bpf_calls;	 /* any bpf-to-bpf call: frame depth must be checked */
+	uint8_t has_bpf_calls; /* any bpf-to-bpf call: frame depth must be checked */
 	/* Registers among r0, r3-r9 that the program may read before writing them: the backend
-	 * zeroes these at entry, as the interpreter starts every register at 0 (the verifier rejects
-	 * such reads; this keeps unverified runs of both engines identical). Usually empty. */
+	 * zeroes these at entry, as the interpreter starts every register at 0 (the verifier
+	 * rejects such reads; this keeps unverified runs of both engines identical). Usually empty.
+	 */
 	uint16_t entry_zero;
 	uint32_t flags;		 /* EBPF_JIT_F_* from the options */
 	uint64_t *fault_counter; /* incremented (atomically) when a run aborts on call depth */

@@ -431,9 +431,9 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 		if (!ok_t && !ok_f) {
 			/* the operands' ranges contradict each other: this path ends because of
 			 * them, so a state that differs in them must not be pruned against ours */
-			precise_mark(env,
-				     (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
-				     true);
+			precise_mark(
+			    env, (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
+			    true);
 			prune_path_dead(env);
 			return 1; /* the state itself is infeasible */
 		}
