@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the policies and the tests need. Idempotent.
 set -euo pipefail
-PKGS=(build-essential cmake clang llvm lld libc6-dev linux-libc-dev spin)
+PKGS=(build-essential cmake clang llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev spin)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
