@@ -558,6 +558,24 @@ static void test_contract(void)
 			ebpf_prog__free(p);
 		}
 	}
+
+	/* the entry calling itself is refused, not compiled into a native stack overflow; the
+	 * interpreter stops it at the frame limit */
+	{
+		struct ebpf_insn self[] = {CALL_LOCAL(-1), EXIT()};
+		char err[160] = "";
+		uint64_t ret = 0;
+
+		p = ebpf_prog__new(self, INSN_CNT(self), NULL, err, sizeof(err));
+		CHECK(p != NULL);
+		if (p) {
+			CHECK(ebpf_prog__jit(p, NULL, err, sizeof(err)) == -EOPNOTSUPP);
+			CHECK(strstr(err, "entry function") != NULL);
+			CHECK(ebpf_prog__jit_fn(p) == NULL);
+			CHECK(ebpf_interp__run(p, 0, 0, NULL, &ret) == -EFAULT);
+			ebpf_prog__free(p);
+		}
+	}
 }
 
 int main(void)

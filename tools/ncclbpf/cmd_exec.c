@@ -248,7 +248,11 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 				return fail("--jit: no JIT is available for this machine");
 			engine = EBPF_ENGINE_INTERP;
 		} else if (ebpf_prog__jit(prog, NULL, err, sizeof(err))) {
-			return fail("JIT: %s", err);
+			/* The default means "fastest available": a program the JIT refuses still
+			 * runs, in the interpreter. */
+			if (engine == EBPF_ENGINE_JIT)
+				return fail("JIT: %s", err);
+			engine = EBPF_ENGINE_INTERP;
 		} else {
 			engine = EBPF_ENGINE_JIT;
 			ro.checked = 0; /* interpreter-only run options */

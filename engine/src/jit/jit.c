@@ -399,6 +399,18 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 
 			if (t < 0 || t >= n)
 				goto bad_target;
+			/* The entry frame anchors the call-depth count, so re-entering it would
+			 * reset the count and recurse until the native stack overflows. Only
+			 * recursion can call the entry, and the verifier rejects recursion: refuse,
+			 * the interpreter (which counts frames) remains. */
+			if (t == 0) {
+				jit_err(err, err_len,
+					"insn %u: call to the entry function (recursion) is not "
+					"compiled; use the interpreter",
+					i);
+				analysis_free(an);
+				return -EOPNOTSUPP;
+			}
 			an->insn_flags[t] |= JIT_INSN_FUNC_START;
 			an->has_bpf_calls = 1;
 		} else if (is_jump(in)) {
