@@ -1,10 +1,10 @@
 #!/bin/sh
 # check_exports.sh LIB: fails unless LIB exports exactly NCCL's plugin tables
-# (nm -D --defined-only), needs nothing but libc, and is linked with -z nodelete.
+# (env v1, v2 and tuner v3..v6; nm -D --defined-only), needs nothing but libc, and is linked with -z nodelete.
 set -eu
 lib=$1
 got=$(nm -D --defined-only "$lib" | awk '{print $NF}' | sort | tr '\n' ' ')
-want="ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6 "
+want="ncclEnvPlugin_v1 ncclEnvPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6 "
 if [ "$got" != "$want" ]; then
 	echo "exported: $got"; echo "expected: $want"; exit 1
 fi

@@ -1,0 +1,149 @@
+/* NCCL env plugin adapter: the exported ncclEnvPlugin_v1 and ncclEnvPlugin_v2 tables.
+ *
+ * With NCCL >= 2.28.7 every ncclGetEnv goes through getEnv (nccl-plugin-abi.md §4). We serve the
+ * process environment unchanged, with one addition that makes a single variable enough:
+ * NCCL_ENV_PLUGIN=<this library> also selects this library as the tuner, because an unset
+ * NCCL_TUNER_PLUGIN resolves to our own path (§5). A value the user set always wins.
+ * NCCL_PROFILER_PLUGIN is not defaulted: this library exports no profiler table yet, and
+ * pointing NCCL at a library without one only produces a failed load.
+ *
+ * Constraints from §4: getEnv is called concurrently from any thread, sometimes while NCCL holds
+ * its parameter or debug mutex, so it never logs (v2's logger is ignored on purpose) and never
+ * calls into NCCL; init always succeeds (a failure would fail every later communicator init).
+ * Returned strings stay valid for the life of the process: values are interned in an
+ * append-only list that is never freed (the library is linked -z nodelete). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nccl_env.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* One (name, value) pair served at least once. Readers walk the list without a lock; writers
+ * publish a fully built node with a release store under intern_lock. */
+struct env_node {
+	const struct env_node *next;
+	const char *name;
+	const char *value;
+	char text[]; /* name NUL value NUL */
+};
+
+static _Atomic(const struct env_node *) intern_head;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct env_node *find(const struct env_node *n, const char *name, const char *value)
+{
+	for (; n; n = n->next)
+		if (strcmp(n->name, name) == 0 && strcmp(n->value, value) == 0)
+			return n;
+	return NULL;
+}
+
+/* A stable copy of value for name: the same pointer every time the pair is served again.
+ * Falls back to the caller's pointer when out of memory (still the right value). */
+static const char *intern(const char *name, const char *value)
+{
+	const struct env_node *n =
+	    find(atomic_load_explicit(&intern_head, memory_order_acquire), name, value);
+	if (n)
+		return n->value;
+	pthread_mutex_lock(&intern_lock);
+	const struct env_node *head = atomic_load_explicit(&intern_head, memory_order_relaxed);
+	n = find(head, name, value);
+	if (!n) {
+		size_t nl = strlen(name) + 1, vl = strlen(value) + 1;
+		struct env_node *m = malloc(sizeof(*m) + nl + vl);
+		if (m) {
+			memcpy(m->text, name, nl);
+			memcpy(m->text + nl, value, vl);
+			m->name = m->text;
+			m->value = m->text + nl;
+			m->next = head;
+			atomic_store_explicit(&intern_head, m, memory_order_release);
+			n = m;
+		}
+	}
+	pthread_mutex_unlock(&intern_lock);
+	return n ? n->value : value;
+}
+
+/* This library's own absolute path, found once through one of our symbols. */
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+static char self_path[PATH_MAX];
+
+static void find_self(void)
+{
+	Dl_info info;
+	if (!dladdr((const void *)&find_self, &info) || !info.dli_fname || !info.dli_fname[0])
+		return;
+	if (!realpath(info.dli_fname, self_path)) {
+		size_t l = strlen(info.dli_fname);
+		if (l < sizeof(self_path))
+			memcpy(self_path, info.dli_fname, l + 1);
+	}
+}
+
+/* Variables whose unset value becomes this library's path. */
+static const char *const self_defaults[] = {
+    "NCCL_TUNER_PLUGIN",
+};
+
+static const char *self_default(const char *name)
+{
+	for (size_t i = 0; i < sizeof(self_defaults) / sizeof(self_defaults[0]); i++) {
+		if (strcmp(name, self_defaults[i]) == 0) {
+			pthread_once(&self_once, find_self);
+			return self_path[0] ? self_path : NULL;
+		}
+	}
+	return NULL;
+}
+
+static const char *get_env(const char *name)
+{
+	if (!name)
+		return NULL;
+	const char *v = getenv(name);
+	if (v)
+		return intern(name, v);
+	return self_default(name); /* self_path is static: already stable */
+}
+
+static ncclResult_t init_v1(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix)
+{
+	(void)major, (void)minor, (void)patch, (void)suffix;
+	pthread_once(&self_once, find_self);
+	return ncclSuccess;
+}
+
+static ncclResult_t init_v2(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix,
+			    ncclDebugLogger_t log_fn)
+{
+	(void)log_fn; /* never used: logging from the env plugin can deadlock NCCL (§4) */
+	return init_v1(major, minor, patch, suffix);
+}
+
+/* Nothing to release: NCCL may still hold strings we returned, and the library stays mapped. */
+static ncclResult_t finalize(void)
+{
+	return ncclSuccess;
+}
+
+EXPORT const ncclEnv_v1_t ncclEnvPlugin_v1 = {
+    .name = "NCCLbpf",
+    .init = init_v1,
+    .finalize = finalize,
+    .getEnv = get_env,
+};
+
+EXPORT const ncclEnv_v2_t ncclEnvPlugin_v2 = {
+    .name = "NCCLbpf",
+    .init = init_v2,
+    .finalize = finalize,
+    .getEnv = get_env,
+};
