@@ -15,3 +15,13 @@ endforeach()
 if(TARGET test_env_plugin_asan)
   add_dependencies(test_env_plugin_asan nccl_ncclbpf_asan)
 endif()
+
+# Bundle-supplied NCCL settings: the known-parameter table and the text parser (pure).
+ncclbpf_test(test_env_settings
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_env_settings.c ${PROJECT_SOURCE_DIR}/adapters/nccl/src/env_settings.c
+  LABELS plugin TIMEOUT 60)
+foreach(t test_env_settings test_env_settings_asan)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})
+  endif()
+endforeach()
