@@ -25,3 +25,32 @@ foreach(t test_env_settings test_env_settings_asan)
     target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})
   endif()
 endforeach()
+
+# A bundle carrying NCCL settings (.ncclbpf.env section), served through the env plugin.
+if(NCCLBPF_BUILD_POLICIES)
+  set(ENV_BUNDLE ${CMAKE_CURRENT_BINARY_DIR}/env_policies/with_env.o)
+  add_custom_command(OUTPUT ${ENV_BUNDLE}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/env_policies
+    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/with_env.c -o ${ENV_BUNDLE}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/with_env.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF with_env.c")
+  add_custom_target(env_policies ALL DEPENDS ${ENV_BUNDLE})
+  ncclbpf_test(test_env_bundle SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_env_bundle.c LIBS dl
+    ARGS $<TARGET_FILE:nccl_ncclbpf> ${ENV_BUNDLE} ASAN_ARGS ${ENV_TEST_ASAN_LIB} ${ENV_BUNDLE}
+    LABELS plugin TIMEOUT 60)
+  foreach(t test_env_bundle test_env_bundle_asan)
+    if(TARGET ${t})
+      target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})
+      add_dependencies(${t} nccl_ncclbpf env_policies)
+      # The refused lines are reported on stderr with their line, once.
+      set(tname ${t})
+      string(REPLACE "_asan" ".asan" tname ${t})
+      set_tests_properties(${tname} PROPERTIES PASS_REGULAR_EXPRESSION
+        "2 setting\\(s\\) not applied, first at line 4: unknown NCCL parameter 'NCCL_NOT_A_PARAM'.*test_env_bundle: [0-9]+ checks passed")
+    endif()
+  endforeach()
+  if(TARGET test_env_bundle_asan)
+    add_dependencies(test_env_bundle_asan nccl_ncclbpf_asan)
+  endif()
+endif()

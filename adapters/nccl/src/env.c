@@ -11,15 +11,22 @@
  * its parameter or debug mutex, so it never logs (v2's logger is ignored on purpose) and never
  * calls into NCCL; init always succeeds (a failure would fail every later communicator init).
  * Returned strings stay valid for the life of the process: values are interned in an
- * append-only list that is never freed (the library is linked -z nodelete). */
+ * append-only list that is never freed (the library is linked -z nodelete).
+ *
+ * Bundle-supplied settings: the policy object NCCLBPF_POLICY names may carry NCCL settings in
+ * its ".ncclbpf.env" section (env_settings.h). They are read once per process, on the first init
+ * or getEnv (NCCL reads most parameters once anyway; a hot reload does not change them). The
+ * process environment wins over a bundle value unless the bundle marks it enforced ('!'). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_bundle.h"
 #include "nccl_env.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -104,11 +111,34 @@ static const char *self_default(const char *name)
 	return NULL;
 }
 
+/* Written once under bundle_once, read-only afterwards: its strings are stable. */
+static pthread_once_t bundle_once = PTHREAD_ONCE_INIT;
+static struct env_settings bundle;
+
+static void load_bundle(void)
+{
+	const char *path = getenv("NCCLBPF_POLICY");
+	if (!path || !path[0])
+		return;
+	int rc = env_bundle_load(path, &bundle);
+	/* Never through NCCL's logger (§4); stderr only when something was refused, since NCCL
+	 * would otherwise run silently with settings the user expected. */
+	if (rc)
+		fprintf(stderr, "NCCLbpf env: %s: settings not read (%s)\n", path, strerror(-rc));
+	else if (bundle.n_rejected)
+		fprintf(stderr, "NCCLbpf env: %s: %u setting(s) not applied, first at %s\n", path,
+			bundle.n_rejected, bundle.first_error);
+}
+
 static const char *get_env(const char *name)
 {
 	if (!name)
 		return NULL;
+	pthread_once(&bundle_once, load_bundle);
 	const char *v = getenv(name);
+	const struct env_setting *b = bundle.n ? env_settings_find(&bundle, name) : NULL;
+	if (b && (b->enforced || !v))
+		return b->value;
 	if (v)
 		return intern(name, v);
 	return self_default(name); /* self_path is static: already stable */
@@ -118,6 +148,7 @@ static ncclResult_t init_v1(uint8_t major, uint8_t minor, uint8_t patch, const c
 {
 	(void)major, (void)minor, (void)patch, (void)suffix;
 	pthread_once(&self_once, find_self);
+	pthread_once(&bundle_once, load_bundle);
 	return ncclSuccess;
 }
 
