@@ -71,6 +71,21 @@ static const struct ebpf_ctx_field net_fields[] = {
     FIELD(ncclbpf_net_ctx, peer_addr, R), FIELD(ncclbpf_net_ctx, peer_port, R),
 };
 
+/* Helper allow-lists by Linux helper id: 1-3 map lookup/update/delete, 5 clock, 6 log line,
+ * 7 random, 8 CPU number; 130-133 ring buffer output/reserve/submit/discard. */
+#define HELPERS_BASE                                                                               \
+	[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) | (1ull << 7) |  \
+	      (1ull << 8)
+#define HELPERS_BASIC                                                                              \
+	{                                                                                          \
+		HELPERS_BASE                                                                       \
+	}
+#define HELPERS_WITH_RINGBUF                                                                       \
+	{                                                                                          \
+		HELPERS_BASE, [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |                \
+				    (1ull << (132 - 128)) | (1ull << (133 - 128))                  \
+	}
+
 static const struct ebpf_prog_type prog_types[] = {
     {
 	.name = "tuner",
@@ -80,10 +95,7 @@ static const struct ebpf_prog_type prog_types[] = {
 	.n_fields = sizeof(tuner_fields) / sizeof(tuner_fields[0]),
 	/* Rank-local helpers are allowed; the rank-consistency analysis keeps their results
 	 * out of decisions. Ring buffer output lets a tuner stream what it decided. */
-	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
-			       (1ull << 7) | (1ull << 8),
-			 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
-			       (1ull << (132 - 128)) | (1ull << (133 - 128))},
+	.helper_allow = HELPERS_WITH_RINGBUF,
 	.ret_min = 0,
 	.ret_max = 0,
 	.insn_budget = 4096,
@@ -95,8 +107,7 @@ static const struct ebpf_prog_type prog_types[] = {
 	.ctx_size = sizeof(struct ncclbpf_chunk_ctx),
 	.fields = chunk_fields,
 	.n_fields = sizeof(chunk_fields) / sizeof(chunk_fields[0]),
-	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
-			       (1ull << 7) | (1ull << 8)},
+	.helper_allow = HELPERS_BASIC,
 	.ret_min = 0,
 	.ret_max = 0,
 	.insn_budget = 4096,
@@ -108,10 +119,7 @@ static const struct ebpf_prog_type prog_types[] = {
 	.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
 	.fields = profiler_fields,
 	.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
-	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
-			       (1ull << 7) | (1ull << 8),
-			 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
-			       (1ull << (132 - 128)) | (1ull << (133 - 128))},
+	.helper_allow = HELPERS_WITH_RINGBUF,
 	.ret_min = 0,
 	.ret_max = 0,
 	.insn_budget = 4096,
@@ -122,10 +130,7 @@ static const struct ebpf_prog_type prog_types[] = {
 	.ctx_size = sizeof(struct ncclbpf_net_ctx),
 	.fields = net_fields,
 	.n_fields = sizeof(net_fields) / sizeof(net_fields[0]),
-	.helper_allow = {[0] = (1ull << 1) | (1ull << 2) | (1ull << 3) | (1ull << 5) | (1ull << 6) |
-			       (1ull << 7) | (1ull << 8),
-			 [2] = (1ull << (130 - 128)) | (1ull << (131 - 128)) |
-			       (1ull << (132 - 128)) | (1ull << (133 - 128))},
+	.helper_allow = HELPERS_WITH_RINGBUF,
 	.ret_min = 0,
 	.ret_max = 0xffffffff,
 	.insn_budget = 4096,

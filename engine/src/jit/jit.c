@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../insn_regs.h"
 #include "jit_backend.h"
 #include "ncclbpf/maps.h"
 
@@ -241,66 +242,26 @@ static int helper_is_map_lookup(const struct ebpf_prog *prog)
 	       p->args[1] == EBPF_ARG_PTR_TO_KEY;
 }
 
-/* Registers instruction i reads (use) and writes (def) for the entry liveness below. A helper
- * call reads the arguments its prototype declares; a bpf-to-bpf call may read anything. */
+/* Registers instruction i reads (use) and writes (def) for the entry liveness below: the shared
+ * rule, narrowed for helper calls to the arguments the prototype declares, and widened for
+ * bpf-to-bpf calls (which may read anything). */
 static void use_def(const struct ebpf_prog *prog, const struct ebpf_insn *in, uint16_t *use,
 		    uint16_t *def)
 {
-	uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
-	uint16_t d = (uint16_t)(1u << in->dst_reg), sr = (uint16_t)(1u << in->src_reg);
-	int x = EBPF_SRC(in->code) == EBPF_X;
-
-	*use = 0;
-	*def = 0;
-	switch (cls) {
-	case EBPF_ALU:
-	case EBPF_ALU64:
-		*use = (op == EBPF_MOV ? 0 : d) | (x && op != EBPF_END && op != EBPF_NEG ? sr : 0);
-		*def = d;
-		break;
-	case EBPF_LD:
-		*def = d;
-		break;
-	case EBPF_LDX:
-		*use = sr;
-		*def = d;
-		break;
-	case EBPF_ST:
-		*use = d;
-		break;
-	case EBPF_STX:
-		*use = d | sr;
-		if (EBPF_MODE(in->code) == EBPF_ATOMIC) {
-			if (in->imm == EBPF_CMPXCHG) {
-				*use |= 1;
-				*def = 1;
-			} else if (in->imm & EBPF_FETCH) {
-				*def = sr;
-			}
-		}
-		break;
-	case EBPF_JMP:
-	case EBPF_JMP32:
-		if (op == EBPF_EXIT) {
-			*use = 1;
-		} else if (op == EBPF_CALL) {
-			const struct ebpf_helper_proto *p = NULL;
-
-			*def = 0x3f; /* r0 result, r1-r5 clobbered */
-			if (in->src_reg == EBPF_PSEUDO_CALL) {
-				*use = 0x3ff;
-				break;
-			}
-			if (prog->helpers && in->imm >= 0 && in->imm < EBPF_MAX_HELPERS)
-				p = prog->helpers->by_id[in->imm];
-			for (int k = 0; k < 5; k++)
-				if (!p || p->args[k] != EBPF_ARG_NONE)
-					*use |= (uint16_t)(2u << k);
-		} else if (op != EBPF_JA) {
-			*use = d | (x ? sr : 0);
-		}
-		break;
+	ebpf_insn_use_def(in, use, def);
+	if (in->code != (EBPF_JMP | EBPF_CALL))
+		return;
+	if (in->src_reg == EBPF_PSEUDO_CALL) {
+		*use = 0x3ff;
+		return;
 	}
+	const struct ebpf_helper_proto *p = NULL;
+	if (prog->helpers && in->imm >= 0 && in->imm < EBPF_MAX_HELPERS)
+		p = prog->helpers->by_id[in->imm];
+	*use = 0;
+	for (int k = 0; k < 5; k++)
+		if (!p || p->args[k] != EBPF_ARG_NONE)
+			*use |= (uint16_t)(2u << k);
 }
 
 /* Backward liveness over the entry function, to a fixpoint: which registers can be read before

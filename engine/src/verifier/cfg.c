@@ -8,6 +8,7 @@
 
 #include "ncclbpf/maps.h"
 #include "state.h"
+#include "../insn_regs.h"
 
 #define NONE UINT32_MAX
 
@@ -493,57 +494,6 @@ int cfg_check_calls(struct env *env, bool use_stack)
 	return err;
 }
 
-/* Register use/def of one instruction, for liveness. */
-static void use_def(const struct ebpf_insn *i, uint16_t *use, uint16_t *def)
-{
-	uint8_t cls = EBPF_CLASS(i->code), op = EBPF_OP(i->code);
-	uint16_t d = (uint16_t)(1u << i->dst_reg), s = (uint16_t)(1u << i->src_reg);
-	bool x = EBPF_SRC(i->code) == EBPF_X;
-
-	*use = *def = 0;
-	switch (cls) {
-	case EBPF_ALU:
-	case EBPF_ALU64:
-		*def = d;
-		if (op != EBPF_MOV)
-			*use |= d;
-		if (x && op != EBPF_END)
-			*use |= s;
-		break;
-	case EBPF_LDX:
-		*use = s;
-		*def = d;
-		break;
-	case EBPF_ST:
-		*use = d;
-		break;
-	case EBPF_STX:
-		*use = d | s;
-		if (EBPF_MODE(i->code) == EBPF_ATOMIC) {
-			if (i->imm == EBPF_CMPXCHG) {
-				*use |= 1;
-				*def = 1;
-			} else if (i->imm & EBPF_FETCH) {
-				*def = s;
-			}
-		}
-		break;
-	case EBPF_LD:
-		*def = d;
-		break;
-	default:
-		if (op == EBPF_CALL) {
-			*use = 0x3e;
-			*def = 0x3f;
-		} else if (op == EBPF_EXIT) {
-			*use = 1;
-		} else if (op != EBPF_JA) {
-			*use = d | (x ? s : 0);
-		}
-		break;
-	}
-}
-
 static void liveness(struct env *env, const uint8_t *half)
 {
 	bool changed = true;
@@ -560,7 +510,7 @@ static void liveness(struct env *env, const uint8_t *half)
 			ns = successors(env, k, succ);
 			for (int j = 0; j < ns; j++)
 				out |= env->aux[succ[j]].live_in;
-			use_def(&env->insns[k], &use, &def);
+			ebpf_insn_use_def(&env->insns[k], &use, &def);
 			in = (uint16_t)(use | (out & ~def)) | (1u << EBPF_REG_10);
 			if (in != env->aux[k].live_in) {
 				env->aux[k].live_in = in;
