@@ -155,6 +155,8 @@ static const struct vcase reject_cases[] = {
       NULL_EXIT(0), MOV64_IMM(2, 1), ATOMIC_OP(EBPF_DW, EBPF_ATOMIC_ADD, 0, 2, 0), RET0),
     R("global data pointer past value", NULL, "invalid access to map value pointer",
       LD_MAP_VALUE(1, MAP_RODATA, 16), RET0),
+    R("direct value access to a hash map", NULL, "direct value access needs an array map",
+      LD_MAP_VALUE(1, MAP_HASH, 0), RET0),
     R("map index out of range", NULL, "map index 9 out of range", LD_MAP_FD(1, 9), RET0),
     /* --- pointer arithmetic and comparisons ----------------------------------------------- */
     R("pointer minus pointer", NULL, "pointer - pointer prohibited", MOV64_REG(2, 10),

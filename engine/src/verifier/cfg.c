@@ -193,6 +193,13 @@ static int check_lddw(struct env *env, const struct ebpf_insn *i, uint32_t pc)
 				    env->opts->n_maps);
 		if (i->src_reg == EBPF_PSEUDO_MAP_FD && n->imm)
 			return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
+		/* Only an array's element 0 has a fixed address to load (ebpf_prog__new resolves
+		 * nothing else), as in Linux. */
+		if (i->src_reg == EBPF_PSEUDO_MAP_VALUE &&
+		    ebpf_map__type(env->opts->maps[i->imm]) != EBPF_MAP_TYPE_ARRAY)
+			return verr(env, pc, -EACCES,
+				    "direct value access needs an array map (map '%s')",
+				    ebpf_map__name(env->opts->maps[i->imm]));
 		if (i->src_reg == EBPF_PSEUDO_MAP_VALUE &&
 		    ((uint32_t)n->imm >= ebpf_map__value_size(env->opts->maps[i->imm]) ||
 		     map_is_ringbuf(env, (uint32_t)i->imm)))
