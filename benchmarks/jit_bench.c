@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "insn_macros.h"
+#include "ncclbpf/runtime.h"
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
@@ -230,7 +231,30 @@ static double per_run(const struct ebpf_prog *p, enum ebpf_engine e, long n)
 	return best;
 }
 
-static int bench_calls(void)
+/* The runtime's hot-path entry (epoch section, active-policy load, JIT call) on a tuner
+ * context, with the no-op policy loaded from policy_dir. */
+static double per_rt_call(long n)
+{
+	static struct ncclbpf_tuner_ctx ctx;
+	double best = 1e30;
+
+	for (int t = 0; t < (quick ? 1 : 9); t++) {
+		uint64_t t0 = now_ns(), r = 0, ver = 0;
+
+		for (long i = 0; i < n; i++) {
+			ctx.seq = (uint64_t)i;
+			r += (uint64_t)ncclbpf_rt_run_tuner(&ctx, &ver);
+		}
+		double ns = (double)(now_ns() - t0) / (double)n;
+		if (ns < best)
+			best = ns;
+		if (r == 42)
+			printf("?");
+	}
+	return best;
+}
+
+static int bench_calls(const char *policy_dir)
 {
 	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
 	struct ebpf_prog *p = ebpf_prog__new(noop, INSN_CNT(noop), NULL, NULL, 0);
@@ -248,6 +272,24 @@ static int bench_calls(void)
 	printf("   JIT entry point (fn pointer)    %6.2f   (+%.2f ns over C)\n", tj, tj - tc);
 	printf("   ebpf_prog__run, default engine  %6.2f   (+%.2f ns over C)\n", tr, tr - tc);
 	printf("   ebpf_prog__run, interpreter     %6.2f   (%.1fx the JIT entry)\n", ti, ti / tj);
+	if (policy_dir) {
+		char path[4096];
+		struct ncclbpf_reload_report rep = {.sz = sizeof(rep)};
+
+		snprintf(path, sizeof(path), "%s/noop.o", policy_dir);
+		setenv("NCCLBPF_WATCH", "0", 1);
+		ncclbpf_rt_acquire();
+		if (ncclbpf_rt_reload(path, &rep) == 0) {
+			double tr2 = per_rt_call(n);
+			printf("   runtime entry (ncclbpf_rt_run_tuner, noop.o, JIT)  %6.2f   "
+			       "(+%.2f ns "
+			       "over C)\n",
+			       tr2, tr2 - tc);
+		} else {
+			printf("   runtime entry: %s\n", rep.msg);
+		}
+		ncclbpf_rt_release();
+	}
 	ebpf_prog__free(p);
 	return 0;
 }
@@ -434,7 +476,7 @@ int main(int argc, char **argv)
 	}
 	printf("NCCLbpf JIT benchmark%s\n", quick ? " (quick smoke run: figures meaningless)" : "");
 	bad = bench_kernels(argv[1]);
-	bad |= bench_calls();
+	bad |= bench_calls(policy_dir);
 	bench_compile(argv[1]);
 	if (policy_dir) {
 		printf("\n4. compile time of the shipped policies (%s)\n", policy_dir);

@@ -49,16 +49,16 @@ struct limbo {
 };
 
 struct epoch_rec {
-	_Alignas(64) _Atomic uint64_t state; /* 0 = outside; (epoch << 1) | 1 = inside */
+	struct ebpf_epoch_reader rd; /* first: the inline enter/exit in epoch.h use it */
 	_Atomic int in_use;
-	uint32_t nest;		/* owner thread only */
 	uint32_t since_reclaim; /* owner thread only */
 	pthread_mutex_t lock;	/* guards limbo: owner appends, reclaimers free */
 	struct limbo limbo;
 	struct epoch_rec *next; /* immutable once published */
 };
 
-static _Alignas(64) _Atomic uint64_t global_epoch = 1;
+_Alignas(64) _Atomic uint64_t ebpf_epoch_global_ = 1;
+#define global_epoch ebpf_epoch_global_
 static _Atomic(struct epoch_rec *) recs;
 static _Atomic uint64_t n_retired, n_freed, n_threads;
 
@@ -68,11 +68,14 @@ static struct limbo orphans;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t rec_key;
 static int key_ok;
-static int use_membarrier;
+int ebpf_epoch_plain_enter_;
+#define use_membarrier ebpf_epoch_plain_enter_
 /* initial-exec: read without a __tls_get_addr call on the hot path. The engine ships inside a
  * dlopen()ed plugin; 8 bytes of static TLS are always available there (glibc keeps a surplus
  * for exactly this). */
-static __thread struct epoch_rec *tls_rec __attribute__((tls_model("initial-exec")));
+__thread struct ebpf_epoch_reader *ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
+/* The record behind the thread's reader head (its first member). */
+#define tls_rec ((struct epoch_rec *)(void *)ebpf_epoch_tls_)
 
 static void thread_exit(void *arg);
 
@@ -113,7 +116,7 @@ static struct epoch_rec *rec_register(void)
 			abort(); /* cannot run programs safely without a record */
 		*r = (struct epoch_rec){0};
 		pthread_mutex_init(&r->lock, NULL);
-		atomic_init(&r->state, 0);
+		atomic_init(&r->rd.state, 0);
 		atomic_init(&r->in_use, 1);
 		struct epoch_rec *head = atomic_load_explicit(&recs, memory_order_relaxed);
 		do
@@ -121,12 +124,12 @@ static struct epoch_rec *rec_register(void)
 		while (!atomic_compare_exchange_weak_explicit(&recs, &head, r, memory_order_release,
 							      memory_order_relaxed));
 	}
-	r->nest = 0;
+	r->rd.nest = 0;
 	r->since_reclaim = 0;
 	atomic_fetch_add_explicit(&n_threads, 1, memory_order_relaxed);
 	if (key_ok)
 		pthread_setspecific(rec_key, r);
-	tls_rec = r;
+	ebpf_epoch_tls_ = &r->rd;
 	return r;
 }
 
@@ -136,35 +139,35 @@ static inline struct epoch_rec *rec_get(void)
 	return r ? r : rec_register();
 }
 
-void ebpf_epoch_enter(void)
+void ebpf_epoch_enter_slow(void)
 {
 	struct epoch_rec *r = rec_get();
-	if (r->nest++)
+	if (r->rd.nest++)
 		return;
 	uint64_t s = (atomic_load_explicit(&global_epoch, memory_order_relaxed) << 1) | 1;
 	if (use_membarrier) {
 		/* Release so that a reclaimer reading this state also sees everything this thread
 		 * did in its previous section (the exit store alone may be overwritten). */
-		atomic_store_explicit(&r->state, s, memory_order_release);
+		atomic_store_explicit(&r->rd.state, s, memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
 	} else {
-		atomic_exchange_explicit(&r->state, s, memory_order_seq_cst);
+		atomic_exchange_explicit(&r->rd.state, s, memory_order_seq_cst);
 	}
 }
 
-void ebpf_epoch_exit(void)
+void ebpf_epoch_exit_slow(void)
 {
 	struct epoch_rec *r = tls_rec;
-	if (!r || r->nest == 0)
+	if (!r || r->rd.nest == 0)
 		return; /* unbalanced exit: ignore rather than corrupt the state */
-	if (--r->nest == 0)
-		atomic_store_explicit(&r->state, 0, memory_order_release);
+	if (--r->rd.nest == 0)
+		atomic_store_explicit(&r->rd.state, 0, memory_order_release);
 }
 
 int ebpf_epoch_in_section(void)
 {
 	struct epoch_rec *r = tls_rec;
-	return r && r->nest;
+	return r && r->rd.nest;
 }
 
 /* Orders every reader's earlier announcement before our scan of the records. */
@@ -189,7 +192,7 @@ static uint64_t try_advance(void)
 	uint64_t e = atomic_load_explicit(&global_epoch, memory_order_seq_cst);
 	for (struct epoch_rec *r = atomic_load_explicit(&recs, memory_order_acquire); r;
 	     r = r->next) {
-		uint64_t s = atomic_load_explicit(&r->state, memory_order_acquire);
+		uint64_t s = atomic_load_explicit(&r->rd.state, memory_order_acquire);
 		if ((s & 1) && (s >> 1) != e)
 			return e;
 	}
@@ -304,7 +307,7 @@ void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn)
 	atomic_fetch_add_explicit(&n_retired, 1, memory_order_relaxed);
 	if (rc) {
 		/* Out of memory for the bookkeeping: wait for readers and free it now. */
-		if (!r->nest && ebpf_epoch_synchronize() == 0) {
+		if (!r->rd.nest && ebpf_epoch_synchronize() == 0) {
 			free_fn(ptr);
 			atomic_fetch_add_explicit(&n_freed, 1, memory_order_relaxed);
 		}
@@ -320,7 +323,7 @@ void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn)
 int ebpf_epoch_synchronize(void)
 {
 	struct epoch_rec *r = rec_get();
-	if (r->nest)
+	if (r->rd.nest)
 		return -EDEADLK;
 	uint64_t target = atomic_load_explicit(&global_epoch, memory_order_seq_cst) + 2;
 	unsigned spins = 0;
@@ -349,8 +352,8 @@ void ebpf_epoch_get_stats(struct ebpf_epoch_stats *st)
 static void thread_exit(void *arg)
 {
 	struct epoch_rec *r = arg;
-	r->nest = 0;
-	atomic_store_explicit(&r->state, 0, memory_order_release);
+	r->rd.nest = 0;
+	atomic_store_explicit(&r->rd.state, 0, memory_order_release);
 	pthread_mutex_lock(&r->lock);
 	pthread_mutex_lock(&orphan_lock);
 	for (size_t i = 0; i < r->limbo.len; i++)
@@ -360,7 +363,7 @@ static void thread_exit(void *arg)
 	free(r->limbo.v);
 	r->limbo = (struct limbo){0};
 	pthread_mutex_unlock(&r->lock);
-	tls_rec = NULL;
+	ebpf_epoch_tls_ = NULL;
 	atomic_fetch_sub_explicit(&n_threads, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->in_use, 0, memory_order_release);
 }

@@ -19,6 +19,7 @@ struct ebpf_interp_insn {
 };
 
 struct ebpf_prog {
+	struct ebpf_prog_hot hot; /* first: read by the inline ebpf_prog__run */
 	char name[64];
 	struct ebpf_insn *insns; /* executable copy: EBPF_PSEUDO_MAP_* resolved to addresses */
 	uint32_t n_insns;

@@ -18,8 +18,53 @@ extern "C" {
 
 typedef void (*ebpf_epoch_free_fn)(void *ptr);
 
-void ebpf_epoch_enter(void);
-void ebpf_epoch_exit(void);
+void ebpf_epoch_enter_slow(void);
+void ebpf_epoch_exit_slow(void);
+
+#ifndef __cplusplus
+#include <stdatomic.h>
+/* The per-thread reader record's public head, so that entering and leaving a section inline
+ * into the hot path (a TLS load, a counter and one store each way). Internal to the engine. */
+struct ebpf_epoch_reader {
+	_Alignas(64) _Atomic uint64_t state; /* 0 = outside; (epoch << 1) | 1 = inside */
+	uint32_t nest;			     /* owner thread only */
+};
+extern __thread struct ebpf_epoch_reader *ebpf_epoch_tls_
+    __attribute__((tls_model("initial-exec")));
+extern _Atomic uint64_t ebpf_epoch_global_;
+extern int ebpf_epoch_plain_enter_; /* 1: membarrier orders readers, so enter is a plain store */
+
+static inline void ebpf_epoch_enter(void)
+{
+	struct ebpf_epoch_reader *r = ebpf_epoch_tls_;
+
+	if (__builtin_expect(r != NULL && ebpf_epoch_plain_enter_, 1)) {
+		if (r->nest++)
+			return;
+		/* Release so that a reclaimer reading this state also sees everything this thread
+		 * did in its previous section (the exit store alone may be overwritten). */
+		atomic_store_explicit(
+		    &r->state,
+		    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed) << 1) | 1,
+		    memory_order_release);
+		atomic_signal_fence(memory_order_seq_cst);
+		return;
+	}
+	ebpf_epoch_enter_slow();
+}
+
+static inline void ebpf_epoch_exit(void)
+{
+	struct ebpf_epoch_reader *r = ebpf_epoch_tls_;
+
+	if (__builtin_expect(r != NULL && r->nest == 1, 1)) {
+		r->nest = 0;
+		atomic_store_explicit(&r->state, 0, memory_order_release);
+		return;
+	}
+	ebpf_epoch_exit_slow();
+}
+#endif
 /* Non-zero when the calling thread is inside an epoch section. */
 int ebpf_epoch_in_section(void);
 

@@ -66,9 +66,32 @@ uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog);
  * nothing only the interpreter does, else the interpreter). EBPF_ENGINE_JIT on a program that
  * is not compiled, or with checked mode, an instruction limit or EBPF_RUN_F_UNINIT_REGS, returns
  * -ENOEXEC / -EOPNOTSUPP.
- * Returns 0, or -EFAULT with opts->fault filled when the run faulted. */
-int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
-		   const struct ebpf_run_opts *opts, uint64_t *r0);
+ * Returns 0, or -EFAULT with opts->fault filled when the run faulted.
+ * ebpf_prog__run is inline so that its common case (compiled, no options, no abort to detect)
+ * costs one load and one indirect call over calling the code directly; everything else goes
+ * through ebpf_prog__run_full. */
+int ebpf_prog__run_full(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+			uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0);
+
+/* The first member of every struct ebpf_prog: what the inline fast path reads. fast_fn is the
+ * compiled entry when no run can abort (no bpf-to-bpf calls), else NULL. */
+struct ebpf_prog_hot {
+	ebpf_jit_fn fast_fn;
+};
+
+static inline int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+				 uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
+{
+	if (prog && r0 && !opts && engine != EBPF_ENGINE_INTERP) {
+		ebpf_jit_fn fn = __atomic_load_n(
+		    &((const struct ebpf_prog_hot *)(const void *)prog)->fast_fn, __ATOMIC_ACQUIRE);
+		if (fn) {
+			*r0 = fn(r1, r2);
+			return 0;
+		}
+	}
+	return ebpf_prog__run_full(prog, engine, r1, r2, opts, r0);
+}
 
 #ifdef __cplusplus
 }

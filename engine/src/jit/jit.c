@@ -517,6 +517,8 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 		prog->jit_stats.compile_ns = now_ns() - t0;
 		__atomic_store_n(&prog->jit_stats.faults, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&prog->jit_fn, img.entry, __ATOMIC_RELEASE);
+		if (!prog->jit_stats.may_abort)
+			__atomic_store_n(&prog->hot.fast_fn, img.entry, __ATOMIC_RELEASE);
 		if (stats)
 			*stats = ebpf_prog__jit_stats(prog);
 		return 0;
@@ -613,20 +615,10 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 	return 0;
 }
 
-int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
-		   const struct ebpf_run_opts *opts, uint64_t *r0)
+int ebpf_prog__run_full(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+			uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	if (!prog || !r0)
 		return -EINVAL;
-	/* Hot path: compiled, no options, no bpf-to-bpf calls (so no abort to detect): one
-	 * indirect call. */
-	if (!opts && engine != EBPF_ENGINE_INTERP) {
-		ebpf_jit_fn fn = __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE);
-
-		if (fn && !prog->jit_stats.may_abort) {
-			*r0 = fn(r1, r2);
-			return 0;
-		}
-	}
 	return run_slow(prog, engine, r1, r2, opts, r0);
 }
