@@ -127,7 +127,9 @@ struct ncclbpf_profiler_ctx {
 #define NCCLBPF_NET_ACCEPT   2
 #define NCCLBPF_NET_ISEND    3
 #define NCCLBPF_NET_IRECV    4
-#define NCCLBPF_NET_COMPLETE 5
+#define NCCLBPF_NET_COMPLETE 5 /* a send finished (test() said done) */
+/* A receive finished: also SEC("net/complete"); bytes = the sizes received, summed. */
+#define NCCLBPF_NET_COMPLETE_RECV 6
 
 /* Return values: connect/accept programs return NCCLBPF_NET_ALLOW or NCCLBPF_NET_DENY;
  * isend programs return a pacing rate in MB/s (0 = unpaced); others' results are ignored. */

@@ -1,22 +1,33 @@
-/* Profiler program: aggregates the GPU latency of finished collectives per (communicator,
- * collective type, message-size bucket) into a hash map that tools (ncclbpf maps) read.
- * Bucket b holds sizes in [2^b, 2^(b+1)) bytes (bucket 0 also holds empty messages).
+/* Profiler program: GPU latency of finished collectives, aggregated per (communicator, rank,
+ * collective type, message-size bucket) into the hash map `latency` (what `ncclbpf map dump`
+ * shows), and streamed one record per collective to the ring buffer `events`.
  *
- * The map is rank-local data (each rank measures its own latency): a tuner that decided from
- * it would be rejected by the verifier (see policies/unsafe/rank_dependent.c). */
+ * Bucket b holds sizes in [2^b, 2^(b+1)) bytes of this rank's buffer (bucket 0 also holds empty
+ * messages). Latency is the GPU time from the first channel's start to the last channel's end
+ * (COLL_END), not the host's enqueue time. The rank is part of the key because several ranks of
+ * one communicator may live in one process (and share its maps).
+ *
+ * This map is rank-local data (each rank measures its own latency): a tuner deciding from it
+ * would be rejected by the verifier (policies/unsafe/closed_loop_direct.c). A closed loop reads
+ * it from outside and feeds the tuner through the control plane (docs/writing-policies.md,
+ * "Telemetry and the closed loop"; policies/closed_loop_channels.c). */
 #include "ncclbpf.h"
 
 struct lat_key {
 	__u64 comm_id;
-	__u32 coll_type;
-	__u32 bucket;
+	__u32 rank;	 /* several ranks of a communicator may share a process */
+	__u32 coll_type; /* NCCLBPF_COLL_* (or NCCL's ncclFunc_t value for others) */
+	__u32 bucket;	 /* floor(log2(bytes)) */
+	__u32 _pad;
 };
 
 struct lat_val {
-	__u64 count;
-	__u64 total_ns;
+	__u64 count;	/* collectives */
+	__u64 total_ns; /* sum of GPU latencies: mean = total_ns / count */
 	__u64 min_ns;
 	__u64 max_ns;
+	__u64 last_ns;	/* the latest one */
+	__u64 last_seq; /* its NCCL sequence number */
 };
 
 struct {
@@ -25,6 +36,26 @@ struct {
 	__type(key, struct lat_key);
 	__type(value, struct lat_val);
 } latency SEC(".maps");
+
+/* One record per finished collective, for streaming consumers. */
+struct lat_event {
+	__u64 comm_id;
+	__u64 seq;
+	__u64 n_bytes;
+	__u64 gpu_start_ns;
+	__u64 duration_ns;
+	__u32 rank;
+	__u32 coll_type;
+	__s32 algorithm;
+	__s32 protocol;
+	__u32 n_channels;
+	__u32 _pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+} events SEC(".maps");
 
 /* floor(log2(x)) for x > 0, 0 for x == 0, without loops. */
 static __always_inline __u32 log2_u64(__u64 x)
@@ -60,24 +91,31 @@ int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 {
 	struct lat_key key = {};
 	struct lat_val *v;
+	struct lat_event *e;
 	__u64 d;
 
 	if (ctx->event != NCCLBPF_PROF_COLL_END)
 		return 0;
 	d = ctx->duration_ns;
 	key.comm_id = ctx->comm_id;
+	key.rank = ctx->rank;
 	key.coll_type = ctx->coll_type;
 	key.bucket = log2_u64(ctx->n_bytes);
 
 	v = bpf_map_lookup_elem(&latency, &key);
 	if (!v) {
-		struct lat_val init = {.count = 1, .total_ns = d, .min_ns = d, .max_ns = d};
+		struct lat_val init = {.count = 1,
+				       .total_ns = d,
+				       .min_ns = d,
+				       .max_ns = d,
+				       .last_ns = d,
+				       .last_seq = ctx->seq};
 		/* Another thread may have inserted it meanwhile: then add to theirs. */
 		if (bpf_map_update_elem(&latency, &key, &init, BPF_NOEXIST) == 0)
-			return 0;
+			goto stream;
 		v = bpf_map_lookup_elem(&latency, &key);
 		if (!v)
-			return 0;
+			goto stream;
 	}
 	__sync_fetch_and_add(&v->count, 1);
 	__sync_fetch_and_add(&v->total_ns, d);
@@ -85,5 +123,23 @@ int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 		v->min_ns = d;
 	if (d > v->max_ns)
 		v->max_ns = d;
+	v->last_ns = d;
+	v->last_seq = ctx->seq;
+stream:
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e)
+		return 0; /* consumer behind: the map still has the aggregate */
+	e->comm_id = ctx->comm_id;
+	e->seq = ctx->seq;
+	e->n_bytes = ctx->n_bytes;
+	e->gpu_start_ns = ctx->start_ns;
+	e->duration_ns = d;
+	e->rank = ctx->rank;
+	e->coll_type = ctx->coll_type;
+	e->algorithm = ctx->algorithm;
+	e->protocol = ctx->protocol;
+	e->n_channels = ctx->n_channels;
+	e->_pad = 0;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }

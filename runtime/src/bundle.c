@@ -14,14 +14,24 @@
 #include "ncclbpf/verifier.h"
 #include "rt_internal.h"
 
-/* Hooks by program section. A bundle may hold programs for other hooks (profiler, net); they
- * are verified and loaded with it, and attached by their own adapters. */
+/* Hooks by program section. A bundle may hold programs for other hooks (net); they are verified
+ * and loaded with it, and attached by their own adapters. */
 static const struct {
 	const char *section;
 	size_t hook_off;
+	uint32_t profiler_needs; /* what the adapter must ask NCCL for (runtime.h) */
 } hooks[] = {
-    {"tuner", offsetof(struct rt_policy, tuner)},
-    {"tuner/chunk", offsetof(struct rt_policy, chunk)},
+    {"tuner", offsetof(struct rt_policy, tuner), 0},
+    {"tuner/chunk", offsetof(struct rt_policy, chunk), 0},
+    /* Both attach to the one profiler hook; the section says which NCCL events it needs. */
+    {"profiler", offsetof(struct rt_policy, profiler), NCCLBPF_RT_PROF_PROGRAM},
+    {"profiler/proxy", offsetof(struct rt_policy, profiler),
+     NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_PROXY},
+    {"net/connect", offsetof(struct rt_policy, net[0]), 0},
+    {"net/accept", offsetof(struct rt_policy, net[1]), 0},
+    {"net/isend", offsetof(struct rt_policy, net[2]), 0},
+    {"net/irecv", offsetof(struct rt_policy, net[3]), 0},
+    {"net/complete", offsetof(struct rt_policy, net[4]), 0},
 };
 
 /* The runtime runs verified code only. The loader verifies every program while loading; a
@@ -121,15 +131,68 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 		return 0;
 	}
 	h->fn = (rt_fn)ebpf_prog__jit_fn(xp);
+	h->code_size = st.code_size;
 	return 0;
 }
 
+/* The policy keeps the bytes it was loaded from (p->image): a control-plane map update
+ * rebuilds the policy from them rather than from a file that may have changed since. */
 int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
 		   struct ncclbpf_reload_report *r)
 {
+	uint64_t t0 = rt_now_ns();
+	FILE *f = fopen(path, "rbe");
+	if (!f) {
+		int e = errno;
+		snprintf(r->msg, sizeof(r->msg), "%s: cannot open: %s", path, strerror(e));
+		return -e;
+	}
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int e = 0;
+	for (;;) {
+		if (len == cap) {
+			void *nb =
+			    cap > EBPF_OBJECT_MAX_SIZE ? NULL : realloc(buf, cap ? cap * 2 : 65536);
+			if (!nb) {
+				e = cap > EBPF_OBJECT_MAX_SIZE ? E2BIG : ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (!got) {
+			e = ferror(f) ? EIO : 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (e) {
+		snprintf(r->msg, sizeof(r->msg), "%s: cannot read: %s", path, strerror(e));
+		free(buf);
+		return -e;
+	}
+	p->image = buf;
+	p->image_len = len;
+	uint64_t read_ns = rt_now_ns() - t0;
+	e = rt_bundle_load_mem(buf, len, path, engine, p, r);
+	r->parse_ns += read_ns;
+	if (e) {
+		free(p->image);
+		p->image = NULL;
+	}
+	return e;
+}
+
+int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
+		       struct rt_policy *p, struct ncclbpf_reload_report *r)
+{
 	char err[400];
 	uint64_t t0 = rt_now_ns();
-	struct ebpf_object *obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = name};
+	struct ebpf_object *obj = ebpf_object__open_mem(image, len, &oo, err, sizeof(err));
 	r->parse_ns = rt_now_ns() - t0;
 	if (!obj) {
 		int e = errno ? -errno : -EINVAL;
@@ -167,6 +230,7 @@ int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
 				rt_bundle_free(p);
 				return e;
 			}
+			p->profiler_needs |= hooks[i].profiler_needs;
 		}
 	}
 	/* Report the engine actually used by the tuner hook. */
@@ -180,7 +244,9 @@ void rt_bundle_free(struct rt_policy *p)
 	if (p->obj)
 		ebpf_object__close(p->obj);
 	p->obj = NULL;
-	p->tuner = p->chunk = (struct rt_hook){0};
+	p->tuner = p->chunk = p->profiler = (struct rt_hook){0};
+	p->profiler_needs = 0;
+	memset(p->net, 0, sizeof(p->net));
 }
 
 /* Copies every element of old into new (same type and sizes, checked by the caller). */
@@ -256,6 +322,11 @@ int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx)
 {
 	uint64_t r0;
 	return ebpf_interp__run(prog, (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
+}
+
+int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0)
+{
+	return ebpf_interp__run(prog, (uint64_t)(uintptr_t)ctx, 0, NULL, r0);
 }
 
 int rt_jit_available(void)

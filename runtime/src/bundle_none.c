@@ -17,6 +17,15 @@ int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
 	return -ENOSYS;
 }
 
+int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
+		       struct rt_policy *p, struct ncclbpf_reload_report *r)
+{
+	(void)image;
+	(void)len;
+	(void)name;
+	return rt_bundle_load(NULL, engine, p, r);
+}
+
 void rt_bundle_free(struct rt_policy *p)
 {
 	(void)p;
@@ -40,6 +49,14 @@ int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx)
 {
 	(void)prog;
 	(void)ctx;
+	return -ENOSYS;
+}
+
+int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0)
+{
+	(void)prog;
+	(void)ctx;
+	(void)r0;
 	return -ENOSYS;
 }
 

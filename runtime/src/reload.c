@@ -2,10 +2,12 @@
  * Everything before the swap happens on a private policy object; a failure at any step frees
  * it and leaves the running policy untouched. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/control.h"
 #include "ncclbpf/maps.h"
 #include "rt_internal.h"
 
@@ -33,11 +35,16 @@ static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t
 		r->maps_kept = rt_bundle_carry_maps(p, old);
 	r->carry_ns = rt_now_ns() - carry0;
 	p->version = atomic_fetch_add(&rt.next_version, 1);
-	rt_activate(p, 0, &r->swap_ns, &r->retire_ns);
+	p->hash = p->image ? ncclbpf_cp_hash(p->image, p->image_len)
+			   : ncclbpf_cp_hash(p->name, strlen(p->name));
+	atomic_store(&p->refs, 1); /* the process default's reference */
 	r->version = p->version;
 	r->engine = p->engine;
+	p->load = *r; /* before publication: the policy is immutable once active */
+	rt_activate(p, 0, &r->swap_ns, &r->retire_ns);
 	r->total_ns = rt_now_ns() - t0;
 	atomic_fetch_add(&rt.reloads_ok, 1);
+	rt_inspect_note_reload(p->name, r);
 	return 0;
 }
 
@@ -71,6 +78,13 @@ static void set_native(struct rt_policy *p, const struct ncclbpf_native_policy *
 	p->release = np->release;
 	p->release_arg = np->arg;
 	r->n_progs = (np->tuner != NULL) + (np->chunk != NULL);
+	if (np->sz >= offsetof(struct ncclbpf_native_policy, profiler_needs) +
+			  sizeof(np->profiler_needs) &&
+	    np->profiler) {
+		p->profiler = (struct rt_hook){.fn = np->profiler, .arg = np->arg};
+		p->profiler_needs = NCCLBPF_RT_PROF_PROGRAM | np->profiler_needs;
+		r->n_progs++;
+	}
 }
 
 static int load_native(const char *name, struct rt_policy *p, struct ncclbpf_reload_report *r)
@@ -137,6 +151,7 @@ fail:
 	r->version = active_version();
 	r->total_ns = rt_now_ns() - t0;
 	atomic_fetch_add(&rt.reloads_failed, 1);
+	rt_inspect_note_reload(path, r);
 	pthread_mutex_unlock(&rt.reload_lock);
 	return r->err;
 }

@@ -19,7 +19,11 @@ struct rt_hook {
 	rt_fn fn;
 	uint64_t arg;
 	const struct ebpf_prog *prog;
+	uint32_t code_size; /* JIT machine code bytes (0: not compiled), for `ncclbpf stat` */
 };
+
+/* Net hooks in NCCLBPF_NET_* order minus one (connect, accept, isend, irecv, complete). */
+#define RT_NET_HOOKS 5
 
 /* A loaded policy. Immutable once published; freed only after an epoch drain. */
 struct rt_policy {
@@ -27,16 +31,29 @@ struct rt_policy {
 	int engine; /* enum ncclbpf_engine_kind */
 	struct rt_hook tuner;
 	struct rt_hook chunk;
+	struct rt_hook profiler;
+	uint32_t profiler_needs;	  /* NCCLBPF_RT_PROF_* of the profiler program (0: none) */
+	struct rt_hook net[RT_NET_HOOKS]; /* SEC("net/connect") .. SEC("net/complete") */
 	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
 	void (*release)(uint64_t arg); /* native policies: called when freed */
 	uint64_t release_arg;
-	char name[4200]; /* bundle path or "native:NAME" */
+	char name[4200];		   /* bundle path or "native:NAME" */
+	struct ncclbpf_reload_report load; /* how it was loaded (times, counts), for inspection */
+	/* Control plane (cp_policy.c): references (the process default and every communicator
+	 * bound to it; retired when the last goes), the ELF image (map-update proposals rebuild
+	 * from it) and its hash. */
+	_Atomic uint32_t refs;
+	void *image;
+	size_t image_len;
+	uint64_t hash;
 };
 
 struct rt_state {
 	_Atomic(struct rt_policy *) active;
-	pthread_mutex_t lock;	     /* refcount, comms registry, configuration */
-	pthread_mutex_t reload_lock; /* serialises reloads */
+	/* Own cache line: every hook call reads active, and the locks below are taken by slow
+	 * paths (reloads, inspection) that must not bounce the hot path's line. */
+	_Alignas(64) pthread_mutex_t lock; /* refcount, comms registry, configuration */
+	pthread_mutex_t reload_lock;	   /* serialises reloads */
 	int refcount;
 	/* configuration (from the environment at the first acquire) */
 	char policy_path[4096];
@@ -67,6 +84,8 @@ void rt_policy_free(struct rt_policy *p);
 /* bundle.c: the only file that talks to the engine's loader/JIT. */
 int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
 		   struct ncclbpf_reload_report *r);
+int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
+		       struct rt_policy *p, struct ncclbpf_reload_report *r);
 void rt_bundle_free(struct rt_policy *p);
 /* Copies the contents of maps of old whose name, type, key, value and entry sizes match a map
  * of p. Returns the number of maps carried. */
@@ -74,12 +93,32 @@ uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old);
 /* The map called name in p's bundle, or NULL. */
 struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name);
 int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
+/* Same, also returning the program's r0. */
+int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0);
 int rt_jit_available(void);
+
+/* Runs the activation listeners (after every change of the active policy). */
+void rt_notify_activate(void);
+
+/* cp_policy.c: references; the last put retires p to the epoch reclaimer. */
+void rt_policy_get(struct rt_policy *p);
+void rt_policy_put(struct rt_policy *p);
+
+/* cp_member.c */
+int cp_enabled(void);
+void cp_member_attach(struct ncclbpf_comm *c);
+void cp_member_detach(struct ncclbpf_comm *c);
 
 /* watch.c */
 int rt_watch_start(const char *path);
 void rt_watch_stop(void);
 int rt_watch_running(void);
+
+/* inspect_*.c: the live-inspection server (started at the first acquire, stopped at the last
+ * release) and the reload history it reports. */
+void rt_inspect_start(void);
+void rt_inspect_stop(void);
+void rt_inspect_note_reload(const char *path, const struct ncclbpf_reload_report *r);
 
 /* trace.c */
 void rt_trace_open(const char *path);

@@ -47,12 +47,13 @@ uint64_t rt_now_ns(void)
 
 /* --- Hot path ----------------------------------------------------------------------------- */
 
-static inline int run_hook(int which, void *ctx, uint64_t *version)
+static inline int run_hook(int which, void *ctx, uint64_t *version,
+			   _Atomic(struct rt_policy *) *slot)
 {
 	/* One epoch section per call, shared with the engine: it keeps the policy (code, maps)
 	 * and any map value the program looks up alive until the call is over. */
 	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	struct rt_policy *p = atomic_load_explicit(slot, memory_order_acquire);
 	int err = -ENOENT;
 	if (p) {
 		const struct rt_hook *h = which ? &p->chunk : &p->tuner;
@@ -70,12 +71,81 @@ static inline int run_hook(int which, void *ctx, uint64_t *version)
 
 int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version)
 {
-	return run_hook(0, ctx, version);
+	return run_hook(0, ctx, version, &rt.active);
 }
 
 int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
 {
-	return run_hook(1, ctx, version);
+	return run_hook(1, ctx, version, &rt.active);
+}
+
+/* A communicator of the control plane runs the policy bound to it (cp_member.c switches it at
+ * agreed seqs); one load and compare more than the process-wide path. */
+int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
+			      uint64_t *version)
+{
+	if (__builtin_expect(c->cp != NULL, 0))
+		return run_hook(0, ctx, version, (_Atomic(struct rt_policy *) *)&c->cp_policy);
+	return run_hook(0, ctx, version, &rt.active);
+}
+
+int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
+			      uint64_t *version)
+{
+	if (__builtin_expect(c->cp != NULL, 0))
+		return run_hook(1, ctx, version, (_Atomic(struct rt_policy *) *)&c->cp_policy);
+	return run_hook(1, ctx, version, &rt.active);
+}
+
+/* The profiler hook: same epoch discipline as run_hook; the context is never written (the
+ * verifier keeps profiler programs to reads). */
+int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx)
+{
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	int err = -ENOENT;
+	if (p) {
+		if (p->profiler.fn) {
+			p->profiler.fn((uint64_t)(uintptr_t)ctx, p->profiler.arg);
+			err = 0;
+		} else if (p->profiler.prog) {
+			err = rt_bundle_run_interp(p->profiler.prog, (void *)ctx);
+		}
+	}
+	ebpf_epoch_exit();
+	return err;
+}
+
+uint32_t ncclbpf_rt_profiler_needs(void)
+{
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	uint32_t needs = p ? p->profiler_needs : 0;
+	ebpf_epoch_exit();
+	return needs;
+}
+
+/* --- Activation listeners ----------------------------------------------------------------- */
+#define MAX_LISTENERS 8
+static _Atomic(ncclbpf_activate_fn) listeners[MAX_LISTENERS];
+
+int ncclbpf_rt_add_activate_listener(ncclbpf_activate_fn fn)
+{
+	for (int i = 0; i < MAX_LISTENERS; i++) {
+		ncclbpf_activate_fn cur = NULL;
+		if (atomic_compare_exchange_strong(&listeners[i], &cur, fn) || cur == fn)
+			return 0;
+	}
+	return -ENOSPC;
+}
+
+void rt_notify_activate(void)
+{
+	for (int i = 0; i < MAX_LISTENERS; i++) {
+		ncclbpf_activate_fn fn = atomic_load(&listeners[i]);
+		if (fn)
+			fn();
+	}
 }
 
 /* --- Activation --------------------------------------------------------------------------- */
@@ -87,12 +157,8 @@ void rt_policy_free(struct rt_policy *p)
 	rt_bundle_free(p);
 	if (p->release)
 		p->release(p->release_arg);
+	free(p->image);
 	free(p);
-}
-
-static void policy_free_cb(void *p)
-{
-	rt_policy_free(p);
 }
 
 void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns)
@@ -105,7 +171,7 @@ void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *ret
 		 * frees it after they are gone. Reloads never wait for that (a thread preempted
 		 * inside a call can hold an epoch for a whole time slice); freeing
 		 * opportunistically here keeps at most a few retired policies around. */
-		ebpf_epoch_retire(old, policy_free_cb);
+		rt_policy_put(old); /* retired once no communicator is bound to it either */
 		if (wait)
 			ebpf_epoch_synchronize();
 		else
@@ -115,6 +181,7 @@ void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *ret
 		*swap_ns = t1 - t0;
 	if (retire_ns)
 		*retire_ns = rt_now_ns() - t1;
+	rt_notify_activate();
 }
 
 void ncclbpf_rt_unload(void)
@@ -146,6 +213,10 @@ static void read_config(void)
 	}
 	v = getenv("NCCLBPF_WATCH");
 	rt.watch = !(v && !strcmp(v, "0"));
+	/* With the control plane, changes arrive through it at agreed seqs; a file-watch reload
+	 * would switch ranks at different calls. */
+	if (cp_enabled())
+		rt.watch = 0;
 	v = getenv("NCCLBPF_DEBUG");
 	rt.debug = v && *v && strcmp(v, "0");
 	v = getenv("NCCLBPF_TRACE");
@@ -198,8 +269,10 @@ int ncclbpf_rt_acquire(void)
 	if (n == 1)
 		read_config();
 	pthread_mutex_unlock(&rt.lock);
-	if (n == 1)
+	if (n == 1) {
 		first_load();
+		rt_inspect_start();
+	}
 	pthread_mutex_unlock(&init_lock);
 	return n;
 }
@@ -211,6 +284,7 @@ int ncclbpf_rt_release(void)
 	int n = rt.refcount > 0 ? --rt.refcount : 0;
 	pthread_mutex_unlock(&rt.lock);
 	if (n == 0) {
+		rt_inspect_stop();
 		rt_watch_stop();
 		ncclbpf_rt_unload();
 		rt_trace_close();
@@ -231,6 +305,7 @@ struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint3
 	c->n_ranks = n_ranks;
 	c->n_nodes = n_nodes;
 	c->api_version = api_version;
+	c->cp_next = UINT64_MAX;
 	ncclbpf_rt_acquire();
 	pthread_mutex_lock(&rt.lock);
 	c->next = rt.comms;
@@ -241,6 +316,7 @@ struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint3
 	rt.comms_live++;
 	rt.comms_total++;
 	pthread_mutex_unlock(&rt.lock);
+	cp_member_attach(c);
 	return c;
 }
 
@@ -248,6 +324,7 @@ void ncclbpf_comm__free(struct ncclbpf_comm *c)
 {
 	if (!c)
 		return;
+	cp_member_detach(c);
 	uint64_t *st = c->stats;
 	rt_log(NCCLBPF_LOG_INFO,
 	       "NCCLbpf: communicator %016llx (%u ranks, %u nodes) done: %llu tuner calls, %llu "

@@ -81,16 +81,22 @@ int ncclbpf_trace_format(const struct ncclbpf_trace_rec *r, char *buf, size_t le
 			put(&o, "%s%.9g", i ? "," : "", (double)r->cost[i]);
 		if (!cells)
 			put(&o, "-");
-		put(&o, " algo=%d proto=%d ch=%d ver=%" PRIu64 "\n", r->algo, r->proto, r->channels,
+		put(&o, " algo=%d proto=%d ch=%d ver=%" PRIu64, r->algo, r->proto, r->channels,
 		    r->version);
+		if (r->cp)
+			put(&o, " g=%" PRIu64 " h=%016" PRIx64, r->gen, r->hash);
+		put(&o, "\n");
 		break;
 	}
 	case NCCLBPF_TRACE_CHUNK:
 		put(&o,
 		    "chunk c=%u.%u seq=%" PRIu64 " coll=%u bytes=%" PRIu64
-		    " algo=%d proto=%d nch=%d in=%" PRIu64 " out=%" PRIu64 " ver=%" PRIu64 "\n",
+		    " algo=%d proto=%d nch=%d in=%" PRIu64 " out=%" PRIu64 " ver=%" PRIu64,
 		    r->pid, r->ctx, r->seq, r->coll, r->n_bytes, r->algo, r->proto, r->channels,
 		    r->chunk_in, r->chunk_out, r->version);
+		if (r->cp)
+			put(&o, " g=%" PRIu64 " h=%016" PRIx64, r->gen, r->hash);
+		put(&o, "\n");
 		break;
 	case NCCLBPF_TRACE_FINI:
 		put(&o, "fini c=%u.%u\n", r->pid, r->ctx);
@@ -214,6 +220,8 @@ static int parse_field(struct ncclbpf_trace_rec *r, const char *key, const char 
 	KEY("ver", 15, parse_u64(val, 10, &r->version))
 	KEY("in", 16, parse_u64(val, 10, &r->chunk_in))
 	KEY("out", 17, parse_u64(val, 10, &r->chunk_out))
+	KEY("g", 18, (r->cp = 1, parse_u64(val, 10, &r->gen)))
+	KEY("h", 19, (r->cp = 1, parse_u64(val, 16, &r->hash)))
 	(void)v64;
 #undef KEY
 	return -1;

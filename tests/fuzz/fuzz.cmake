@@ -32,6 +32,7 @@ if(NCCLBPF_FUZZ)
   add_test(NAME fuzz_loader_bounded
     COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
             $<TARGET_FILE:fuzz_loader> -seed=1 -max_total_time=20 -rss_limit_mb=2048 -timeout=10
+            -artifact_prefix=${PROJECT_BINARY_DIR}/tests/fuzz/
             -print_final_stats=1 -dict=${CMAKE_CURRENT_LIST_DIR}/loader.dict
             ${FUZZ_CORPUS} ${FUZZ_SEEDS})
   set_tests_properties(fuzz_loader_bounded PROPERTIES LABELS "fuzz;loader" TIMEOUT 90)

@@ -11,6 +11,7 @@ if(NCCLBPF_FUZZ AND TARGET ncclbpf_engine_fuzz)
   add_test(NAME fuzz_verifier_bounded
     COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
             $<TARGET_FILE:fuzz_verifier> -seed=1 -max_total_time=20 -rss_limit_mb=2048 -timeout=10
+            -artifact_prefix=${PROJECT_BINARY_DIR}/tests/fuzz/
             -max_len=4098 -print_final_stats=1 ${FUZZ_VCORPUS})
   set_tests_properties(fuzz_verifier_bounded PROPERTIES LABELS "fuzz;verifier" TIMEOUT 90)
 endif()

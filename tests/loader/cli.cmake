@@ -70,10 +70,11 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     --ctx n_bytes=0x100000000
     REGEX "algorithm += -1 .*\n  protocol += -1 .*\n  n_channels += 0 ")
   # profiler_latency: a finished 1 MiB AllReduce of 5000 ns lands in bucket 20 of its
-  # communicator with count 1 and total/min/max 5000; other events change nothing.
+  # communicator and rank with count 1 and total/min/max/last 5000, and one ring-buffer record;
+  # other events change nothing.
   ldr_cli(tr_prof_end ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency
     --ctx event=COLL_END,comm_id=0x1234,coll_type=ALLREDUCE,n_bytes=1048576,duration_ns=5000
-    REGEX "latency: added +key 34120000 00000000 04000000 14000000\n +value 01000000 00000000 88130000 00000000 88130000 00000000 88130000 00000000")
+    REGEX "latency: added +key 34120000 00000000 00000000 04000000 14000000 00000000\n +value 01000000 00000000 88130000 00000000 88130000 00000000 88130000 00000000 88130000 00000000 00000000 00000000\n +events: record 0 \\(64 bytes\\) 34120000")
   ldr_cli(tr_prof_start ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency
     --ctx event=COLL_START,n_bytes=1048576,duration_ns=5000
     REGEX "maps changed:\n  \\(none\\)")
@@ -96,7 +97,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     REGEX "jit: 100 runs.*algorithm += 1 RING\n  protocol += 2 SIMPLE\n  n_channels += 16 ")
   ldr_cli(tr_jit_prof ARGS ${TR} ${LDR_POL}/profiler_latency.o --prog profiler_latency --jit
     --ctx event=COLL_END,comm_id=7,coll_type=REDUCE,n_bytes=0,duration_ns=9
-    REGEX "latency: added +key 07000000 00000000 01000000 00000000\n +value 01000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000")
+    REGEX "latency: added +key 07000000 00000000 00000000 01000000 00000000 00000000\n +value 01000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000 00000000 00000000\n +events: record 0 \\(64 bytes\\) 07000000")
   ldr_cli(tr_jit_subprog ARGS ${TR} ${LDR_OBJ}/features.o --prog second --jit --ctx n_ranks=1
     REGEX "n_channels += 1237 ")
   ldr_cli(tr_bad_field FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1

@@ -390,7 +390,7 @@ static void test_policies(void)
 	    {"noop.o", "noop", "tuner", 0},
 	    {"size_aware.o", "size_aware", "tuner", 0},
 	    {"table_tuner.o", "table_tuner", "tuner", 1},
-	    {"profiler_latency.o", "profiler_latency", "profiler", 1},
+	    {"profiler_latency.o", "profiler_latency", "profiler", 2},
 	    {"unsafe/null_deref.o", "null_deref", "profiler", 1},
 	    {"unsafe/map_oob.o", "map_oob", "profiler", 1},
 	    {"unsafe/ctx_write_input.o", "ctx_write_input", "tuner", 0},
@@ -400,6 +400,7 @@ static void test_policies(void)
 	    {"unsafe/div_zero.o", "div_zero", "tuner", 1},
 	    {"unsafe/ptr_to_map.o", "ptr_to_map", "profiler", 1},
 	    {"unsafe/rank_dependent.o", "decide", "tuner", 1},
+	    {"unsafe/closed_loop_direct.o", "adapt", "tuner", 1},
 	};
 	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
 		char err[256];
@@ -524,6 +525,7 @@ static void test_verify(void)
 	    {"unsafe/div_zero.o", "div_zero", "division by zero", EACCES},
 	    {"unsafe/ptr_to_map.o", "ptr_to_map", "leaks addr into map", EACCES},
 	    {"unsafe/rank_dependent.o", "decide", "rank-local map `avg_lat`", EACCES},
+	    {"unsafe/closed_loop_direct.o", "adapt", "rank-local map `lat_by_bucket`", EACCES},
 	};
 	char err[1024], want[128];
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

@@ -54,3 +54,27 @@ if(NCCLBPF_BUILD_POLICIES)
     add_dependencies(test_env_bundle_asan nccl_ncclbpf_asan)
   endif()
 endif()
+
+# Net plugin on request and provenance (env_served_foreach): a bundle asking for the net plugin;
+# the env plugin's sources are linked in because the listing is not exported.
+if(NCCLBPF_BUILD_POLICIES)
+  set(NET_BUNDLE ${CMAKE_CURRENT_BINARY_DIR}/env_policies/with_net.o)
+  add_custom_command(OUTPUT ${NET_BUNDLE}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/env_policies
+    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/with_net.c -o ${NET_BUNDLE}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/with_net.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF with_net.c")
+  add_custom_target(env_net_policies ALL DEPENDS ${NET_BUNDLE})
+  set(ENV_SRC ${PROJECT_SOURCE_DIR}/adapters/nccl/src)
+  ncclbpf_test(test_env_served
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_env_served.c ${ENV_SRC}/env.c ${ENV_SRC}/env_bundle.c
+            ${ENV_SRC}/env_settings.c
+    LIBS dl pthread ARGS ${NET_BUNDLE} ASAN_ARGS ${NET_BUNDLE} LABELS plugin TIMEOUT 60)
+  foreach(t test_env_served test_env_served_asan)
+    if(TARGET ${t})
+      target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})
+      add_dependencies(${t} env_net_policies)
+    endif()
+  endforeach()
+endif()

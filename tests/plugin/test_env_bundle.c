@@ -53,6 +53,9 @@ int main(int argc, char **argv)
 	/* Variables the bundle does not mention still pass through. */
 	setenv("NCCL_DEBUG", "WARN", 1);
 	CHECK(same_str(v1->getEnv("NCCL_DEBUG"), "WARN"));
+	/* This bundle does not ask for the net plugin: NCCL_NET_PLUGIN stays unset. */
+	unsetenv("NCCL_NET_PLUGIN");
+	CHECK(v1->getEnv("NCCL_NET_PLUGIN") == NULL);
 	CHECK(v1->finalize() == ncclSuccess);
 	dlclose(h);
 	return check_summary("test_env_bundle");

@@ -1,6 +1,7 @@
 /* The env plugin tables of the shipped library, loaded the way NCCL loads them (dlopen
  * RTLD_NOW|RTLD_LOCAL, dlsym by name): both versions initialise, pass the process environment
- * through unchanged, default NCCL_TUNER_PLUGIN to the library itself unless the user set it,
+ * through unchanged, default NCCL_TUNER_PLUGIN and NCCL_PROFILER_PLUGIN to the library itself
+ * unless the user set them, leave NCCL_NET_PLUGIN alone without a bundle asking for it,
  * return pointers that stay valid and stable, never log, and serve 8 threads at once.
  *
  * usage: test_env_plugin LIB */
@@ -107,6 +108,8 @@ int main(int argc, char **argv)
 	}
 	unsetenv("NCCL_TUNER_PLUGIN");
 	unsetenv("NCCL_PROFILER_PLUGIN");
+	unsetenv("NCCL_NET_PLUGIN");
+	unsetenv("NCCLBPF_POLICY"); /* no bundle: nothing asks for the net plugin */
 	unsetenv("NCCL_ENVTEST_NEVER_SET");
 
 	void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -136,7 +139,6 @@ int main(int argc, char **argv)
 	CHECK(same_str(v2->getEnv("NCCL_ENVTEST_EMPTY"), ""));
 	CHECK(v1->getEnv("NCCL_ENVTEST_NEVER_SET") == NULL);
 	CHECK(v2->getEnv("NCCL_ENVTEST_NEVER_SET") == NULL);
-	CHECK(v1->getEnv("NCCL_PROFILER_PLUGIN") == NULL); /* no profiler table exported yet */
 	CHECK(v1->getEnv(NULL) == NULL);
 
 	/* Stability: the same pointer for the same value; old pointers stay readable after the
@@ -177,6 +179,27 @@ int main(int argc, char **argv)
 	CHECK(same_str(v1->getEnv("NCCL_TUNER_PLUGIN"), "/opt/other/libnccl-tuner-x.so"));
 	unsetenv("NCCL_TUNER_PLUGIN");
 	CHECK(v1->getEnv("NCCL_TUNER_PLUGIN") == self);
+
+	/* The profiler variable follows the same rule, with its own stable pointer. */
+	const char *prof = v2->getEnv("NCCL_PROFILER_PLUGIN");
+	CHECK(same_str(prof, want));
+	CHECK(v1->getEnv("NCCL_PROFILER_PLUGIN") == prof);
+	setenv("NCCL_PROFILER_PLUGIN", "none", 1);
+	CHECK(same_str(v1->getEnv("NCCL_PROFILER_PLUGIN"), "none"));
+	setenv("NCCL_PROFILER_PLUGIN", "", 1);
+	CHECK(same_str(v2->getEnv("NCCL_PROFILER_PLUGIN"), ""));
+	unsetenv("NCCL_PROFILER_PLUGIN");
+	CHECK(v2->getEnv("NCCL_PROFILER_PLUGIN") == prof);
+	CHECK(v1->getEnv("NCCL_TUNER_PLUGIN") == self);
+
+	/* The net plugin is never defaulted without a bundle asking (test_env_served: with one);
+	 * the user's value passes through. */
+	CHECK(v1->getEnv("NCCL_NET_PLUGIN") == NULL);
+	CHECK(v2->getEnv("NCCL_NET_PLUGIN") == NULL);
+	setenv("NCCL_NET_PLUGIN", "ib", 1);
+	CHECK(same_str(v1->getEnv("NCCL_NET_PLUGIN"), "ib"));
+	unsetenv("NCCL_NET_PLUGIN");
+	CHECK(v1->getEnv("NCCL_NET_PLUGIN") == NULL);
 
 	test_concurrent(v1->getEnv, self);
 	test_concurrent(v2->getEnv, self);

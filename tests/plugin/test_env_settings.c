@@ -31,6 +31,12 @@ int main(void)
 	CHECK(strstr(err, "unknown NCCL parameter 'NCCL_MAXNCHANNELS'") != NULL);
 	CHECK(env_setting_validate("NCCL_ENV_PLUGIN", "x", err, sizeof(err)) == -1);
 	CHECK(env_setting_validate("NCCL_TUNER_PLUGIN", "x", err, sizeof(err)) == -1);
+	CHECK(env_setting_validate("NCCL_PROFILER_PLUGIN", "ncclbpf", err, sizeof(err)) == -1);
+	/* The net plugin: the bundle may ask for ours ("ncclbpf"), never name another library. */
+	CHECK(env_setting_validate("NCCL_NET_PLUGIN", "ncclbpf", err, sizeof(err)) == 0);
+	CHECK(env_setting_validate("NCCL_NET_PLUGIN", "/opt/x/libnccl-net.so", err, sizeof(err)) ==
+	      -1);
+	CHECK(env_setting_validate("NCCL_NET_PLUGIN", "", err, sizeof(err)) == -1);
 
 	/* A bundle with good and bad lines: bad ones reported by line and dropped. */
 	const char text[] = "# settings shipped with the policy\n"

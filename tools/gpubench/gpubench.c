@@ -3,12 +3,14 @@
  * GPU rank % nGPUs; ranks sharing a GPU get distinct NCCL_HOSTIDs, so NCCL sees one node per
  * rank and moves data through its network transport.
  *
- * Rank 0 prints one row per size: bytes, count, type, time, algorithm and bus bandwidth, and the
- * result check (every rank compares the whole output with the exact expected values). */
+ * Rank 0 prints one row per size: bytes, count, type, time over repetitions (mean, min, max),
+ * algorithm and bus bandwidth, wrong elements over all ranks (every rank compares its whole
+ * output with the exact expected values), and the algorithm/protocol/channels NCCL used (from
+ * the plugin's trace, or the forced values). Options, formats and statistics: bench_util.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,21 +23,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-enum op { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST, OP_COUNT };
-static const char *op_names[OP_COUNT] = {"allreduce", "allgather", "reducescatter", "broadcast"};
-
-struct opts {
-	int nranks;
-	int ops[OP_COUNT];
-	size_t min_bytes, max_bytes;
-	int iters, warmup;
-	int check;
-	int in_place;
-	const char *plugin; /* NCCL_TUNER_PLUGIN value, NULL = leave the environment alone */
-	const char *policy; /* NCCLBPF_POLICY */
-	const char *outdir; /* per-rank files (unique id, traces) */
-	int no_plugin;
-};
+#include "bench_util.h"
 
 #define DIE(...)                                                                                   \
 	do {                                                                                       \
@@ -58,38 +46,11 @@ struct opts {
 
 static int g_rank = -1;
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || v < 0)
-		DIE("bad size '%s'", s);
-	switch (*end) {
-	case 'k':
-	case 'K':
-		v *= 1024;
-		break;
-	case 'm':
-	case 'M':
-		v *= 1024 * 1024;
-		break;
-	case 'g':
-	case 'G':
-		v *= 1024.0 * 1024 * 1024;
-		break;
-	case '\0':
-		break;
-	default:
-		DIE("bad size suffix in '%s'", s);
-	}
-	return (size_t)v;
-}
-
 /* Exchanges the unique id through a file: rank 0 writes it atomically (rename), others poll. */
-static void share_unique_id(const struct opts *o, int rank, ncclUniqueId *id)
+static void share_unique_id(const char *dir, int rank, ncclUniqueId *id)
 {
 	char path[512], tmp[600];
-	snprintf(path, sizeof path, "%s/nccl-unique-id", o->outdir);
+	snprintf(path, sizeof path, "%s/nccl-unique-id", dir);
 	if (rank == 0) {
 		NCCLCHECK(ncclGetUniqueId(id));
 		snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -113,141 +74,189 @@ static void share_unique_id(const struct opts *o, int rank, ncclUniqueId *id)
 	DIE("rank %d: no unique id from rank 0 after 60 s", rank);
 }
 
-/* Input element i of rank r: small integers so float sums are exact. */
-static float input_value(int rank, size_t i)
+/* Rank 0's view of the plugin trace: reads the records appended since the last call. */
+struct trace_reader {
+	char path[512];
+	long pid; /* filter when the file is shared by all ranks (NCCLBPF_TRACE from outside) */
+	long offset;
+};
+
+static void trace_scan(struct trace_reader *t, struct gb_decision *d)
 {
-	return (float)((rank + 1) * 3 + (int)(i % 7));
+	if (!t->path[0])
+		return;
+	FILE *f = fopen(t->path, "r");
+	if (!f)
+		return;
+	char line[2048];
+	if (fseek(f, t->offset, SEEK_SET) == 0)
+		while (fgets(line, sizeof line, f)) {
+			size_t n = strlen(line);
+			if (!n || line[n - 1] != '\n')
+				break; /* incomplete: read it next time */
+			if (d)
+				gb_decision_add_line(d, line, t->pid);
+			t->offset += (long)n;
+		}
+	fclose(f);
 }
 
-static double bus_factor(enum op op, int n)
-{
-	switch (op) {
-	case OP_ALLREDUCE:
-		return 2.0 * (n - 1) / n;
-	case OP_ALLGATHER:
-	case OP_REDUCESCATTER:
-		return (double)(n - 1) / n;
-	default:
-		return 1.0;
-	}
-}
-
-/* Counts as nccl-tests reports them: "size" is the largest buffer (AG output, RS input). */
-static void counts(enum op op, size_t bytes, int n, size_t *send, size_t *recv, size_t *size)
-{
-	size_t elems = bytes / sizeof(float);
-	if (op == OP_ALLGATHER || op == OP_REDUCESCATTER)
-		elems = elems / n * n;
-	if (elems == 0)
-		elems = (op == OP_ALLGATHER || op == OP_REDUCESCATTER) ? (size_t)n : 1;
-	*size = elems * sizeof(float);
-	switch (op) {
-	case OP_ALLGATHER:
-		*send = elems / n;
-		*recv = elems;
-		break;
-	case OP_REDUCESCATTER:
-		*send = elems;
-		*recv = elems / n;
-		break;
-	default:
-		*send = elems;
-		*recv = elems;
-		break;
-	}
-}
-
-static ncclResult_t launch(enum op op, const void *sb, void *rb, size_t send, size_t recv,
-			   ncclComm_t comm, cudaStream_t s)
+static ncclResult_t launch(enum gb_op op, const void *sb, void *rb, size_t send, size_t recv,
+			   ncclDataType_t dt, ncclComm_t comm, cudaStream_t s)
 {
 	switch (op) {
-	case OP_ALLREDUCE:
-		return ncclAllReduce(sb, rb, send, ncclFloat, ncclSum, comm, s);
-	case OP_ALLGATHER:
-		return ncclAllGather(sb, rb, send, ncclFloat, comm, s);
-	case OP_REDUCESCATTER:
-		return ncclReduceScatter(sb, rb, recv, ncclFloat, ncclSum, comm, s);
+	case GB_ALLREDUCE:
+		return ncclAllReduce(sb, rb, send, dt, ncclSum, comm, s);
+	case GB_ALLGATHER:
+		return ncclAllGather(sb, rb, send, dt, comm, s);
+	case GB_REDUCESCATTER:
+		return ncclReduceScatter(sb, rb, recv, dt, ncclSum, comm, s);
 	default:
-		return ncclBroadcast(sb, rb, send, ncclFloat, 0, comm, s);
+		return ncclBroadcast(sb, rb, send, dt, 0, comm, s);
 	}
 }
 
-static float expected(enum op op, int rank, int n, size_t i, size_t recv)
+struct bufs {
+	void *base;	   /* device allocation */
+	const void *sb;	   /* send buffer */
+	void *rb;	   /* receive buffer */
+	size_t in_off;	   /* element offset of the input inside base (in-place) */
+	size_t out_off;	   /* element offset of the result inside base */
+	size_t base_elems; /* elements allocated */
+	void *other;	   /* the second allocation out of place */
+};
+
+/* Fills the input (and poisons the output) for one run. Out of place: sb and rb are separate.
+ * In place (NCCL's rules): AllGather's input is the rank's slice of the output, ReduceScatter's
+ * output the rank's slice of the input, AllReduce/Broadcast use one buffer. */
+static void prepare(const struct gb_opts *o, int rank, size_t send, size_t recv, struct bufs *b,
+		    void *host)
 {
-	switch (op) {
-	case OP_ALLREDUCE: {
-		float sum = 0;
-		for (int r = 0; r < n; r++)
-			sum += input_value(r, i);
-		return sum;
+	const struct gb_type *t = o->type;
+	size_t ts = t->size;
+	if (!o->in_place) {
+		for (size_t i = 0; i < send; i++)
+			gb_store(t, host, i, gb_input_value(rank, i));
+		CUDACHECK(cudaMemcpy((void *)b->sb, host, send * ts, cudaMemcpyHostToDevice));
+		CUDACHECK(cudaMemset(b->rb, 0xff, recv * ts)); /* poison: NaN / -1 everywhere */
+		return;
 	}
-	case OP_ALLGATHER: {
-		size_t per = recv / n;
-		return input_value((int)(i / per), i % per);
-	}
-	case OP_REDUCESCATTER: {
-		float sum = 0;
-		for (int r = 0; r < n; r++)
-			sum += input_value(r, (size_t)rank * recv + i);
-		return sum;
-	}
-	default:
-		return input_value(0, i);
-	}
+	memset(host, 0xff, b->base_elems * ts);
+	for (size_t i = 0; i < send; i++)
+		gb_store(t, host, b->in_off + i, gb_input_value(rank, i));
+	CUDACHECK(cudaMemcpy(b->base, host, b->base_elems * ts, cudaMemcpyHostToDevice));
 }
 
-/* Returns the number of wrong elements on this rank. */
-static size_t run_size(const struct opts *o, enum op op, size_t bytes, int rank, ncclComm_t comm,
-		       cudaStream_t s, float *host, double *us_out, size_t *size_out)
+/* Returns the number of wrong elements of this rank's result. */
+static unsigned long long check(const struct gb_opts *o, enum gb_op op, int rank, size_t recv,
+				const struct bufs *b, void *host)
+{
+	const struct gb_type *t = o->type;
+	const void *res = (const char *)b->rb;
+	CUDACHECK(cudaMemcpy(host, res, recv * t->size, cudaMemcpyDeviceToHost));
+	unsigned long long wrong = 0;
+	for (size_t i = 0; i < recv; i++)
+		if (gb_load(t, host, i) != gb_expected(op, t, rank, o->nranks, i, recv))
+			wrong++;
+	return wrong;
+}
+
+static void setup_bufs(const struct gb_opts *o, enum gb_op op, int rank, size_t send, size_t recv,
+		       struct bufs *b)
+{
+	size_t ts = o->type->size;
+	memset(b, 0, sizeof *b);
+	if (!o->in_place) {
+		void *sb;
+		CUDACHECK(cudaMalloc(&sb, send * ts));
+		CUDACHECK(cudaMalloc(&b->base, recv * ts));
+		b->other = sb;
+		b->sb = sb;
+		b->rb = b->base;
+		b->base_elems = recv;
+		return;
+	}
+	size_t n = send > recv ? send : recv;
+	CUDACHECK(cudaMalloc(&b->base, n * ts));
+	b->base_elems = n;
+	if (op == GB_ALLGATHER)
+		b->in_off = (size_t)rank * send;
+	if (op == GB_REDUCESCATTER)
+		b->out_off = (size_t)rank * recv;
+	b->sb = (const char *)b->base + b->in_off * ts;
+	b->rb = (char *)b->base + b->out_off * ts;
+}
+
+static void free_bufs(struct bufs *b)
+{
+	CUDACHECK(cudaFree(b->base));
+	if (b->other)
+		CUDACHECK(cudaFree(b->other));
+}
+
+/* Times one size REPS times and checks a fresh run; fills r (wrong: this rank's count). */
+static void run_size(const struct gb_opts *o, enum gb_op op, size_t bytes, int rank,
+		     ncclComm_t comm, cudaStream_t s, void *host, struct gb_row *r)
 {
 	size_t send, recv, size;
-	counts(op, bytes, o->nranks, &send, &recv, &size);
-	*size_out = size;
-	void *sb, *rb;
-	CUDACHECK(cudaMalloc(&sb, send * sizeof(float)));
-	CUDACHECK(cudaMalloc(&rb, recv * sizeof(float)));
-	for (size_t i = 0; i < send; i++)
-		host[i] = input_value(rank, i);
-	CUDACHECK(cudaMemcpy(sb, host, send * sizeof(float), cudaMemcpyHostToDevice));
-	CUDACHECK(cudaMemset(rb, 0xff, recv * sizeof(float))); /* poison: NaN everywhere */
+	gb_counts(op, bytes, o->nranks, o->type->size, &send, &recv, &size);
+	r->op = op;
+	r->size = size;
+	r->count = size / o->type->size;
+	ncclDataType_t dt = (ncclDataType_t)o->type->nccl;
+	struct bufs b;
+	setup_bufs(o, op, rank, send, recv, &b);
+	prepare(o, rank, send, recv, &b, host);
 
 	cudaEvent_t t0, t1;
 	CUDACHECK(cudaEventCreate(&t0));
 	CUDACHECK(cudaEventCreate(&t1));
 	for (int i = 0; i < o->warmup; i++)
-		NCCLCHECK(launch(op, sb, rb, send, recv, comm, s));
-	CUDACHECK(cudaEventRecord(t0, s));
-	for (int i = 0; i < o->iters; i++)
-		NCCLCHECK(launch(op, sb, rb, send, recv, comm, s));
-	CUDACHECK(cudaEventRecord(t1, s));
-	CUDACHECK(cudaStreamSynchronize(s));
-	float ms = 0;
-	CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
-	*us_out = ms * 1000.0 / o->iters;
-
-	size_t wrong = 0;
-	if (o->check) {
-		/* Check a fresh run: poison, one collective, compare every element. */
-		CUDACHECK(cudaMemset(rb, 0xff, recv * sizeof(float)));
-		NCCLCHECK(launch(op, sb, rb, send, recv, comm, s));
+		NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
+	double us[1000];
+	for (int rep = 0; rep < o->reps; rep++) {
+		CUDACHECK(cudaEventRecord(t0, s));
+		for (int i = 0; i < o->iters; i++)
+			NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
+		CUDACHECK(cudaEventRecord(t1, s));
 		CUDACHECK(cudaStreamSynchronize(s));
-		CUDACHECK(cudaMemcpy(host, rb, recv * sizeof(float), cudaMemcpyDeviceToHost));
-		for (size_t i = 0; i < recv; i++)
-			if (host[i] != expected(op, rank, o->nranks, i, recv))
-				wrong++;
+		float ms = 0;
+		CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
+		us[rep] = ms * 1000.0 / o->iters;
+	}
+	gb_stats_of(us, o->reps, &r->time_us);
+
+	r->wrong = 0;
+	if (o->check) {
+		/* A fresh run on freshly written input and poisoned output. */
+		prepare(o, rank, send, recv, &b, host);
+		NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
+		CUDACHECK(cudaStreamSynchronize(s));
+		r->wrong = check(o, op, rank, recv, &b, host);
 	}
 	CUDACHECK(cudaEventDestroy(t0));
 	CUDACHECK(cudaEventDestroy(t1));
-	CUDACHECK(cudaFree(sb));
-	CUDACHECK(cudaFree(rb));
-	return wrong;
+	free_bufs(&b);
 }
 
-static int rank_main(const struct opts *o, int rank, int wrong_fd)
+/* Sum of every rank's wrong count, through NCCL itself (so rank 0 can print it per row). */
+static unsigned long long sum_wrong(unsigned long long mine, ncclComm_t comm, cudaStream_t s,
+				    unsigned long long *dev)
+{
+	unsigned long long total = 0;
+	CUDACHECK(cudaMemcpy(dev, &mine, sizeof mine, cudaMemcpyHostToDevice));
+	NCCLCHECK(ncclAllReduce(dev, dev, 1, ncclUint64, ncclSum, comm, s));
+	CUDACHECK(cudaStreamSynchronize(s));
+	CUDACHECK(cudaMemcpy(&total, dev, sizeof total, cudaMemcpyDeviceToHost));
+	return total;
+}
+
+static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wrong_fd)
 {
 	g_rank = rank;
-	char buf[64];
+	char buf[600];
 	int ngpus = 0;
+	struct trace_reader tr = {.pid = 0};
 	/* Per-rank settings must exist before NCCL reads them. */
 	snprintf(buf, sizeof buf, "gpubench-host-%d", rank);
 	setenv("NCCL_HOSTID", buf, 1);
@@ -258,14 +267,29 @@ static int rank_main(const struct opts *o, int rank, int wrong_fd)
 		setenv("NCCL_TUNER_PLUGIN", o->plugin, 1);
 	if (o->policy)
 		setenv("NCCLBPF_POLICY", o->policy, 1);
-	if (getenv("GPUBENCH_TRACE_DIR")) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/trace.rank%d", getenv("GPUBENCH_TRACE_DIR"), rank);
-		setenv("NCCLBPF_TRACE", path, 1);
+	if (getenv("GPUBENCH_TRACE_DIR") && !o->no_plugin) {
+		snprintf(tr.path, sizeof tr.path, "%s/trace.rank%d", getenv("GPUBENCH_TRACE_DIR"),
+			 rank);
+		setenv("NCCLBPF_TRACE", tr.path, 1);
+	} else if (getenv("NCCLBPF_TRACE") && !o->no_plugin) {
+		snprintf(tr.path, sizeof tr.path, "%s", getenv("NCCLBPF_TRACE"));
+		tr.pid = (long)getpid(); /* shared by all ranks: keep our own records */
+	}
+	struct stat st;
+	if (tr.path[0] && stat(tr.path, &st) == 0)
+		tr.offset = (long)st.st_size; /* an older run's records are not ours */
+
+	FILE *csv = NULL;
+	if (rank == 0 && o->csv) {
+		csv = fopen(o->csv, "w");
+		if (!csv)
+			DIE("cannot write %s: %s", o->csv, strerror(errno));
+		fprintf(csv, "%s\n", gb_csv_header);
+		fflush(csv);
 	}
 
 	ncclUniqueId id;
-	share_unique_id(o, rank, &id);
+	share_unique_id(dir, rank, &id);
 	CUDACHECK(cudaGetDeviceCount(&ngpus));
 	if (ngpus < 1)
 		DIE("no GPU");
@@ -274,164 +298,177 @@ static int rank_main(const struct opts *o, int rank, int wrong_fd)
 	NCCLCHECK(ncclCommInitRank(&comm, o->nranks, id, rank));
 	cudaStream_t s;
 	CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	unsigned long long *dev_wrong;
+	CUDACHECK(cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong));
 
-	size_t max_elems = o->max_bytes / sizeof(float) + (size_t)o->nranks;
-	float *host = malloc(max_elems * sizeof(float));
+	/* Largest buffer: max_bytes rounded up to whole elements plus one element per rank. */
+	size_t max_elems = o->max_bytes / o->type->size + (size_t)o->nranks + 1;
+	void *host = malloc(max_elems * o->type->size);
 	if (!host)
 		DIE("out of memory");
 	unsigned long long total_wrong = 0;
-	for (int op = 0; op < OP_COUNT; op++) {
+	for (int op = 0; op < GB_NOPS; op++) {
 		if (!o->ops[op])
 			continue;
 		if (rank == 0) {
-			printf(
-			    "# %s, %d ranks on %d GPU(s), float, sum, %d iters (+%d warm-up), %s\n",
-			    op_names[op], o->nranks, ngpus, o->iters, o->warmup,
-			    o->no_plugin ? "no tuner plugin"
-					 : (o->policy ? o->policy : "default tuner"));
-			printf("%12s %12s %6s %10s %10s %10s %8s\n", "size(B)", "count", "type",
-			       "time(us)", "algbw", "busbw", "#wrong");
-		}
-		for (size_t bytes = o->min_bytes; bytes <= o->max_bytes; bytes *= 2) {
-			double us;
-			size_t size;
-			size_t wrong =
-			    run_size(o, (enum op)op, bytes, rank, comm, s, host, &us, &size);
-			total_wrong += wrong;
-			double algbw = size / us / 1e3; /* GB/s */
-			if (rank == 0)
-				printf("%12zu %12zu %6s %10.2f %10.3f %10.3f %8zu\n", size,
-				       size / sizeof(float), "float", us, algbw,
-				       algbw * bus_factor((enum op)op, o->nranks), wrong);
-			if (bytes == 0)
-				break;
-		}
-		if (rank == 0)
+			gb_print_header(stdout, o, (enum gb_op)op, ngpus);
 			fflush(stdout);
+		}
+		for (size_t bytes = o->min_bytes; bytes;
+		     bytes = gb_next_size(bytes, o->factor, o->max_bytes)) {
+			struct gb_row r;
+			memset(&r, 0, sizeof r);
+			run_size(o, (enum gb_op)op, bytes, rank, comm, s, host, &r);
+			struct gb_decision d;
+			gb_decision_reset(&d);
+			if (rank == 0)
+				trace_scan(&tr, &d);
+			if (o->check)
+				r.wrong = sum_wrong(r.wrong, comm, s, dev_wrong);
+			if (rank == 0) {
+				trace_scan(&tr, NULL); /* skip the count's own AllReduce */
+				total_wrong += r.wrong;
+				gb_decision_strings(&d, o, r.algo, r.proto, r.ch);
+				gb_print_row(stdout, o, &r);
+				fflush(stdout);
+				if (csv) {
+					gb_print_csv_row(csv, o, &r);
+					fflush(csv);
+				}
+			}
+		}
 	}
 	free(host);
+	CUDACHECK(cudaFree(dev_wrong));
 	NCCLCHECK(ncclCommDestroy(comm));
-	if (write(wrong_fd, &total_wrong, sizeof total_wrong) != sizeof total_wrong)
+	if (csv && fclose(csv))
+		DIE("writing %s: %s", o->csv, strerror(errno));
+	if (rank == 0 &&
+	    write(wrong_fd, &total_wrong, sizeof total_wrong) != (ssize_t)sizeof total_wrong)
 		return 2;
 	return 0;
 }
 
-static void usage(void)
+static double now_s(void)
 {
-	fprintf(stderr,
-		"usage: ncclbpf-gpubench [-n RANKS] [-o "
-		"allreduce,allgather,reducescatter,broadcast|all]\n"
-		"         [-b MIN] [-e MAX] [-i ITERS] [-w WARMUP] [--no-check]\n"
-		"         [--plugin LIB] [--policy BUNDLE] [--no-plugin]\n"
-		"  Ranks are processes on GPU rank %% nGPUs with distinct NCCL_HOSTIDs.\n"
-		"  --plugin sets NCCL_TUNER_PLUGIN, --policy NCCLBPF_POLICY, --no-plugin\n"
-		"  NCCL_TUNER_PLUGIN=none. GPUBENCH_TRACE_DIR=dir records each rank's tuner calls\n"
-		"  (NCCLBPF_TRACE) as dir/trace.rankN.\n");
-	exit(2);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Waits for every rank. A rank that fails ends the others (they would wait for it in NCCL
+ * forever); so does the timeout. Returns 0, 1 (a rank failed) or 3 (timeout). */
+static int wait_ranks(pid_t *pids, int n, int timeout_s)
+{
+	int alive = n, rc = 0;
+	double deadline = timeout_s > 0 ? now_s() + timeout_s : 0;
+	while (alive > 0) {
+		int st = 0;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+		if (p < 0 && errno != EINTR)
+			break;
+		if (p > 0) {
+			for (int r = 0; r < n; r++) {
+				if (pids[r] != p)
+					continue;
+				pids[r] = 0;
+				alive--;
+				if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+					if (!rc)
+						fprintf(stderr,
+							"gpubench: rank %d failed (%s %d); ending "
+							"the others\n",
+							r, WIFEXITED(st) ? "exit" : "signal",
+							WIFEXITED(st) ? WEXITSTATUS(st)
+								      : WTERMSIG(st));
+					if (!rc)
+						rc = 1;
+					for (int k = 0; k < n; k++)
+						if (pids[k] > 0)
+							kill(pids[k], SIGKILL);
+				}
+			}
+			continue;
+		}
+		if (deadline > 0 && now_s() > deadline && rc != 3) {
+			fprintf(stderr, "gpubench: timeout after %d s; ending all ranks\n",
+				timeout_s);
+			rc = 3;
+			for (int k = 0; k < n; k++)
+				if (pids[k] > 0)
+					kill(pids[k], SIGKILL);
+		}
+		usleep(10000);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.nranks = 2,
-			 .min_bytes = 8,
-			 .max_bytes = 64 << 20,
-			 .iters = 20,
-			 .warmup = 5,
-			 .check = 1};
-	o.ops[OP_ALLREDUCE] = 1;
-	static const struct option lo[] = {
-	    {"no-check", no_argument, 0, 'C'},	   {"plugin", required_argument, 0, 'P'},
-	    {"policy", required_argument, 0, 'Y'}, {"no-plugin", no_argument, 0, 'N'},
-	    {"help", no_argument, 0, 'h'},	   {0, 0, 0, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "n:o:b:e:i:w:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			o.nranks = atoi(optarg);
-			break;
-		case 'o':
-			memset(o.ops, 0, sizeof o.ops);
-			for (char *save, *t = strtok_r(optarg, ",", &save); t;
-			     t = strtok_r(NULL, ",", &save)) {
-				int found = 0;
-				for (int i = 0; i < OP_COUNT; i++)
-					if (!strcmp(t, "all") || !strcmp(t, op_names[i]))
-						o.ops[i] = found = 1;
-				if (!found)
-					DIE("unknown collective '%s'", t);
-			}
-			break;
-		case 'b':
-			o.min_bytes = parse_size(optarg);
-			break;
-		case 'e':
-			o.max_bytes = parse_size(optarg);
-			break;
-		case 'i':
-			o.iters = atoi(optarg);
-			break;
-		case 'w':
-			o.warmup = atoi(optarg);
-			break;
-		case 'C':
-			o.check = 0;
-			break;
-		case 'P':
-			o.plugin = optarg;
-			break;
-		case 'Y':
-			o.policy = optarg;
-			break;
-		case 'N':
-			o.no_plugin = 1;
-			break;
-		default:
-			usage();
-		}
+	struct gb_opts o;
+	char err[512];
+	int pr = gb_parse_args(argc, argv, &o, err, sizeof err);
+	if (pr == 1) {
+		gb_usage(stdout);
+		return 0;
 	}
-	if (o.nranks < 1 || o.nranks > 64 || o.iters < 1 || o.warmup < 0 || o.min_bytes < 4 ||
-	    o.max_bytes < o.min_bytes)
-		usage();
+	if (pr < 0) {
+		fprintf(stderr, "gpubench: %s\n", err);
+		gb_usage(stderr);
+		return 2;
+	}
+	/* Forced settings go into the environment the ranks inherit; nothing here touches CUDA
+	 * or NCCL before the fork. */
+	const char *names[4];
+	char values[4][32];
+	int nenv = gb_forced_env(&o, names, values);
+	for (int i = 0; i < nenv; i++) {
+		setenv(names[i], values[i], 1);
+		fprintf(stderr, "gpubench: %s=%s\n", names[i], values[i]);
+	}
+	if (o.env_forced)
+		fprintf(stderr, "gpubench: NCCL_ALGO/NCCL_PROTO/NCCL_M*_NCHANNELS set in the "
+				"environment: rows are labelled env:\n");
 	char dir[] = "/tmp/gpubench-XXXXXX";
 	if (!mkdtemp(dir))
 		DIE("mkdtemp: %s", strerror(errno));
-	o.outdir = dir;
 	int pipefd[2];
 	if (pipe(pipefd))
 		DIE("pipe: %s", strerror(errno));
 	fflush(stdout);
-	pid_t pids[64];
+	fflush(stderr);
+	pid_t pids[GB_MAX_RANKS];
 	for (int r = 0; r < o.nranks; r++) {
 		pids[r] = fork();
-		if (pids[r] < 0)
-			DIE("fork: %s", strerror(errno));
+		if (pids[r] < 0) {
+			fprintf(stderr, "gpubench: fork: %s\n", strerror(errno));
+			for (int k = 0; k < r; k++)
+				kill(pids[k], SIGKILL);
+			return 2;
+		}
 		if (pids[r] == 0) {
 			close(pipefd[0]);
-			_exit(rank_main(&o, r, pipefd[1]));
+			fflush(stdout);
+			_exit(rank_main(&o, dir, r, pipefd[1]));
 		}
 	}
 	close(pipefd[1]);
-	int failed = 0;
-	for (int r = 0; r < o.nranks; r++) {
-		int st;
-		if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			fprintf(stderr, "gpubench: rank %d failed (status 0x%x)\n", r, st);
-			failed = 1;
-		}
-	}
-	unsigned long long wrong, total = 0;
+	int rc = wait_ranks(pids, o.nranks, o.timeout_s);
+	unsigned long long total = 0;
 	int reports = 0;
-	while (read(pipefd[0], &wrong, sizeof wrong) == sizeof wrong) {
-		total += wrong;
-		reports++;
-	}
+	if (read(pipefd[0], &total, sizeof total) == (ssize_t)sizeof total)
+		reports = 1;
+	close(pipefd[0]);
 	char path[600];
 	snprintf(path, sizeof path, "%s/nccl-unique-id", dir);
 	unlink(path);
 	rmdir(dir);
-	if (failed || reports != o.nranks) {
-		fprintf(stderr, "gpubench: FAILED (%d of %d ranks reported)\n", reports, o.nranks);
-		return 1;
+	if (rc || !reports) {
+		fprintf(stderr, "gpubench: FAILED (%s)\n",
+			rc == 3 ? "timeout"
+			: rc	? "a rank failed"
+				: "rank 0 reported nothing");
+		return rc ? rc : 1;
 	}
 	printf("# %s: %llu wrong elements over all ranks and sizes\n",
 	       total ? "FAILED" : (o.check ? "OK" : "unchecked"), total);

@@ -5,7 +5,11 @@
  * bundle itself and keeps its running version if it rejects it (it logs why). This process
  * does not verify on their behalf; `--check` verifies NEW here first and refuses to install a
  * bundle that would be rejected. Reloading a whole multi-process job consistently (same call
- * on every rank) is the control plane's job, not this command's. */
+ * on every rank) is the control plane's job: `ncclbpf reload --job [--dir D] BUNDLE` proposes
+ * BUNDLE to every communicator registered in the control-plane directory D (the plugins' shared
+ * NCCLBPF_CP_DIR; default $NCCLBPF_CP_DIR, else /dev/shm/ncclbpf-$UID/default, what `ncclbpf run`
+ * uses) and reports per rank the seq where it became active, or why not
+ * (docs/control-plane.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ncclbpf/control.h"
 #include "ncclbpf/runtime.h"
 
 static int install(const char *from, const char *to)
@@ -53,13 +58,50 @@ static int install(const char *from, const char *to)
 	return err;
 }
 
+static int reload_job(const char *dir, const char *bundle, int timeout_s, const char *comm)
+{
+	char def[512];
+	if (!dir) {
+		dir = getenv("NCCLBPF_CP_DIR");
+		if (!dir || !*dir) {
+			snprintf(def, sizeof(def), "/dev/shm/ncclbpf-%u/default",
+				 (unsigned)getuid());
+			dir = def;
+		}
+	}
+	struct ncclbpf_cp_opts o = {.sz = sizeof(o),
+				    .timeout_ms = timeout_s * 1000,
+				    .done_timeout_ms = timeout_s * 1000,
+				    .comm = comm};
+	struct ncclbpf_cp_report rep = {.sz = sizeof(rep)};
+	int e = ncclbpf_cp_reload(dir, bundle, &o, &rep);
+	if (e < 0) {
+		fprintf(stderr, "ncclbpf reload: %s\n", rep.msg);
+		ncclbpf_cp_report_free(&rep);
+		return 1;
+	}
+	ncclbpf_cp_report_print(&rep, stdout);
+	printf("%s in %.1f ms (bundle %s, hash %016llx)\n", rep.msg, rep.total_ns / 1e6, bundle,
+	       (unsigned long long)rep.hash);
+	ncclbpf_cp_report_free(&rep);
+	return e ? 1 : 0;
+}
+
 static int cmd_reload(int argc, char **argv)
 {
-	const char *path = NULL, *next = NULL;
-	int check = 0;
+	const char *path = NULL, *next = NULL, *dir = NULL, *comm = NULL;
+	int check = 0, job = 0, timeout_s = 10;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--check"))
 			check = 1;
+		else if (!strcmp(argv[i], "--job"))
+			job = 1;
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--comm") && i + 1 < argc)
+			comm = argv[++i];
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+			timeout_s = atoi(argv[++i]);
 		else if (!path)
 			path = argv[i];
 		else if (!next)
@@ -67,8 +109,10 @@ static int cmd_reload(int argc, char **argv)
 		else
 			path = NULL, i = argc;
 	}
-	if (!path) {
-		fprintf(stderr, "usage: ncclbpf reload [--check] PATH [NEW-BUNDLE]\n");
+	if (!path || (job && next) || timeout_s <= 0 || ((dir || comm) && !job)) {
+		fprintf(stderr, "usage: ncclbpf reload [--check] PATH [NEW-BUNDLE]\n"
+				"       ncclbpf reload --job [--dir D] [--comm ID] [--timeout SEC] "
+				"[--check] BUNDLE\n");
 		return 2;
 	}
 	if (check) {
@@ -90,6 +134,8 @@ static int cmd_reload(int argc, char **argv)
 		    r.load_ns / 1e3, r.jit_ns / 1e3);
 		ncclbpf_rt_unload();
 	}
+	if (job)
+		return reload_job(dir, path, timeout_s, comm);
 	if (next) {
 		if (install(next, path))
 			return 1;
@@ -105,5 +151,6 @@ static int cmd_reload(int argc, char **argv)
 	return 0;
 }
 
-NCCLBPF_COMMAND(reload_cmd, .name = "reload", .args = "[--check] PATH [NEW-BUNDLE]",
-		.summary = "hot-reload the policy of plugins watching PATH", .run = cmd_reload);
+NCCLBPF_COMMAND(reload_cmd, .name = "reload", .args = "[--check] PATH [NEW] | --job BUNDLE",
+		.summary = "hot-reload plugins watching PATH, or a whole job (--job)",
+		.run = cmd_reload);

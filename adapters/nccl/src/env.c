@@ -2,10 +2,11 @@
  *
  * With NCCL >= 2.28.7 every ncclGetEnv goes through getEnv (nccl-plugin-abi.md §4). We serve the
  * process environment unchanged, with one addition that makes a single variable enough:
- * NCCL_ENV_PLUGIN=<this library> also selects this library as the tuner, because an unset
- * NCCL_TUNER_PLUGIN resolves to our own path (§5). A value the user set always wins.
- * NCCL_PROFILER_PLUGIN is not defaulted: this library exports no profiler table yet, and
- * pointing NCCL at a library without one only produces a failed load.
+ * NCCL_ENV_PLUGIN=<this library> also selects this library as the tuner and the profiler,
+ * because an unset NCCL_TUNER_PLUGIN or NCCL_PROFILER_PLUGIN resolves to our own path (§5).
+ * A value the user set always wins. NCCL_NET_PLUGIN is different: replacing the transport is
+ * not something to do by default, so it resolves to our path only when the bundle asks for it
+ * with the line `NCCL_NET_PLUGIN=ncclbpf` in its settings (the only value the bundle may give it).
  *
  * Constraints from §4: getEnv is called concurrently from any thread, sometimes while NCCL holds
  * its parameter or debug mutex, so it never logs (v2's logger is ignored on purpose) and never
@@ -16,7 +17,11 @@
  * Bundle-supplied settings: the policy object NCCLBPF_POLICY names may carry NCCL settings in
  * its ".ncclbpf.env" section (env_settings.h). They are read once per process, on the first init
  * or getEnv (NCCL reads most parameters once anyway; a hot reload does not change them). The
- * process environment wins over a bundle value unless the bundle marks it enforced ('!'). */
+ * process environment wins over a bundle value unless the bundle marks it enforced ('!').
+ *
+ * Provenance: every (name, value) served is recorded once with where it came from, so that
+ * `ncclbpf stat` can show it (env_served_foreach in env_settings.h). The record is the same
+ * interned node that keeps the returned string stable, so no allocation is added. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <limits.h>
@@ -31,37 +36,48 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* One (name, value) pair served at least once. Readers walk the list without a lock; writers
- * publish a fully built node with a release store under intern_lock. */
+/* Where a served value came from (stable strings: the bundle ones are built once in
+ * load_bundle, before any value is served). */
+static const char src_env[] = "process environment";
+static const char src_default[] = "ncclbpf default";
+static char src_bundle[PATH_MAX + 16], src_bundle_enforced[PATH_MAX + 32];
+
+/* One (name, value, source) triple served at least once. Readers walk the list without a lock;
+ * writers publish a fully built node with a release store under intern_lock. */
 struct env_node {
 	const struct env_node *next;
 	const char *name;
 	const char *value;
+	const char *source;
 	char text[]; /* name NUL value NUL */
 };
 
 static _Atomic(const struct env_node *) intern_head;
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const struct env_node *find(const struct env_node *n, const char *name, const char *value)
+/* Sources are compared by pointer: each is one of the static strings above. */
+static const struct env_node *find(const struct env_node *n, const char *name, const char *value,
+				   const char *source)
 {
 	for (; n; n = n->next)
-		if (strcmp(n->name, name) == 0 && strcmp(n->value, value) == 0)
+		if (n->source == source && strcmp(n->name, name) == 0 &&
+		    strcmp(n->value, value) == 0)
 			return n;
 	return NULL;
 }
 
-/* A stable copy of value for name: the same pointer every time the pair is served again.
- * Falls back to the caller's pointer when out of memory (still the right value). */
-static const char *intern(const char *name, const char *value)
+/* A stable copy of value for name: the same pointer every time the pair is served again from
+ * the same source. Falls back to the caller's pointer when out of memory (still the right value,
+ * only missing from the provenance listing). */
+static const char *intern(const char *name, const char *value, const char *source)
 {
 	const struct env_node *n =
-	    find(atomic_load_explicit(&intern_head, memory_order_acquire), name, value);
+	    find(atomic_load_explicit(&intern_head, memory_order_acquire), name, value, source);
 	if (n)
 		return n->value;
 	pthread_mutex_lock(&intern_lock);
 	const struct env_node *head = atomic_load_explicit(&intern_head, memory_order_relaxed);
-	n = find(head, name, value);
+	n = find(head, name, value, source);
 	if (!n) {
 		size_t nl = strlen(name) + 1, vl = strlen(value) + 1;
 		struct env_node *m = malloc(sizeof(*m) + nl + vl);
@@ -70,6 +86,7 @@ static const char *intern(const char *name, const char *value)
 			memcpy(m->text + nl, value, vl);
 			m->name = m->text;
 			m->value = m->text + nl;
+			m->source = source;
 			m->next = head;
 			atomic_store_explicit(&intern_head, m, memory_order_release);
 			n = m;
@@ -95,9 +112,11 @@ static void find_self(void)
 	}
 }
 
-/* Variables whose unset value becomes this library's path. */
+/* Variables whose unset value becomes this library's path. NCCL_NET_PLUGIN is not among them:
+ * only a bundle selects the net plugin (bundle_value). */
 static const char *const self_defaults[] = {
     "NCCL_TUNER_PLUGIN",
+    "NCCL_PROFILER_PLUGIN",
 };
 
 static const char *self_default(const char *name)
@@ -120,6 +139,8 @@ static void load_bundle(void)
 	const char *path = getenv("NCCLBPF_POLICY");
 	if (!path || !path[0])
 		return;
+	snprintf(src_bundle, sizeof(src_bundle), "bundle %s", path);
+	snprintf(src_bundle_enforced, sizeof(src_bundle_enforced), "bundle %s (enforced)", path);
 	int rc = env_bundle_load(path, &bundle);
 	/* Never through NCCL's logger (§4); stderr only when something was refused, since NCCL
 	 * would otherwise run silently with settings the user expected. */
@@ -130,6 +151,17 @@ static void load_bundle(void)
 			bundle.n_rejected, bundle.first_error);
 }
 
+/* The value a bundle setting stands for: its text, except the net plugin selector, whose one
+ * allowed value ("ncclbpf", env_settings.c) means this library. NULL when that path is unknown. */
+static const char *bundle_value(const struct env_setting *b)
+{
+	if (strcmp(b->name, "NCCL_NET_PLUGIN") == 0) {
+		pthread_once(&self_once, find_self);
+		return self_path[0] ? self_path : NULL;
+	}
+	return b->value;
+}
+
 static const char *get_env(const char *name)
 {
 	if (!name)
@@ -137,11 +169,22 @@ static const char *get_env(const char *name)
 	pthread_once(&bundle_once, load_bundle);
 	const char *v = getenv(name);
 	const struct env_setting *b = bundle.n ? env_settings_find(&bundle, name) : NULL;
-	if (b && (b->enforced || !v))
-		return b->value;
+	if (b && (b->enforced || !v)) {
+		const char *bv = bundle_value(b);
+		if (bv)
+			return intern(name, bv, b->enforced ? src_bundle_enforced : src_bundle);
+	}
 	if (v)
-		return intern(name, v);
-	return self_default(name); /* self_path is static: already stable */
+		return intern(name, v, src_env);
+	const char *d = self_default(name);
+	return d ? intern(name, d, src_default) : NULL;
+}
+
+void env_served_foreach(env_served_fn fn, void *arg)
+{
+	for (const struct env_node *n = atomic_load_explicit(&intern_head, memory_order_acquire); n;
+	     n = n->next)
+		fn(n->name, n->value, n->source, arg);
 }
 
 static ncclResult_t init_v1(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix)

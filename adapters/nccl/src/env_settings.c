@@ -1,7 +1,10 @@
 /* Validation of bundle-supplied NCCL settings against the parameters we know (names, types and
  * ranges from NCCL's documented environment variables). Anything not in the table is refused:
  * a typo must not silently become a no-op, and the plugin selectors (NCCL_ENV_PLUGIN is never
- * read through an env plugin at all) are not the bundle's to change. */
+ * read through an env plugin at all) are not the bundle's to change, with one exception: a
+ * bundle that needs our net plugin may say NCCL_NET_PLUGIN=ncclbpf, which the env plugin serves
+ * as this library's path (env.c). Any other net plugin is the operator's choice, not the
+ * bundle's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@ struct known_param {
 static const char *const debug_levels[] = {"VERSION", "WARN", "INFO", "ABORT", "TRACE", NULL};
 static const char *const launch_modes[] = {"PARALLEL", "GROUP", NULL};
 static const char *const nthreads[] = {"64", "128", "256", "512", NULL};
+static const char *const net_self[] = {"ncclbpf", NULL};
 
 static const struct known_param known[] = {
     {"NCCL_ALGO", K_STR, 0, 0, NULL},
@@ -43,6 +47,7 @@ static const struct known_param known[] = {
     {"NCCL_SOCKET_IFNAME", K_STR, 0, 0, NULL},
     {"NCCL_SOCKET_NTHREADS", K_INT, 1, 16, NULL},
     {"NCCL_NSOCKS_PERTHREAD", K_INT, 1, 64, NULL},
+    {"NCCL_NET_PLUGIN", K_ENUM, 0, 0, net_self},
 };
 
 int env_setting_validate(const char *name, const char *value, char *err, size_t err_len)

@@ -37,4 +37,17 @@ int env_setting_validate(const char *name, const char *value, char *err, size_t 
 /* The setting for name, or NULL. */
 const struct env_setting *env_settings_find(const struct env_settings *set, const char *name);
 
+/* Provenance of what the env plugin served (defined in env.c; `ncclbpf stat` lists it).
+ * fn is called once per distinct (name, value, source) that getEnv has returned so far, most
+ * recently first served first; a name whose value changed appears once per value. source is
+ * one of "process environment" (the environment's value, unchanged), "bundle <path>",
+ * "bundle <path> (enforced)" (a setting of the bundle NCCLBPF_POLICY named; enforced ones win
+ * over the environment) or "ncclbpf default" (an unset NCCL_TUNER_PLUGIN or
+ * NCCL_PROFILER_PLUGIN resolved to this library). Values NCCL asked for but that were unset
+ * everywhere are not listed. Safe from any thread, concurrently with getEnv: it walks the
+ * append-only list getEnv interns into, without a lock and without allocating; every string
+ * stays valid for the life of the process. */
+typedef void (*env_served_fn)(const char *name, const char *value, const char *source, void *arg);
+void env_served_foreach(env_served_fn fn, void *arg);
+
 #endif

@@ -80,6 +80,7 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
 				      .proto = -1,
 				      .channels = n_channels ? *n_channels : 0,
 				      .version = ver};
+	r.cp = ncclbpf_comm__cp_version(c, &r.gen, &r.hash);
 	if (table) {
 		r.num_algo = na;
 		r.num_proto = np;
@@ -87,6 +88,18 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
 		tuner_table_winner(table, na, np, &r.algo, &r.proto);
 	}
 	ncclbpf_trace_emit(&r);
+}
+
+/* Decision histogram for `ncclbpf stat`: the cell NCCL now picks (the requested one when the
+ * policy named both, else the table's winner) and the channel count that took effect. */
+static void count_decision(struct ncclbpf_comm *c, const struct ncclbpf_tuner_ctx *x,
+			   const float *table, int na, int np, const struct tuner_apply_info *info)
+{
+	int a = x->algorithm, p = x->protocol;
+	if (a == NCCLBPF_ALGO_DEFAULT || p == NCCLBPF_PROTO_DEFAULT)
+		if (tuner_table_winner(table, na, np, &a, &p) != 0)
+			a = p = -1;
+	ncclbpf_comm__count_decision(c, a, p, info->channels_skipped ? 0 : x->n_channels);
 }
 
 static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,
@@ -97,7 +110,7 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 	if (__builtin_expect(!c, 0))
 		return ncclSuccess;
 	struct ncclbpf_tuner_ctx x;
-	x.seq = c->seq++;
+	x.seq = ncclbpf_comm__tick(c);
 	ncclbpf_comm__count(c, NCCLBPF_STAT_CALLS);
 	/* NCCL passes float[numAlgo][numProto] cast to float** (§1.6). */
 	float *table = (float *)cost_table;
@@ -136,7 +149,7 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 		memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
 
 	uint64_t ver = 0;
-	if (ncclbpf_rt_run_tuner(&x, &ver) != 0) {
+	if (ncclbpf_rt_run_tuner_comm(c, &x, &ver) != 0) {
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 		ver = 0;
 	} else {
@@ -145,6 +158,7 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 		switch (tuner_apply(&x, table, num_algo, num_proto, n_channels, &info)) {
 		case TUNER_APPLY_CHANGED:
 			ncclbpf_comm__count(c, NCCLBPF_STAT_APPLIED);
+			count_decision(c, &x, table, num_algo, num_proto, &info);
 			break;
 		case TUNER_APPLY_DEFAULT:
 			ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
@@ -184,7 +198,7 @@ static ncclResult_t chunk_size(void *context, ncclFunc_t coll_type, size_t n_byt
 	ncclbpf_comm__count(c, NCCLBPF_STAT_CHUNK_CALLS);
 	uint64_t ver = 0;
 	size_t in = *chunk;
-	if (ncclbpf_rt_run_chunk(&x, &ver) != 0) {
+	if (ncclbpf_rt_run_chunk_comm(c, &x, &ver) != 0) {
 		ver = 0; /* no chunk program: NCCL's value stays (as if getChunkSize were NULL) */
 	} else if (x.chunk_size != NCCLBPF_CHUNK_DEFAULT) {
 		uint64_t grain = tuner_proto_grain(proto);
@@ -209,6 +223,7 @@ static ncclResult_t chunk_size(void *context, ncclFunc_t coll_type, size_t n_byt
 					      .chunk_in = in,
 					      .chunk_out = *chunk,
 					      .version = ver};
+		r.cp = ncclbpf_comm__cp_version(c, &r.gen, &r.hash);
 		ncclbpf_trace_emit(&r);
 	}
 	return ncclSuccess;

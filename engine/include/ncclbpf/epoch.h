@@ -10,6 +10,7 @@
 #ifndef NCCLBPF_EPOCH_H
 #define NCCLBPF_EPOCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus

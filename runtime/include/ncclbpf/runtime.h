@@ -21,6 +21,8 @@
  *   NCCLBPF_WATCH=0       do not watch the bundle path for hot reload (default: watch).
  *   NCCLBPF_TRACE=FILE    append one text line per hook call (format: trace.h).
  *   NCCLBPF_DEBUG=1       log every reload step at INFO level.
+ *   NCCLBPF_INSPECT=0     no live-inspection server (ncclbpf ps/stat/map; default on).
+ *   NCCLBPF_CP_DIR=DIR    where the process registers (default /dev/shm/ncclbpf-<uid>).
  */
 #ifndef NCCLBPF_RUNTIME_H
 #define NCCLBPF_RUNTIME_H
@@ -64,6 +66,37 @@ enum ncclbpf_engine_kind {
  * ctx's outputs are whatever the program wrote; the caller validates them. */
 int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version);
 int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version);
+/* The same for one communicator: its bound policy when it takes part in the control plane
+ * (control.h), else the process-wide one. Chunk calls follow the tuner call of the same
+ * collective, so they run the policy that call switched to. */
+struct ncclbpf_comm;
+int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
+			      uint64_t *version);
+int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
+			      uint64_t *version);
+
+/* Profiler hook. A bundle has at most one profiler program; its section says which NCCL events
+ * it needs: SEC("profiler") collectives and their per-channel kernel timings,
+ * SEC("profiler/proxy") also proxy (network) operations. needs() tells the adapter what to ask
+ * NCCL for (0: no program, ask for nothing). run() runs the program on ctx (read-only) and
+ * returns 0, -ENOENT (no active profiler program) or -EFAULT (interpreter stopped it). */
+#define NCCLBPF_RT_PROF_PROGRAM 1u
+#define NCCLBPF_RT_PROF_PROXY	2u
+uint32_t ncclbpf_rt_profiler_needs(void);
+int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx);
+
+/* Called from the thread that changed the active policy (reload, unload), after the change, so
+ * that an adapter can re-derive what it asks its host for. At most 8 listeners; adding one twice
+ * is a no-op. Returns 0 or -ENOSPC. */
+typedef void (*ncclbpf_activate_fn)(void);
+int ncclbpf_rt_add_activate_listener(ncclbpf_activate_fn fn);
+
+/* Runs the active policy's SEC("net/<op>") program for ctx->op (NCCLBPF_NET_CONNECT ..
+ * NCCLBPF_NET_COMPLETE_RECV; both completions run SEC("net/complete")). Returns 0 and the
+ * program's return value in *ret, or -ENOENT when no active policy has that program. */
+int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
+/* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
+int ncclbpf_rt_net_active(void);
 
 /* --- Reload ------------------------------------------------------------------------------- */
 struct ncclbpf_reload_report {
@@ -100,6 +133,8 @@ struct ncclbpf_native_policy {
 	ncclbpf_native_fn chunk; /* SEC("tuner/chunk") equivalent, may be NULL */
 	uint64_t arg;
 	void (*release)(uint64_t arg);
+	ncclbpf_native_fn profiler; /* SEC("profiler") equivalent, may be NULL */
+	uint32_t profiler_needs;    /* NCCLBPF_RT_PROF_* (PROGRAM implied by profiler != NULL) */
 };
 int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
 			      struct ncclbpf_reload_report *report);
@@ -146,8 +181,43 @@ struct ncclbpf_comm {
 	uint64_t seq;	      /* next tuner call number */
 	uint64_t chunk_seq;   /* next chunk-size call number */
 	uint64_t stats[NCCLBPF_STAT_MAX];
+	/* Decision histograms (relaxed atomics, read by the inspection server): the cell NCCL
+	 * will pick after each applied decision, and the channel count applied (0: left to
+	 * NCCL, e.g. the policy changed only the algorithm). */
+	uint64_t applied_cell[NCCLBPF_NUM_ALGOS][NCCLBPF_NUM_PROTOS];
+	uint64_t applied_channels[65];
 	struct ncclbpf_comm *prev, *next; /* registry (under the runtime's lock) */
+	/* Control plane (control.h; NULL/unused when off or without a commId): the member state,
+	 * the policy bound to this communicator (read in an epoch section) and the seq at which
+	 * the tick must look at the control plane (a queued switch or an unresolved fence). */
+	struct ncclbpf_cp_member *cp;
+	void *cp_policy;
+	uint64_t cp_next;
 };
+
+/* Control plane slow path (cp_member.c): applies queued switches due at s, waits (bounded) at
+ * an unresolved fence. */
+void ncclbpf_cp__slow(struct ncclbpf_comm *c, uint64_t s);
+
+/* Numbers the next tuner call of c. With the control plane on, the seq store is seq_cst and is
+ * followed by one load of cp_next: with the control thread's seq_cst fence store and re-read
+ * of seq (Dekker), either this call sees a new fence or the control thread sees this call. */
+static inline uint64_t ncclbpf_comm__tick(struct ncclbpf_comm *c)
+{
+	uint64_t s = c->seq;
+	if (__builtin_expect(c->cp != NULL, 0)) {
+		__atomic_store_n(&c->seq, s + 1, __ATOMIC_SEQ_CST);
+		if (__builtin_expect(s >= __atomic_load_n(&c->cp_next, __ATOMIC_SEQ_CST), 0))
+			ncclbpf_cp__slow(c, s);
+	} else {
+		__atomic_store_n(&c->seq, s + 1, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
+/* The job-consistent version c runs now: generation g and bundle hash. Returns 0 when c does
+ * not take part in the control plane. */
+int ncclbpf_comm__cp_version(const struct ncclbpf_comm *c, uint64_t *g, uint64_t *hash);
 
 /* Allocates and registers a communicator context (also takes a runtime reference). NULL only
  * when out of memory. */
@@ -161,6 +231,37 @@ static inline void ncclbpf_comm__count(struct ncclbpf_comm *comm, enum ncclbpf_c
 	__atomic_store_n(&comm->stats[s], __atomic_load_n(&comm->stats[s], __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
 }
+
+/* Counts one applied decision: the winning cell (algo, proto; -1: none) and the channel count
+ * set (1..64; 0 when left to NCCL). Hot path: relaxed atomics, no lock. */
+static inline void ncclbpf_comm__count_decision(struct ncclbpf_comm *comm, int algo, int proto,
+						int channels)
+{
+	if ((unsigned)algo < NCCLBPF_NUM_ALGOS && (unsigned)proto < NCCLBPF_NUM_PROTOS)
+		__atomic_store_n(
+		    &comm->applied_cell[algo][proto],
+		    __atomic_load_n(&comm->applied_cell[algo][proto], __ATOMIC_RELAXED) + 1,
+		    __ATOMIC_RELAXED);
+	unsigned ch = (unsigned)channels <= 64 ? (unsigned)channels : 0;
+	__atomic_store_n(&comm->applied_channels[ch],
+			 __atomic_load_n(&comm->applied_channels[ch], __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/* --- Live inspection ----------------------------------------------------------------------- */
+/* At the first acquire the runtime registers the process in <dir>/procs/<host>.<pid> and serves
+ * `ncclbpf ps|stat|map` on the unix socket <dir>/procs/<host>.<pid>.sock (inspect_server.c);
+ * <dir> = $NCCLBPF_CP_DIR, else /dev/shm/ncclbpf-<uid>. NCCLBPF_INSPECT=0 turns it off.
+ *
+ * Adapters that serve NCCL settings report them through a callback, so that the runtime does
+ * not depend on them: reporter(emit, arg) calls emit(name, value, source, arg) once per setting
+ * served (source: where the value came from, e.g. "process environment", "bundle PATH"; may be
+ * NULL). Called from the inspection thread. The signature is env_served_foreach's
+ * (adapters/nccl/src/env_settings.h), so the env adapter registers that function directly. */
+typedef void (*ncclbpf_env_emit_fn)(const char *name, const char *value, const char *source,
+				    void *arg);
+typedef void (*ncclbpf_env_reporter_fn)(ncclbpf_env_emit_fn emit, void *arg);
+void ncclbpf_rt_set_env_reporter(ncclbpf_env_reporter_fn fn);
 
 /* --- Statistics --------------------------------------------------------------------------- */
 struct ncclbpf_rt_stats {

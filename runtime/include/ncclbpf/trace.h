@@ -9,7 +9,9 @@
  * names one communicator context (process id, creation number in that process: several ranks of one
  * communicator may live in one process and share comm=). cost= lists the AxP floats NCCL passed
  * (microseconds, -1 = unavailable) row-major, printed with 9 significant digits so that they read
- * back bit-identical. In call records algo/proto are what NCCL picks from the table after the
+ * back bit-identical. Records of a communicator in the control plane (docs/control-plane.md)
+ * end with g=G h=HASH: the generation and bundle hash that decided, equal on every rank at one
+ * seq. In call records algo/proto are what NCCL picks from the table after the
  * plugin returned (-1: nothing valid), ch is *nChannels on return (0: NCCL's own count), ver the
  * policy version that ran (0: none). Lines are written with one write(2) on an O_APPEND descriptor,
  * so records of concurrent threads and processes sharing a file never interleave. */
@@ -47,6 +49,10 @@ struct ncclbpf_trace_rec {
 	uint64_t version;
 	/* chunk */
 	uint64_t chunk_in, chunk_out;
+	/* call / chunk of a control-plane communicator (cp = 1): the job-consistent version, the
+	 * same on every rank at a given seq; printed as " g=G h=HASH" at the end of the line */
+	int cp;
+	uint64_t gen, hash;
 };
 
 /* 1 while NCCLBPF_TRACE recording is on. */

@@ -1,0 +1,70 @@
+/* Net hook context and pacing (net_hooks.h). */
+#include "net_hooks.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "ncclbpf/runtime.h"
+#include "net_log.h"
+
+uint64_t net_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t now,
+	     uint64_t duration_ns, uint64_t *ret)
+{
+	struct ncclbpf_net_ctx x = {
+	    .comm_id = who->comm_id,
+	    .bytes = bytes,
+	    .time_ns = now,
+	    .duration_ns = duration_ns,
+	    .op = op,
+	    .dev = who->dev,
+	    .peer = 0xffffffffu,
+	    .tag = tag,
+	    .peer_port = who->peer.port,
+	    ._pad0 = 0,
+	};
+	memcpy(x.peer_addr, who->peer.addr, sizeof(x.peer_addr));
+	uint64_t r0 = 0;
+	if (ncclbpf_rt_run_net(&x, &r0) != 0)
+		return 0;
+	*ret = r0;
+	return 1;
+}
+
+uint64_t net_pace(uint64_t *vt, uint64_t rate_mbps, uint64_t bytes, uint64_t now)
+{
+	if (!rate_mbps) {
+		*vt = now;
+		return now;
+	}
+	/* bytes / (rate * 1e6 B/s) seconds = bytes * 1000 / rate ns */
+	uint64_t cost = bytes > UINT64_MAX / 1000 ? UINT64_MAX / 2 : bytes * 1000 / rate_mbps;
+	uint64_t floor = now > NET_PACE_BURST_NS ? now - NET_PACE_BURST_NS : 0;
+	uint64_t start = *vt > floor ? *vt : floor;
+	*vt = start + cost;
+	return start;
+}
+
+void net_log_refusal(uint32_t op, const struct net_who *who)
+{
+	static int logged;
+	char host[INET6_ADDRSTRLEN] = "unknown";
+	if (who->peer.family)
+		inet_ntop(who->peer.family, who->peer.addr, host, sizeof(host));
+	const char *what = op == NCCLBPF_NET_CONNECT ? "connect to" : "accept from";
+	if (!__atomic_exchange_n(&logged, 1, __ATOMIC_RELAXED))
+		net_warn("NET/NCCLbpf: policy refused to %s peer %s port %u (device %u, comm "
+			 "%016llx); NCCL reports the connection error",
+			 what, host, who->peer.port, who->dev, (unsigned long long)who->comm_id);
+	else
+		net_info("NET/NCCLbpf: policy refused to %s peer %s port %u", what, host,
+			 who->peer.port);
+}

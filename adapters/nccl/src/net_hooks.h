@@ -1,0 +1,34 @@
+/* The net plugin's eBPF hooks: building the read-only context, running SEC("net/<op>"), and
+ * the pacing an isend program can ask for. Used by the table glue (net_plugin.c) for both
+ * back-ends (our TCP transport, a delegated inner plugin). Hooks never touch payload bytes. */
+#ifndef NCCLBPF_NET_HOOKS_H
+#define NCCLBPF_NET_HOOKS_H
+
+#include <stdint.h>
+
+#include "net_tcp.h"
+
+/* Who a hook call is about. peer_rank is always unknown to a net plugin (NCCL passes no rank),
+ * hence 0xffffffff in the context. */
+struct net_who {
+	uint64_t comm_id;
+	uint32_t dev;
+	struct tcp_peer peer; /* family 0: unknown (delegated plugins' handles are opaque) */
+};
+
+uint64_t net_now_ns(void);
+
+/* Runs the program for op; returns 1 and its r0 in *ret when one ran, 0 when none. */
+int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t now,
+	     uint64_t duration_ns, uint64_t *ret);
+
+/* Token bucket of one connection (virtual-time form): a message of bytes at rate_mbps
+ * (10^6 bytes/s; 0 = unpaced) may start at the returned time; a connection idle for a while
+ * may send a burst of up to NET_PACE_BURST_NS worth of bytes at once. */
+#define NET_PACE_BURST_NS 200000ull
+uint64_t net_pace(uint64_t *vt, uint64_t rate_mbps, uint64_t bytes, uint64_t now);
+
+/* One WARN per process for the first refused peer, INFO for the next ones. */
+void net_log_refusal(uint32_t op, const struct net_who *who);
+
+#endif

@@ -1,0 +1,138 @@
+/* Loading the delegated net plugin and converting between NCCL's v11 and v12 layouts
+ * (net_inner.h). */
+#include "net_inner.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct net_inner net_inner;
+
+void net_inner_load(void)
+{
+	const char *path = getenv("NCCLBPF_NET_INNER");
+	if (!path || !*path)
+		return;
+	net_inner.wanted = 1;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(net_inner.why, sizeof(net_inner.why), "cannot load %s: %s", path,
+			 e ? e : "?");
+		net_inner.failed = 1;
+		return;
+	}
+	const void *t = dlsym(h, "ncclNetPlugin_v12");
+	net_inner.ver = 12;
+	if (!t) {
+		t = dlsym(h, "ncclNetPlugin_v11");
+		net_inner.ver = 11;
+	}
+	if (!t) {
+		snprintf(net_inner.why, sizeof(net_inner.why),
+			 "%s exports neither ncclNetPlugin_v12 nor ncclNetPlugin_v11", path);
+		net_inner.failed = 1;
+		dlclose(h);
+		return;
+	}
+	/* Kept open for the life of the process, like this library (-z nodelete). */
+	net_inner.t = t;
+}
+
+void net_props_12_to_11(const ncclNetProperties_v12_t *a, ncclNetProperties_v11_t *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->name = a->name;
+	b->pciPath = a->pciPath;
+	b->guid = a->guid;
+	b->ptrSupport = a->ptrSupport;
+	b->regIsGlobal = a->regIsGlobal;
+	b->forceFlush = a->forceFlush;
+	b->speed = a->speed;
+	b->port = a->port;
+	b->latency = a->latency;
+	b->maxComms = a->maxComms;
+	b->maxRecvs = a->maxRecvs;
+	b->netDeviceType = a->netDeviceType;
+	b->netDeviceVersion = a->netDeviceVersion;
+	b->vProps.ndevs = a->vProps.ndevs > NCCL_NET_MAX_DEVS_PER_NIC_V11
+			      ? NCCL_NET_MAX_DEVS_PER_NIC_V11
+			      : a->vProps.ndevs;
+	for (int i = 0; i < b->vProps.ndevs && i >= 0; i++)
+		b->vProps.devs[i] = a->vProps.devs[i];
+	b->maxP2pBytes = a->maxP2pBytes;
+	b->maxCollBytes = a->maxCollBytes;
+	b->maxMultiRequestSize = a->maxMultiRequestSize;
+}
+
+void net_props_11_to_12(const ncclNetProperties_v11_t *a, ncclNetProperties_v12_t *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->name = a->name;
+	b->pciPath = a->pciPath;
+	b->guid = a->guid;
+	b->ptrSupport = a->ptrSupport;
+	b->regIsGlobal = a->regIsGlobal;
+	b->forceFlush = a->forceFlush;
+	b->speed = a->speed;
+	b->port = a->port;
+	b->latency = a->latency;
+	b->maxComms = a->maxComms;
+	b->maxRecvs = a->maxRecvs;
+	b->netDeviceType = a->netDeviceType;
+	b->netDeviceVersion = a->netDeviceVersion;
+	b->vProps.ndevs = a->vProps.ndevs;
+	for (int i = 0; i < a->vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC_V11; i++)
+		b->vProps.devs[i] = a->vProps.devs[i];
+	b->maxP2pBytes = a->maxP2pBytes;
+	b->maxCollBytes = a->maxCollBytes;
+	b->maxMultiRequestSize = a->maxMultiRequestSize;
+	b->railId = NCCL_NET_ID_UNDEF;
+	b->planeId = NCCL_NET_ID_UNDEF;
+}
+
+ncclResult_t net_inner_props_v12(int dev, ncclNetProperties_v12_t *p)
+{
+	if (net_inner.ver == 12)
+		return net_inner.t->getProperties(dev, p);
+	const ncclNet_v11_t *t = (const ncclNet_v11_t *)net_inner.t;
+	ncclNetProperties_v11_t q;
+	ncclResult_t r = t->getProperties(dev, &q);
+	if (r == ncclSuccess)
+		net_props_11_to_12(&q, p);
+	return r;
+}
+
+ncclResult_t net_inner_props_v11(int dev, ncclNetProperties_v11_t *p)
+{
+	if (net_inner.ver == 11)
+		return ((const ncclNet_v11_t *)net_inner.t)->getProperties(dev, p);
+	ncclNetProperties_v12_t q;
+	ncclResult_t r = net_inner.t->getProperties(dev, &q);
+	if (r == ncclSuccess)
+		net_props_12_to_11(&q, p);
+	return r;
+}
+
+ncclResult_t net_inner_vdevice_v12(int *d, ncclNetVDeviceProps_v12_t *p)
+{
+	if (net_inner.ver == 12)
+		return net_inner.t->makeVDevice(d, p);
+	if (p->ndevs > NCCL_NET_MAX_DEVS_PER_NIC_V11)
+		return ncclInvalidUsage;
+	ncclNetVDeviceProps_v11_t q = {.ndevs = p->ndevs};
+	for (int i = 0; i < p->ndevs; i++)
+		q.devs[i] = p->devs[i];
+	return ((const ncclNet_v11_t *)net_inner.t)->makeVDevice(d, &q);
+}
+
+ncclResult_t net_inner_vdevice_v11(int *d, ncclNetVDeviceProps_v11_t *p)
+{
+	if (net_inner.ver == 11)
+		return ((const ncclNet_v11_t *)net_inner.t)->makeVDevice(d, p);
+	ncclNetVDeviceProps_v12_t q = {.ndevs = p->ndevs};
+	for (int i = 0; i < p->ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC_V11; i++)
+		q.devs[i] = p->devs[i];
+	return net_inner.t->makeVDevice(d, &q);
+}

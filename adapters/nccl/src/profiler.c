@@ -1,0 +1,166 @@
+/* NCCL profiler adapter: the exported ncclProfiler_v4, _v5 and _v6 tables (NCCL 2.27-2.30;
+ * nccl-plugin-abi.md §0, §2). Each version's descriptor is read with its own layout and
+ * handed to the version-independent core (profiler_events.c).
+ *
+ * Activation mask: exactly what the active policy's profiler program needs, nothing when there
+ * is none, so that a bundle without a profiler program costs NCCL nothing (it emits no events
+ * at all with a zero mask). NCCL's mask is one process-global int whose address every init
+ * passes; it is rewritten whenever a reload changes what the policy needs.
+ *
+ * Every entry point returns ncclSuccess on every path (NCCL ignores profiler errors except from
+ * init, after which it would keep calling us with whatever context we left). */
+#include <stddef.h>
+
+#include "log.h"
+#include "ncclbpf/runtime.h"
+#include "nccl_profiler.h"
+#include "profiler_events.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, int n_nodes,
+				int n_ranks, int rank, ncclDebugLogger_t log, uint32_t api)
+{
+	if (!context) {
+		if (mask)
+			*mask = 0;
+		return ncclSuccess;
+	}
+	adapter_set_logger(log);
+	/* The first communicator loads the bundle (the profiler's init runs before the tuner's). */
+	ncclbpf_rt_acquire();
+	ncclbpf_rt_add_activate_listener(prof_refresh);
+	struct prof_comm *c = prof_comm_new(comm_id, rank, n_ranks, n_nodes, log, api);
+	*context = c;
+	if (!c) {
+		ncclbpf_rt_release();
+		if (mask)
+			*mask = 0; /* out of memory: ask for nothing */
+		return ncclSuccess;
+	}
+	prof_set_mask_ptr(mask);
+	return ncclSuccess;
+}
+
+static ncclResult_t finalize(void *context)
+{
+	if (context) {
+		prof_comm_free(context);
+		ncclbpf_rt_release();
+	}
+	return ncclSuccess;
+}
+
+static ncclResult_t stop_event(void *handle)
+{
+	prof_stop(handle);
+	return ncclSuccess;
+}
+
+/* The state arguments are the same union in v4, v5 and v6. */
+static ncclResult_t record_state(void *handle, ncclProfilerEventState_t state,
+				 ncclProfilerEventStateArgs_v4_t *args)
+{
+	if (state == ncclProfilerKernelChStop && args)
+		prof_kch_end(handle, args->kernelCh.pTimer);
+	return ncclSuccess;
+}
+
+/* The members read below sit at the same offsets in all three descriptors (static asserts in
+ * nccl_profiler.h); only the type field's width differs. */
+#define START_EVENT(D, TYPE)                                                                       \
+	do {                                                                                       \
+		void *h = NULL;                                                                    \
+		struct prof_comm *c = context;                                                     \
+		if (!eHandle)                                                                      \
+			return ncclSuccess;                                                        \
+		if (c && D) {                                                                      \
+			switch (TYPE) {                                                            \
+			case ncclProfileColl:                                                      \
+				h = prof_coll_start(c, D->coll.seqNumber, D->coll.func,            \
+						    D->coll.count, D->coll.datatype,               \
+						    D->coll.nChannels, D->coll.algo,               \
+						    D->coll.proto);                                \
+				break;                                                             \
+			case ncclProfileKernelCh:                                                  \
+				h = prof_kch_start(c, D->parentObj, D->kernelCh.channelId,         \
+						   D->kernelCh.pTimer);                            \
+				break;                                                             \
+			case ncclProfileProxyOp:                                                   \
+				h = prof_proxy_start(c, D->parentObj, D->proxyOp.pid,              \
+						     D->proxyOp.channelId, D->proxyOp.peer,        \
+						     D->proxyOp.nSteps, D->proxyOp.chunkSize);     \
+				break;                                                             \
+			default:                                                                   \
+				/* Group, P2p, ProxyStep, ProxyCtrl, NetPlugin, API, launch and    \
+				 * CE events: not needed by any program; NULL handles are how      \
+				 * NCCL's own example plugin declines an event. */                 \
+				break;                                                             \
+			}                                                                          \
+		}                                                                                  \
+		*eHandle = h;                                                                      \
+		return ncclSuccess;                                                                \
+	} while (0)
+
+static ncclResult_t start_v4(void *context, void **eHandle, ncclProfilerEventDescr_v4_t *d)
+{
+	START_EVENT(d, d->type);
+}
+
+static ncclResult_t start_v5(void *context, void **eHandle, ncclProfilerEventDescr_v5_t *d)
+{
+	START_EVENT(d, d->type);
+}
+
+static ncclResult_t start_v6(void *context, void **eHandle, ncclProfilerEventDescr_v6_t *d)
+{
+	START_EVENT(d, d->type);
+}
+
+static ncclResult_t init_v4(void **context, int *mask, const char *comm_name, uint64_t comm_hash,
+			    int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log)
+{
+	(void)comm_name;
+	return init_common(context, mask, comm_hash, n_nodes, n_ranks, rank, log, 4);
+}
+
+static ncclResult_t init_v5(void **context, uint64_t comm_id, int *mask, const char *comm_name,
+			    int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log)
+{
+	(void)comm_name;
+	return init_common(context, mask, comm_id, n_nodes, n_ranks, rank, log, 5);
+}
+
+static ncclResult_t init_v6(void **context, uint64_t comm_id, int *mask, const char *comm_name,
+			    int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log)
+{
+	(void)comm_name;
+	return init_common(context, mask, comm_id, n_nodes, n_ranks, rank, log, 6);
+}
+
+EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
+    .name = "NCCLbpf",
+    .init = init_v4,
+    .startEvent = start_v4,
+    .stopEvent = stop_event,
+    .recordEventState = record_state,
+    .finalize = finalize,
+};
+
+EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
+    .name = "NCCLbpf",
+    .init = init_v5,
+    .startEvent = start_v5,
+    .stopEvent = stop_event,
+    .recordEventState = record_state,
+    .finalize = finalize,
+};
+
+EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {
+    .name = "NCCLbpf",
+    .init = init_v6,
+    .startEvent = start_v6,
+    .stopEvent = stop_event,
+    .recordEventState = record_state,
+    .finalize = finalize,
+};

@@ -1,0 +1,17 @@
+# ncclbpf-net-bench: the net plugin's TCP transport through its exported table, two processes
+# over loopback, no NCCL: latency and bandwidth per size, with and without a policy attached
+# (hook cost) and with one socket (gain of several sockets/threads), all in one run.
+add_executable(ncclbpf-net-bench ${CMAKE_CURRENT_LIST_DIR}/net_bench.c)
+target_include_directories(ncclbpf-net-bench PRIVATE ${NCCL_ADAPTER_INCLUDES}
+  ${PROJECT_SOURCE_DIR}/tests/net)
+target_link_libraries(ncclbpf-net-bench PRIVATE dl m)
+target_compile_definitions(ncclbpf-net-bench PRIVATE
+  NET_BENCH_DEFAULT_LIB="$<TARGET_FILE:nccl_ncclbpf>"
+  NET_BENCH_DEFAULT_POLICY="${PROJECT_BINARY_DIR}/policies/net_counters.o")
+set_target_properties(ncclbpf-net-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
+add_dependencies(ncclbpf-net-bench nccl_ncclbpf)
+if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
+  add_test(NAME net_bench_smoke COMMAND ncclbpf-net-bench --reps 1 --sizes 8,1M --time 0.02)
+  set_tests_properties(net_bench_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "1 MiB .*hook cost")
+endif()

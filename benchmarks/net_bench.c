@@ -1,0 +1,346 @@
+/* ncclbpf-net-bench: CPU-only benchmark of the net plugin's TCP transport through its exported
+ * ncclNetPlugin_v12 table, two forked processes over loopback, no NCCL.
+ *
+ * Configurations, measured in one run and interleaved (A B C A B C ...) so that machine noise
+ * hits all of them alike; per size the median over the repetitions is printed:
+ *   A  our transport, no policy (NCCLBPF_NET_NSOCKS default)
+ *   B  the same with a policy attached (default: policies/net_counters.o; --policy)
+ *   C  no policy, one socket (NCCLBPF_NET_NSOCKS=1)
+ * Latency: ping-pong, half the round trip. Bandwidth: one direction, a window of 4 messages in
+ * flight. Ratios B/A are the cost of the hooks; C/A the gain of several sockets and threads.
+ *
+ *   ncclbpf-net-bench [--lib LIB] [--policy OBJ] [--reps N] [--sizes a,b,...] [--time S] */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "net_harness.h"
+
+#ifndef NET_BENCH_DEFAULT_LIB
+#define NET_BENCH_DEFAULT_LIB NULL
+#endif
+#ifndef NET_BENCH_DEFAULT_POLICY
+#define NET_BENCH_DEFAULT_POLICY NULL
+#endif
+
+#define MAX_SIZES 16
+#define WINDOW	  4
+
+struct result {
+	double lat_us[MAX_SIZES];
+	double bw_gbs[MAX_SIZES];
+};
+
+static size_t sizes[MAX_SIZES] = {8, 4096, 65536, 524288, 4u << 20, 32u << 20};
+static int n_sizes = 6;
+static double budget_s = 0.25; /* per size and measurement */
+
+struct pair {
+	struct nh_lib l;
+	void *ctx, *lc;
+	struct nh_setup s;
+	uint8_t *sbuf, *rbuf;
+};
+
+static int pair_setup(struct pair *p, const char *lib, int id, int (*pipes)[2])
+{
+	if (nh_open(&p->l, lib, 12))
+		return -1;
+	if (p->l.t->init(&p->ctx, 42, NULL, nh_logger, NULL) != ncclSuccess)
+		return -1;
+	char h[NCCL_NET_HANDLE_MAXSIZE], peer[NCCL_NET_HANDLE_MAXSIZE];
+	if (p->l.t->listen(p->ctx, 0, h, &p->lc) != ncclSuccess)
+		return -1;
+	if (nh_write_all(pipes[id][1], h, sizeof(h)) ||
+	    nh_read_all(pipes[1 - id][0], peer, sizeof(peer)))
+		return -1;
+	if (nh_connect_accept(&p->l, p->ctx, 0, peer, p->lc, &p->s, 30))
+		return -1;
+	size_t max = sizes[0];
+	for (int i = 0; i < n_sizes; i++)
+		max = sizes[i] > max ? sizes[i] : max;
+	p->sbuf = malloc(max * WINDOW);
+	p->rbuf = malloc(max * WINDOW);
+	if (!p->sbuf || !p->rbuf)
+		return -1;
+	memset(p->sbuf, 1, max * WINDOW);
+	return 0;
+}
+
+static int xsend(struct pair *p, void *buf, size_t n, void **q)
+{
+	return nh_isend(&p->l, p->s.send, buf, n, 0, NULL, q) != ncclSuccess;
+}
+
+static int xrecv(struct pair *p, void *buf, size_t n, void **q)
+{
+	void *bufs[1] = {buf};
+	size_t caps[1] = {n};
+	int tags[1] = {0};
+	return nh_irecv(&p->l, p->s.recv, 1, bufs, caps, tags, NULL, q) != ncclSuccess;
+}
+
+static int xwait(struct pair *p, void *q)
+{
+	int sz[1];
+	return nh_wait(&p->l, q, sz, 60) != ncclSuccess;
+}
+
+/* Rank 0 decides how many iterations (time budget) and tells rank 1 in-band first. */
+static int ping_pong(struct pair *p, int id, size_t n, double *lat_us)
+{
+	void *q;
+	uint64_t iters = 0;
+	if (id == 0) {
+		/* Calibrate with a few round trips. */
+		uint64_t t0 = nh_now_ns();
+		int k = 0;
+		for (; k < 5; k++) {
+			if (xsend(p, p->sbuf, n, &q) || xwait(p, q) || xrecv(p, p->rbuf, n, &q) ||
+			    xwait(p, q))
+				return -1;
+		}
+		double rt = (double)(nh_now_ns() - t0) / 5;
+		iters = (uint64_t)(budget_s * 1e9 / (rt > 1 ? rt : 1));
+		iters = iters < 10 ? 10 : iters > 100000 ? 100000 : iters;
+		if (xsend(p, &iters, sizeof(iters), &q) || xwait(p, q))
+			return -1;
+		t0 = nh_now_ns();
+		for (uint64_t i = 0; i < iters; i++)
+			if (xsend(p, p->sbuf, n, &q) || xwait(p, q) || xrecv(p, p->rbuf, n, &q) ||
+			    xwait(p, q))
+				return -1;
+		*lat_us = (double)(nh_now_ns() - t0) / (double)iters / 2 / 1e3;
+	} else {
+		for (int k = 0; k < 5; k++)
+			if (xrecv(p, p->rbuf, n, &q) || xwait(p, q) || xsend(p, p->sbuf, n, &q) ||
+			    xwait(p, q))
+				return -1;
+		if (xrecv(p, &iters, sizeof(iters), &q) || xwait(p, q))
+			return -1;
+		for (uint64_t i = 0; i < iters; i++)
+			if (xrecv(p, p->rbuf, n, &q) || xwait(p, q) || xsend(p, p->sbuf, n, &q) ||
+			    xwait(p, q))
+				return -1;
+	}
+	return 0;
+}
+
+/* Rank 0 streams count messages with WINDOW in flight; rank 1 acknowledges the last one. */
+static int stream(struct pair *p, int id, size_t n, double *gbs)
+{
+	uint64_t count = 0;
+	void *q;
+	if (id == 0) {
+		double est_gbs = 1.0; /* refined by a short first pass */
+		uint64_t probe = n >= (8u << 20) ? 4 : 32;
+		for (int pass = 0; pass < 2; pass++) {
+			count = pass ? (uint64_t)(budget_s * est_gbs * 1e9 / (double)n) : probe;
+			count = count < 8 ? 8 : count > 1000000 ? 1000000 : count;
+			if (xsend(p, &count, sizeof(count), &q) || xwait(p, q))
+				return -1;
+			void *qs[WINDOW] = {0};
+			uint64_t t0 = nh_now_ns();
+			for (uint64_t i = 0; i < count; i++) {
+				int s = (int)(i % WINDOW);
+				if (qs[s] && xwait(p, qs[s]))
+					return -1;
+				if (xsend(p, p->sbuf + (size_t)s * n, n, &qs[s]))
+					return -1;
+			}
+			for (int s = 0; s < WINDOW; s++)
+				if (qs[s] && xwait(p, qs[s]))
+					return -1;
+			uint8_t ack;
+			if (xrecv(p, &ack, 1, &q) || xwait(p, q))
+				return -1;
+			double secs = (double)(nh_now_ns() - t0) / 1e9;
+			est_gbs = (double)n * (double)count / secs / 1e9;
+		}
+		*gbs = est_gbs;
+	} else {
+		for (int pass = 0; pass < 2; pass++) {
+			if (xrecv(p, &count, sizeof(count), &q) || xwait(p, q))
+				return -1;
+			void *qs[WINDOW] = {0};
+			for (uint64_t i = 0; i < count; i++) {
+				int s = (int)(i % WINDOW);
+				if (qs[s] && xwait(p, qs[s]))
+					return -1;
+				if (xrecv(p, p->rbuf + (size_t)s * n, n, &qs[s]))
+					return -1;
+			}
+			for (int s = 0; s < WINDOW; s++)
+				if (qs[s] && xwait(p, qs[s]))
+					return -1;
+			uint8_t ack = 1;
+			if (xsend(p, &ack, 1, &q) || xwait(p, q))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* One configuration: a fresh pair of processes with env applied before the library loads. */
+static int run_config(const char *lib, const char *policy, const char *nsocks, struct result *out)
+{
+	int pipes[2][2], res[2];
+	if (pipe(pipes[0]) || pipe(pipes[1]) || pipe(res))
+		return -1;
+	pid_t pid[2];
+	for (int id = 0; id < 2; id++) {
+		pid[id] = fork();
+		if (pid[id])
+			continue;
+		alarm(600);
+		if (policy)
+			setenv("NCCLBPF_POLICY", policy, 1);
+		else
+			unsetenv("NCCLBPF_POLICY");
+		setenv("NCCLBPF_WATCH", "0", 1);
+		if (nsocks)
+			setenv("NCCLBPF_NET_NSOCKS", nsocks, 1);
+		struct pair p = {0};
+		struct result r = {0};
+		if (pair_setup(&p, lib, id, pipes))
+			_exit(1);
+		for (int i = 0; i < n_sizes; i++)
+			if (ping_pong(&p, id, sizes[i], &r.lat_us[i]) ||
+			    stream(&p, id, sizes[i], &r.bw_gbs[i]))
+				_exit(1);
+		if (id == 0 && nh_write_all(res[1], &r, sizeof(r)))
+			_exit(1);
+		p.l.t->closeSend(p.s.send);
+		p.l.t->closeRecv(p.s.recv);
+		p.l.t->closeListen(p.lc);
+		p.l.t->finalize(p.ctx);
+		_exit(0);
+	}
+	close(res[1]);
+	int got = nh_read_all(res[0], out, sizeof(*out)) == 0;
+	int ok = got;
+	for (int id = 0; id < 2; id++) {
+		int st;
+		waitpid(pid[id], &st, 0);
+		ok &= WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		close(pipes[i][0]);
+		close(pipes[i][1]);
+	}
+	close(res[0]);
+	return ok ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void fmt_size(size_t n, char *buf, size_t len)
+{
+	if (n >= (1u << 20) && n % (1u << 20) == 0)
+		snprintf(buf, len, "%zu MiB", n >> 20);
+	else if (n >= 1024 && n % 1024 == 0)
+		snprintf(buf, len, "%zu KiB", n >> 10);
+	else
+		snprintf(buf, len, "%zu B", n);
+}
+
+int main(int argc, char **argv)
+{
+	const char *lib = NET_BENCH_DEFAULT_LIB, *policy = NET_BENCH_DEFAULT_POLICY;
+	int reps = 3;
+	static const struct option lo[] = {
+	    {"lib", 1, 0, 'l'},	 {"policy", 1, 0, 'p'}, {"reps", 1, 0, 'r'}, {"sizes", 1, 0, 's'},
+	    {"time", 1, 0, 't'}, {"help", 0, 0, 'h'},	{0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "l:p:r:s:t:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			lib = optarg;
+			break;
+		case 'p':
+			policy = optarg;
+			break;
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 't':
+			budget_s = atof(optarg);
+			break;
+		case 's': {
+			n_sizes = 0;
+			char *save, *s = strdup(optarg);
+			for (char *t = strtok_r(s, ",", &save); t && n_sizes < MAX_SIZES;
+			     t = strtok_r(NULL, ",", &save)) {
+				char *end;
+				double v = strtod(t, &end);
+				if (*end == 'K' || *end == 'k')
+					v *= 1024;
+				else if (*end == 'M' || *end == 'm')
+					v *= 1024 * 1024;
+				sizes[n_sizes++] = (size_t)v;
+			}
+			free(s);
+			break;
+		}
+		default:
+			fprintf(stderr, "usage: ncclbpf-net-bench [--lib LIB] [--policy OBJ] "
+					"[--reps N] [--sizes 8,4K,1M] [--time S]\n");
+			return 2;
+		}
+	}
+	if (!lib || !policy || reps < 1 || reps > 99 || !n_sizes) {
+		fprintf(stderr, "ncclbpf-net-bench: need --lib and --policy (or the built-in "
+				"defaults), 1..99 reps\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_DFL);
+	const char *ifname = getenv("NCCL_SOCKET_IFNAME");
+	printf("# net transport benchmark: 2 processes, loopback%s%s, %d rep(s) interleaved, "
+	       "median; %.2f s per size and measurement\n",
+	       ifname ? " via " : "", ifname ? ifname : "", reps, budget_s);
+	printf("# A: no policy; B: policy %s; C: no policy, NCCLBPF_NET_NSOCKS=1\n", policy);
+	static struct result r[3][99];
+	for (int k = 0; k < reps; k++) {
+		if (run_config(lib, NULL, NULL, &r[0][k]) ||
+		    run_config(lib, policy, NULL, &r[1][k]) ||
+		    run_config(lib, NULL, "1", &r[2][k])) {
+			fprintf(stderr, "ncclbpf-net-bench: a run failed\n");
+			return 1;
+		}
+	}
+	printf("%10s %10s %10s %8s %10s %10s %8s %10s %8s\n", "size", "lat A us", "lat B us", "B/A",
+	       "bw A GB/s", "bw B GB/s", "B/A", "bw C GB/s", "A/C");
+	double worst = 0;
+	for (int i = 0; i < n_sizes; i++) {
+		double la[99], lb[99], ba[99], bb[99], bc[99];
+		for (int k = 0; k < reps; k++) {
+			la[k] = r[0][k].lat_us[i];
+			lb[k] = r[1][k].lat_us[i];
+			ba[k] = r[0][k].bw_gbs[i];
+			bb[k] = r[1][k].bw_gbs[i];
+			bc[k] = r[2][k].bw_gbs[i];
+		}
+		double mla = median(la, reps), mlb = median(lb, reps), mba = median(ba, reps),
+		       mbb = median(bb, reps), mbc = median(bc, reps);
+		char sz[32];
+		fmt_size(sizes[i], sz, sizeof(sz));
+		printf("%10s %10.2f %10.2f %8.3f %10.3f %10.3f %8.3f %10.3f %8.2f\n", sz, mla, mlb,
+		       mlb / mla, mba, mbb, mbb / mba, mbc, mba / mbc);
+		double cost = mba / mbb - 1;
+		worst = cost > worst ? cost : worst;
+	}
+	printf("# hook cost (bandwidth, worst size): %.2f %%\n", worst * 100);
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* Net program: per-peer byte, message and latency counters. Every completed send and receive
+ * adds its bytes and its latency (time from isend/irecv to the test() that saw it done) to the
+ * entry of its peer (address and device). Read with `ncclbpf maps` or ncclbpf_rt_map_lookup.
+ *
+ * Rank-local observation only: the program never changes what is sent. */
+#include "ncclbpf.h"
+
+struct peer_key {
+	__u32 addr[4]; /* IPv4 in addr[0], network order; all zero when unknown */
+	__u32 dev;
+	__u32 _pad;
+};
+
+struct peer_stats {
+	__u64 sends, send_bytes, send_ns, send_max_ns;
+	__u64 recvs, recv_bytes, recv_ns, recv_max_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct peer_key);
+	__type(value, struct peer_stats);
+} net_peers SEC(".maps");
+
+SEC("net/complete")
+int net_counters(struct ncclbpf_net_ctx *ctx)
+{
+	struct peer_key key = {};
+	struct peer_stats *s;
+	__u64 d = ctx->duration_ns;
+
+	key.addr[0] = ctx->peer_addr[0];
+	key.addr[1] = ctx->peer_addr[1];
+	key.addr[2] = ctx->peer_addr[2];
+	key.addr[3] = ctx->peer_addr[3];
+	key.dev = ctx->dev;
+	s = bpf_map_lookup_elem(&net_peers, &key);
+	if (!s) {
+		struct peer_stats zero = {};
+		/* Another thread may insert it first: then add to theirs. */
+		bpf_map_update_elem(&net_peers, &key, &zero, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&net_peers, &key);
+		if (!s)
+			return 0;
+	}
+	if (ctx->op == NCCLBPF_NET_COMPLETE) {
+		__sync_fetch_and_add(&s->sends, 1);
+		__sync_fetch_and_add(&s->send_bytes, ctx->bytes);
+		__sync_fetch_and_add(&s->send_ns, d);
+		if (d > s->send_max_ns)
+			s->send_max_ns = d;
+	} else if (ctx->op == NCCLBPF_NET_COMPLETE_RECV) {
+		__sync_fetch_and_add(&s->recvs, 1);
+		__sync_fetch_and_add(&s->recv_bytes, ctx->bytes);
+		__sync_fetch_and_add(&s->recv_ns, d);
+		if (d > s->recv_max_ns)
+			s->recv_max_ns = d;
+	}
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* UNSAFE: the naive closed loop. The profiler program keeps a moving average of this rank's GPU
+ * latency per size bucket, and the tuner picks the channel count from it directly. Each rank
+ * measures different latencies (skew, stragglers, a noisy neighbour on one node), so ranks would
+ * pick different channel counts for the same collective and NCCL would hang or corrupt data
+ * (nccl-plugin-abi.md §6). Expected: rejected (tuner decision depends on rank-local data: map
+ * written by a profiler program). The safe form is policies/closed_loop_channels.c. */
+#include "ncclbpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} lat_by_bucket SEC(".maps");
+
+static __always_inline __u32 bucket(__u64 x)
+{
+	__u32 r = 0;
+	if (x >> 32) {
+		x >>= 32;
+		r += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		r += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		r += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		r += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		r += 2;
+	}
+	if (x >> 1)
+		r += 1;
+	return r;
+}
+
+SEC("profiler")
+int measure(struct ncclbpf_profiler_ctx *ctx)
+{
+	__u32 k = bucket(ctx->n_bytes);
+	__u64 *v = bpf_map_lookup_elem(&lat_by_bucket, &k);
+
+	if (v && ctx->event == NCCLBPF_PROF_COLL_END)
+		*v = (*v * 7 + ctx->duration_ns) / 8;
+	return 0;
+}
+
+SEC("tuner")
+int adapt(struct ncclbpf_tuner_ctx *ctx)
+{
+	__u32 k = bucket(ctx->n_bytes);
+	__u64 *lat = bpf_map_lookup_elem(&lat_by_bucket, &k);
+
+	if (!lat)
+		return 0;
+	/* BUG: this rank's own latency sets the channel count. */
+	ctx->n_channels = *lat > 500000 ? 4 : 16;
+	return 0;
+}

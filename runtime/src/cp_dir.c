@@ -1,0 +1,337 @@
+/* The control plane's directory medium (cp_dir.h). */
+#include "cp_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ncclbpf/control.h"
+
+uint64_t ncclbpf_cp_hash(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int cp_mkdirs(const char *path, unsigned mode)
+{
+	char buf[CP_PATH];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+			*p = 0;
+			if (mkdir(buf, mode) != 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+/* A temp name unique across processes and threads of all hosts sharing the directory. */
+static int write_tmp(const char *dir, const char *name, const void *buf, size_t len, char *tmp,
+		     size_t tmplen)
+{
+	static _Atomic unsigned long counter;
+	snprintf(tmp, tmplen, "%s/.tmp.%s.%s.%d.%lu", dir, name, cp_hostname(), (int)getpid(),
+		 ++counter);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	const char *p = buf;
+	size_t left = len;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? -errno : -EIO;
+			close(fd);
+			unlink(tmp);
+			return e;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) != 0) {
+		int e = -errno;
+		unlink(tmp);
+		return e;
+	}
+	return 0;
+}
+
+int cp_write(const char *dir, const char *name, const void *buf, size_t len)
+{
+	char tmp[CP_PATH + 256], dst[CP_PATH + 256];
+	int e = write_tmp(dir, name, buf, len, tmp, sizeof(tmp));
+	if (e)
+		return e;
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	if (rename(tmp, dst) != 0) {
+		e = -errno;
+		unlink(tmp);
+	}
+	return e;
+}
+
+int cp_create_once(const char *dir, const char *name, const void *buf, size_t len)
+{
+	char tmp[CP_PATH + 256], dst[CP_PATH + 256];
+	int e = write_tmp(dir, name, buf, len, tmp, sizeof(tmp));
+	if (e)
+		return e;
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	/* link() fails with EEXIST when the name exists: of several writers exactly one wins. */
+	if (link(tmp, dst) != 0)
+		e = -errno;
+	unlink(tmp);
+	return e;
+}
+
+int cp_read(const char *path, char **out, size_t *len, size_t max)
+{
+	*out = NULL;
+	if (len)
+		*len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t cap = 256, n = 0;
+	char *buf = malloc(cap + 1);
+	int e = buf ? 0 : -ENOMEM;
+	while (!e) {
+		if (n == cap) {
+			if (cap >= max) {
+				e = -E2BIG;
+				break;
+			}
+			cap = cap * 4 > max ? max : cap * 4;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) {
+				e = -ENOMEM;
+				break;
+			}
+			buf = nb;
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			e = -errno;
+		else if (got == 0)
+			break;
+		else
+			n += (size_t)got;
+	}
+	close(fd);
+	if (e) {
+		free(buf);
+		return e;
+	}
+	buf[n] = 0;
+	*out = buf;
+	if (len)
+		*len = n;
+	return 0;
+}
+
+void cp_rmtree(const char *path)
+{
+	DIR *d = opendir(path);
+	if (d) {
+		struct dirent *de;
+		char sub[CP_PATH + 512];
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			if (de->d_type == DT_DIR)
+				cp_rmtree(sub);
+			else
+				unlink(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+int cp_kv_nth(const char *rec, const char *key, unsigned n, char *out, size_t outlen)
+{
+	size_t kl = strlen(key);
+	for (const char *p = rec; p && *p;) {
+		const char *eol = strchr(p, '\n');
+		size_t ll = eol ? (size_t)(eol - p) : strlen(p);
+		if (ll > kl && !strncmp(p, key, kl) && p[kl] == '=' && n-- == 0) {
+			size_t vl = ll - kl - 1;
+			if (vl >= outlen)
+				return -E2BIG;
+			memcpy(out, p + kl + 1, vl);
+			out[vl] = 0;
+			return 0;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int cp_kv(const char *rec, const char *key, char *out, size_t outlen)
+{
+	return cp_kv_nth(rec, key, 0, out, outlen);
+}
+
+int cp_kv_u64(const char *rec, const char *key, uint64_t *v)
+{
+	char buf[32], *end;
+	if (cp_kv(rec, key, buf, sizeof(buf)))
+		return -ENOENT;
+	errno = 0;
+	unsigned long long x = strtoull(buf, &end, 0);
+	if (errno || end == buf || *end)
+		return -EINVAL;
+	*v = x;
+	return 0;
+}
+
+void cp_hex(const void *buf, size_t len, char *out)
+{
+	static const char d[] = "0123456789abcdef";
+	const unsigned char *p = buf;
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = d[p[i] >> 4];
+		out[2 * i + 1] = d[p[i] & 15];
+	}
+	out[2 * len] = 0;
+}
+
+static int nib(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int cp_unhex(const char *hex, void *out, size_t max)
+{
+	size_t n = strlen(hex);
+	if (n % 2 || n / 2 > max)
+		return -EINVAL;
+	unsigned char *o = out;
+	for (size_t i = 0; i < n / 2; i++) {
+		int a = nib(hex[2 * i]), b = nib(hex[2 * i + 1]);
+		if (a < 0 || b < 0)
+			return -EINVAL;
+		o[i] = (unsigned char)(a << 4 | b);
+	}
+	return (int)(n / 2);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cp_list(const char *dir, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	size_t cap = 0;
+	struct dirent *de;
+	int e = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			char **nn = realloc(*names, cap * sizeof(*nn));
+			if (!nn) {
+				e = -ENOMEM;
+				break;
+			}
+			*names = nn;
+		}
+		if (!((*names)[*n] = strdup(de->d_name))) {
+			e = -ENOMEM;
+			break;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (e) {
+		cp_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return e;
+	}
+	if (*n)
+		qsort(*names, *n, sizeof(**names), cmp_names);
+	return 0;
+}
+
+void cp_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static char host_name[256];
+static pthread_once_t host_once = PTHREAD_ONCE_INIT;
+
+/* Hostnames name members and temp files; dots would make <host>.<pid> ambiguous, so the short
+ * name is used. */
+static void host_init(void)
+{
+	if (gethostname(host_name, sizeof(host_name) - 1) != 0 || !host_name[0])
+		snprintf(host_name, sizeof(host_name), "localhost");
+	host_name[sizeof(host_name) - 1] = 0;
+	char *dot = strchr(host_name, '.');
+	if (dot)
+		*dot = 0;
+	for (char *p = host_name; *p; p++)
+		if (*p == '/')
+			*p = '_';
+}
+
+const char *cp_hostname(void)
+{
+	pthread_once(&host_once, host_init);
+	return host_name;
+}
+
+uint64_t cp_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void cp_sleep_ms(unsigned ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}

@@ -1,0 +1,77 @@
+/* Live inspection, shared by its files: the response writer (inspect_out.c), the request
+ * handlers (inspect_cmds.c), the bundle views (inspect_bundle.c), the reload history
+ * (inspect_history.c) and the server (inspect_server.c).
+ *
+ * Wire protocol (one unix stream connection, any number of requests): on connecting, the
+ * client first reads the server's greeting `hello ncclbpf-inspect 1` (or `error refused ...`
+ * when its uid may not inspect this process, then the server closes). Then it sends one
+ * line; the server answers with record lines `WORD key=value ...` and ends the answer with a
+ * line `ok` or `error MESSAGE`. Values are percent-escaped (space, '%', '=', control and
+ * non-ASCII bytes as %XX), so a record always splits on spaces and a key on its first '='.
+ * Requests: info | stat | maps | map dump NAME | map update NAME KEYHEX VALUEHEX | env | quit. */
+#ifndef NCCLBPF_RT_INSPECT_H
+#define NCCLBPF_RT_INSPECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt_internal.h"
+
+/* --- Response writer ------------------------------------------------------------------- */
+struct insp_out {
+	int fd;
+	int err; /* a write failed: the rest is dropped */
+	size_t len;
+	char buf[16384];
+};
+void insp_begin(struct insp_out *o, const char *word);		      /* starts a record line */
+void insp_kv(struct insp_out *o, const char *key, const char *value); /* escaped value */
+void insp_kvu(struct insp_out *o, const char *key, uint64_t value);
+void insp_kvi(struct insp_out *o, const char *key, int64_t value);
+void insp_kvhex(struct insp_out *o, const char *key, const void *data, size_t len);
+void insp_end(struct insp_out *o); /* ends the record line */
+void insp_ok(struct insp_out *o);
+void insp_error(struct insp_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void insp_flush(struct insp_out *o);
+
+/* --- Process identity (inspect_server.c) ------------------------------------------------ */
+struct insp_ident {
+	char host[65];
+	char job[128];
+	char rank[16], local_rank[16];
+	char dir[4096];
+	uint64_t start_unix_ns;
+	int pid;
+	unsigned uid;
+	int cp; /* NCCLBPF_CP_DIR was set: the process takes part in the control plane */
+};
+extern struct insp_ident insp_ident;
+
+/* --- Reload history (inspect_history.c) ------------------------------------------------- */
+#define INSP_HISTORY 16
+struct insp_reload_event {
+	uint64_t unix_ns;
+	int err;
+	uint64_t version; /* active after the attempt */
+	uint64_t total_ns, verify_ns, jit_ns;
+	char path[256];
+	char msg[200];
+};
+/* Copies up to max events (oldest first) and returns how many; *total = attempts ever. */
+unsigned insp_history(struct insp_reload_event *out, unsigned max, uint64_t *total);
+
+/* --- Handlers (inspect_cmds.c) ---------------------------------------------------------- */
+/* Answers one request line (without its newline). Returns 1 when the client asked to quit. */
+int insp_handle(struct insp_out *o, char *line);
+
+/* --- The active policy's bundle (inspect_bundle.c; callers hold rt.reload_lock) ---------- */
+void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p);
+void insp_bundle_maps(struct insp_out *o, const struct rt_policy *p);
+int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name);
+/* 1 when p has a map NAME that only tuner-side programs write (it may feed decisions). */
+int insp_bundle_map_is_uniform(const struct rt_policy *p, const char *name);
+/* 0, or -errno with why in msg (uniform map: refused, use the control plane). */
+int insp_bundle_map_update(const struct rt_policy *p, const char *name, const char *key_hex,
+			   const char *value_hex, char *msg, size_t msg_len);
+
+#endif

@@ -1,0 +1,306 @@
+/* The active policy's bundle as the inspection server shows it: programs with their verifier
+ * and JIT statistics, maps with their rank-consistency class, map contents, and map updates.
+ * Callers hold rt.reload_lock, so the policy (and its maps) cannot be retired meanwhile; the
+ * hot path takes no lock and is not slowed (map reads and writes are the engine's user-side
+ * operations, safe while programs run).
+ *
+ * Classes: a map an observing program (profiler, net) may write holds rank-local data (each
+ * rank measures its own); the verifier already keeps such data out of tuner decisions, so such
+ * a map may be changed in one process alone. Every other map may feed decisions, which must
+ * agree across ranks: it is "uniform" and changes only through the control plane's consistent
+ * activation. .rodata is frozen (read-only). The classification repeats the loader's first
+ * verification pass (engine/src/loader/load.c) to learn which maps observers write. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inspect.h"
+#include "ncclbpf/helpers.h"
+#include "ncclbpf/maps.h"
+#include "ncclbpf/object.h"
+#include "ncclbpf/verifier.h"
+
+enum { CLASS_UNIFORM, CLASS_RANK_LOCAL, CLASS_READ_ONLY };
+static const char *const class_names[] = {"uniform", "rank-local", "read-only"};
+
+/* written[i] = 1 when an observing program may write map i. Returns 0 or -errno. */
+static int observer_writes(struct ebpf_object *obj, uint8_t *written, uint32_t n)
+{
+	struct ebpf_map **maps = calloc(n ? n : 1, sizeof(*maps));
+	uint8_t *flags = calloc(n ? n : 1, 1);
+	int ret = maps && flags ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < n && !ret; i++)
+		maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
+	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && !ret;
+	     p = ebpf_object__next_program(obj, p)) {
+		const struct ebpf_prog_type *type = ebpf_program__type(p);
+		if (!type || (type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT))
+			continue;
+		memset(flags, 0, n ? n : 1);
+		uint32_t n_lines = 0;
+		const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
+		struct ebpf_verify_opts vo = {
+		    .sz = sizeof(vo),
+		    .type = type,
+		    .maps = maps,
+		    .n_maps = n,
+		    .map_flags = flags,
+		    .helpers = ebpf_helpers_default(),
+		    .lines = lines,
+		    .n_lines = n_lines,
+		};
+		struct ebpf_verify_stats st = {0};
+		char err[200];
+		ret = ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p), &vo, &st, err,
+				  sizeof(err));
+		for (uint32_t k = 0; k < n && !ret; k++)
+			written[k] |= !!(flags[k] & EBPF_VERIFY_MAP_WRITTEN);
+	}
+	free(maps);
+	free(flags);
+	return ret;
+}
+
+static int map_class(struct ebpf_object_map *om, const uint8_t *written)
+{
+	if (ebpf_object_map__kind(om) == EBPF_OBJECT_MAP_RODATA)
+		return CLASS_READ_ONLY;
+	return written[ebpf_object_map__index(om)] ? CLASS_RANK_LOCAL : CLASS_UNIFORM;
+}
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case EBPF_OBJECT_MAP_BTF:
+		return "maps";
+	case EBPF_OBJECT_MAP_RODATA:
+		return "rodata";
+	case EBPF_OBJECT_MAP_DATA:
+		return "data";
+	case EBPF_OBJECT_MAP_BSS:
+		return "bss";
+	}
+	return "?";
+}
+
+static int is_percpu(const struct ebpf_map *m)
+{
+	uint32_t t = ebpf_map__type(m);
+	return t == EBPF_MAP_TYPE_PERCPU_HASH || t == EBPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+static void map_record(struct insp_out *o, struct ebpf_object_map *om, int cls)
+{
+	struct ebpf_map *m = ebpf_object_map__map(om);
+	struct ebpf_map_stats ms = {.sz = sizeof(ms)};
+	ebpf_map__get_stats(m, &ms);
+	insp_begin(o, "map");
+	insp_kv(o, "name", ebpf_object_map__name(om));
+	insp_kv(o, "type", ebpf_map_type__name(ebpf_map__type(m)));
+	insp_kv(o, "kind", kind_name(ebpf_object_map__kind(om)));
+	insp_kv(o, "class", class_names[cls]);
+	insp_kvu(o, "key_size", ebpf_map__key_size(m));
+	insp_kvu(o, "value_size", ebpf_map__value_size(m));
+	insp_kvu(o, "max_entries", ebpf_map__max_entries(m));
+	insp_kvu(o, "cpus", is_percpu(m) ? ebpf_map__num_cpus(m) : 1);
+	insp_kvu(o, "entries", ms.entries);
+	insp_kvu(o, "updates", ms.updates);
+	insp_end(o);
+}
+
+void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
+{
+	if (!p->obj)
+		return;
+	for (struct ebpf_program *prog = ebpf_object__next_program(p->obj, NULL); prog;
+	     prog = ebpf_object__next_program(p->obj, prog)) {
+		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
+		const struct ebpf_prog *xp = ebpf_program__prog(prog);
+		const struct rt_hook *h = xp && p->tuner.prog == xp   ? &p->tuner
+					  : xp && p->chunk.prog == xp ? &p->chunk
+								      : NULL;
+		insp_begin(o, "prog");
+		insp_kv(o, "name", ebpf_program__name(prog));
+		insp_kv(o, "section", ebpf_program__section(prog));
+		insp_kv(o, "hook", h == &p->tuner ? "tuner" : h ? "tuner/chunk" : "-");
+		insp_kv(o, "engine", !h ? "-" : h->fn ? "jit" : "interp");
+		insp_kvu(o, "insns", ebpf_program__insn_cnt(prog));
+		insp_kvu(o, "processed", vs ? vs->processed : 0);
+		insp_kvu(o, "peak_states", vs ? vs->peak_states : 0);
+		insp_kvu(o, "worst_case_insns", vs ? vs->worst_case_insns : 0);
+		insp_kvu(o, "verify_ns", vs ? vs->time_ns : 0);
+		insp_kvu(o, "code_size", h ? h->code_size : 0);
+		insp_end(o);
+	}
+}
+
+void insp_bundle_maps(struct insp_out *o, const struct rt_policy *p)
+{
+	if (!p->obj)
+		return;
+	uint32_t n = ebpf_object__map_cnt(p->obj);
+	uint8_t *written = calloc(n ? n : 1, 1);
+	if (!written || observer_writes(p->obj, written, n) != 0) {
+		/* Cannot tell: show every map as uniform (updates then go through the control
+		 * plane, the safe side). */
+		free(written);
+		written = calloc(n ? n : 1, 1);
+		if (!written)
+			return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct ebpf_object_map *om = ebpf_object__map(p->obj, i);
+		map_record(o, om, map_class(om, written));
+	}
+	free(written);
+}
+
+static struct ebpf_object_map *find(const struct rt_policy *p, const char *name)
+{
+	return p->obj ? ebpf_object__find_map_by_name(p->obj, name) : NULL;
+}
+
+int insp_bundle_map_is_uniform(const struct rt_policy *p, const char *name)
+{
+	struct ebpf_object_map *om = find(p, name);
+	if (!om)
+		return 0;
+	uint32_t n = ebpf_object__map_cnt(p->obj);
+	uint8_t *written = calloc(n + 1, 1);
+	int cls = written && observer_writes(p->obj, written, n) == 0 ? map_class(om, written)
+								      : CLASS_UNIFORM;
+	free(written);
+	return cls == CLASS_UNIFORM;
+}
+
+int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name)
+{
+	struct ebpf_object_map *om = find(p, name);
+	struct ebpf_map *m = om ? ebpf_object_map__map(om) : NULL;
+	if (!m)
+		return -ENOENT;
+	size_t ks = ebpf_map__key_size(m), us = ebpf_map__user_value_size(m);
+	if (!us)
+		return -EOPNOTSUPP; /* ring buffer: records, not elements */
+	uint8_t *written = calloc(ebpf_object__map_cnt(p->obj) + 1, 1);
+	if (!written)
+		return -ENOMEM;
+	int cls = observer_writes(p->obj, written, ebpf_object__map_cnt(p->obj)) == 0
+		      ? map_class(om, written)
+		      : CLASS_UNIFORM;
+	free(written);
+	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(us);
+	int err = key && next && val ? 0 : -ENOMEM;
+	if (!err)
+		map_record(o, om, cls);
+	uint32_t vs = ebpf_map__value_size(m), stride = (vs + 7) & ~7u;
+	uint32_t cpus = is_percpu(m) ? ebpf_map__num_cpus(m) : 0;
+	const void *prev = NULL;
+	while (!err && !o->err) {
+		err = ebpf_map__get_next_key(m, prev, next);
+		if (err == -ENOENT) {
+			err = 0;
+			break;
+		}
+		if (err)
+			break;
+		/* An element deleted between the two calls is simply not shown. */
+		if (ebpf_map__user_lookup(m, next, val) == 0) {
+			insp_begin(o, "elem");
+			insp_kvhex(o, "key", next, ks);
+			if (!cpus)
+				insp_kvhex(o, "value", val, vs);
+			for (uint32_t c = 0; c < cpus; c++) {
+				char k[16];
+				snprintf(k, sizeof(k), "cpu%u", c);
+				insp_kvhex(o, k, val + (size_t)c * stride, vs);
+			}
+			insp_end(o);
+		}
+		memcpy(key, next, ks);
+		prev = key;
+	}
+	free(key);
+	free(next);
+	free(val);
+	return err;
+}
+
+static int unhex(const char *s, unsigned char *out, size_t len)
+{
+	if (strlen(s) != 2 * len)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		int v = 0;
+		for (int j = 0; j < 2; j++) {
+			char c = s[2 * i + j];
+			int d = c >= '0' && c <= '9'   ? c - '0'
+				: c >= 'a' && c <= 'f' ? c - 'a' + 10
+				: c >= 'A' && c <= 'F' ? c - 'A' + 10
+						       : -1;
+			if (d < 0)
+				return -1;
+			v = v * 16 + d;
+		}
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+int insp_bundle_map_update(const struct rt_policy *p, const char *name, const char *key_hex,
+			   const char *value_hex, char *msg, size_t msg_len)
+{
+	struct ebpf_object_map *om = find(p, name);
+	struct ebpf_map *m = om ? ebpf_object_map__map(om) : NULL;
+	if (!m) {
+		snprintf(msg, msg_len, "no map '%s' in the active policy", name);
+		return -ENOENT;
+	}
+	uint32_t n = ebpf_object__map_cnt(p->obj);
+	uint8_t *written = calloc(n ? n : 1, 1);
+	if (!written)
+		return -ENOMEM;
+	int cls = observer_writes(p->obj, written, n) == 0 ? map_class(om, written) : CLASS_UNIFORM;
+	free(written);
+	if (cls == CLASS_READ_ONLY) {
+		snprintf(msg, msg_len, "map '%s' is read-only (.rodata)", name);
+		return -EPERM;
+	}
+	if (cls == CLASS_UNIFORM) {
+		/* Decisions may read it: every rank must switch at the same call. */
+		snprintf(msg, msg_len,
+			 "uniform map: use the control plane (NCCLBPF_CP_DIR); '%s' may feed "
+			 "decisions, which must change on every rank at the same call",
+			 name);
+		return -EPERM;
+	}
+	size_t ks = ebpf_map__key_size(m), us = ebpf_map__user_value_size(m);
+	uint32_t vs = ebpf_map__value_size(m), stride = (vs + 7) & ~7u;
+	uint32_t cpus = is_percpu(m) ? ebpf_map__num_cpus(m) : 0;
+	unsigned char *key = malloc(ks ? ks : 1), *val = calloc(1, us ? us : 1);
+	int err = key && val ? 0 : -ENOMEM;
+	if (!err && (!us || unhex(key_hex, key, ks) != 0)) {
+		snprintf(msg, msg_len, "key must be %zu bytes as hex", ks);
+		err = -EINVAL;
+	}
+	if (!err) {
+		/* Per-CPU maps: one value for every CPU, or all CPUs' values (padded to 8). */
+		if (unhex(value_hex, val, vs) == 0) {
+			for (uint32_t c = 1; c < cpus; c++)
+				memcpy(val + (size_t)c * stride, val, vs);
+		} else if (!cpus || unhex(value_hex, val, us) != 0) {
+			snprintf(msg, msg_len, "value must be %u bytes as hex%s", vs,
+				 cpus ? " (or every CPU's, padded to 8 bytes)" : "");
+			err = -EINVAL;
+		}
+	}
+	if (!err) {
+		err = ebpf_map__user_update(m, key, val, EBPF_ANY);
+		if (err)
+			snprintf(msg, msg_len, "update of '%s' failed: %s", name, strerror(-err));
+	}
+	free(key);
+	free(val);
+	return err;
+}

@@ -1,0 +1,511 @@
+/* The live-inspection server: at the first acquire the process registers itself as
+ * <dir>/procs/<host>.<pid> (a key=value record) and serves requests (inspect.h) on the unix
+ * socket <dir>/procs/<host>.<pid>.sock from one thread; the last release (or unloading the
+ * library, or exit) stops the thread and removes both files.
+ *
+ * <dir> is $NCCLBPF_CP_DIR (the control plane's shared directory, docs/operating.md) or
+ * /dev/shm/ncclbpf-<uid>; NCCLBPF_INSPECT=0 turns the server off; it answers at most one
+ * request per NCCLBPF_INSPECT_INTERVAL_US (default 1000, see pace()). Only the owner can attach:
+ * the procs directory is the owner's and mode 0700, the socket 0600, and every connection's
+ * peer credentials (SO_PEERCRED) must name our effective uid or root, else it is refused and
+ * logged. Nothing here may fail the host: an unusable directory logs one line and leaves the
+ * feature off. Descriptors are close-on-exec; the thread blocks every signal, so it never
+ * takes the application's, and it never keeps the process alive (exit does not wait for it;
+ * the destructor stops it when it can). A forked child inherits none of it: it neither stops
+ * its parent's server nor removes its parent's files. */
+#define _GNU_SOURCE /* accept4, struct ucred */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inspect.h"
+
+#define MAX_CLIENTS    8
+#define IDLE_CLOSE_NS  (60ull * 1000000000ull) /* an idle client is dropped after a minute */
+#define SEND_TIMEOUT_S 2		       /* a client that stops reading is dropped */
+
+struct insp_ident insp_ident;
+
+static struct {
+	pthread_mutex_t lock; /* start/stop */
+	int running;
+	pid_t owner; /* the process that started the thread (a forked child is not it) */
+	pthread_t thread;
+	int listen_fd, stop_fd;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char rec_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	unsigned refused_logged;
+	uint64_t min_interval_ns; /* pace(): NCCLBPF_INSPECT_INTERVAL_US, default 1000 */
+} srv = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .stop_fd = -1};
+
+struct client {
+	int fd;
+	size_t len;
+	uint64_t last_ns;
+	char buf[1024];
+};
+
+/* --- Identity -------------------------------------------------------------------------- */
+
+static const char *first_env(const char *const *names)
+{
+	for (; *names; names++) {
+		const char *v = getenv(*names);
+		if (v && *v)
+			return v;
+	}
+	return "-";
+}
+
+static void copy_clean(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+	for (; src[i] && i + 1 < len; i++) {
+		char c = src[i];
+		dst[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				 (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
+				 c == ':' || c == '/' || c == '@'
+			     ? c
+			     : '_';
+	}
+	dst[i] = 0;
+}
+
+static void fill_ident(void)
+{
+	static const char *const job[] = {"NCCLBPF_JOB",
+					  "SLURM_JOB_ID",
+					  "TORCHELASTIC_RUN_ID",
+					  "PBS_JOBID",
+					  "LSB_JOBID",
+					  "FLUX_JOB_ID",
+					  "JOB_ID",
+					  NULL};
+	static const char *const rank[] = {"RANK",     "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+					   "PMI_RANK", "SLURM_PROCID",	       NULL};
+	static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+					    "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
+	struct insp_ident *id = &insp_ident;
+	char host[256] = "";
+	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		snprintf(host, sizeof(host), "localhost");
+	copy_clean(id->host, sizeof(id->host), host);
+	for (char *p = id->host; *p; p++)
+		if (*p == '/')
+			*p = '_'; /* part of a file name */
+	copy_clean(id->job, sizeof(id->job), first_env(job));
+	copy_clean(id->rank, sizeof(id->rank), first_env(rank));
+	copy_clean(id->local_rank, sizeof(id->local_rank), first_env(local));
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	id->start_unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	id->pid = (int)getpid();
+	id->uid = (unsigned)geteuid();
+}
+
+/* --- Directory and record -------------------------------------------------------------- */
+
+/* mkdir -p with mode 0700 for what is created. */
+static int make_dirs(const char *path)
+{
+	char p[4096];
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0700) != 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* A directory of ours (not a link; private when strict). 0 or a reason in why. */
+static int check_dir(const char *path, int strict, char *why, size_t len)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, len, "%s is not a directory", path);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (strict && (st.st_mode & 077))) {
+		snprintf(why, len, "%s is not a private directory of uid %u (owner %u, mode %03o)",
+			 path, (unsigned)geteuid(), (unsigned)st.st_uid,
+			 (unsigned)(st.st_mode & 0777));
+		return -1;
+	}
+	if (access(path, W_OK | X_OK) != 0) {
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Written to a temporary name and renamed, so a reader sees a whole record or none. */
+static int write_record(const char *path)
+{
+	char tmp[sizeof(srv.rec_path) + 8];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		unlink(tmp);
+		return -ENOMEM;
+	}
+	const struct insp_ident *id = &insp_ident;
+	char bundle[4096];
+	copy_clean(bundle, sizeof(bundle), rt.have_policy_path ? rt.policy_path : "-");
+	fprintf(f,
+		"pid=%d\nhost=%s\nuid=%u\njob=%s\nrank=%s\nlocal_rank=%s\nstart_ns=%llu\n"
+		"bundle=%s\nsock=%s\ncp=%d\n",
+		id->pid, id->host, id->uid, id->job, id->rank, id->local_rank,
+		(unsigned long long)id->start_unix_ns, bundle, srv.sock_path, id->cp);
+	int err = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) != 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* --- Connections ----------------------------------------------------------------------- */
+
+static uint64_t mono_ns(void)
+{
+	return rt_now_ns();
+}
+
+/* Peer credentials: our effective uid or root may attach. */
+static int peer_allowed(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return 0;
+	if (cr.uid == geteuid() || cr.uid == 0)
+		return 1;
+	/* Logged, but not without bound: a hostile loop must not fill the host's log. */
+	if (srv.refused_logged < 16) {
+		srv.refused_logged++;
+		rt_log(NCCLBPF_LOG_WARN,
+		       "NCCLbpf: inspection connection from uid %u (pid %d) refused: only uid %u "
+		       "or root may inspect this process",
+		       (unsigned)cr.uid, (int)cr.pid, (unsigned)geteuid());
+	}
+	return 0;
+}
+
+static void say(int fd, const char *line)
+{
+	ssize_t n = send(fd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT);
+	(void)n; /* best effort: the connection is closed next anyway */
+}
+
+static void accept_one(struct client *cl)
+{
+	int fd = accept4(srv.listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!peer_allowed(fd)) {
+		say(fd, "error refused: not the owner of this process\n");
+		close(fd);
+		return;
+	}
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (cl[i].fd < 0) {
+			struct timeval tv = {.tv_sec = SEND_TIMEOUT_S};
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			cl[i].fd = fd;
+			cl[i].len = 0;
+			cl[i].last_ns = mono_ns();
+			/* The client reads this before it sends anything, so a refusal (sent
+			 * instead) never races with a request in flight. */
+			say(fd, "hello ncclbpf-inspect 1\n");
+			return;
+		}
+	say(fd, "error busy: too many inspection clients\n");
+	close(fd);
+}
+
+static void drop(struct client *c)
+{
+	close(c->fd);
+	c->fd = -1;
+	c->len = 0;
+}
+
+/* Answers at most one request per srv.min_interval_ns, whoever asks. Reading the counters
+ * pulls the hot path's cache lines to this thread's CPU, and the next hook call pays to get
+ * them back: a few cache misses per answer, which only a client asking tens of thousands of
+ * times per second would turn into a measurable slowdown (benchmarks/inspect_bench.c). The
+ * pace keeps that cost bounded whatever clients do; a human or a monitoring loop never waits
+ * noticeably. */
+static void pace(void)
+{
+	static uint64_t next;
+	uint64_t now = mono_ns();
+	if (now < next) {
+		uint64_t d = next - now;
+		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull),
+				      .tv_nsec = (long)(d % 1000000000ull)};
+		nanosleep(&ts, NULL);
+		now = next;
+	}
+	next = now + srv.min_interval_ns;
+}
+
+/* Reads what arrived and answers every complete line. */
+static void serve(struct client *c)
+{
+	ssize_t n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		drop(c);
+		return;
+	}
+	c->len += (size_t)n;
+	c->last_ns = mono_ns();
+	char *start = c->buf, *nl;
+	struct insp_out *o = malloc(sizeof(*o));
+	if (!o) {
+		drop(c);
+		return;
+	}
+	while ((nl = memchr(start, '\n', c->len - (size_t)(start - c->buf)))) {
+		*nl = 0;
+		pace();
+		o->fd = c->fd;
+		o->err = 0;
+		o->len = 0;
+		int quit = insp_handle(o, start);
+		start = nl + 1;
+		if (quit || o->err) {
+			free(o);
+			drop(c);
+			return;
+		}
+	}
+	free(o);
+	size_t rest = c->len - (size_t)(start - c->buf);
+	if (rest == sizeof(c->buf) - 1) {
+		say(c->fd, "error request line too long\n");
+		drop(c);
+		return;
+	}
+	memmove(c->buf, start, rest);
+	c->len = rest;
+}
+
+static void *server_main(void *arg)
+{
+	(void)arg;
+	struct client cl[MAX_CLIENTS];
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		cl[i].fd = -1;
+	struct pollfd pfd[2 + MAX_CLIENTS];
+	int idx[2 + MAX_CLIENTS];
+	for (;;) {
+		int n = 0, have_clients = 0;
+		pfd[n++] = (struct pollfd){.fd = srv.stop_fd, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = srv.listen_fd, .events = POLLIN};
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			if (cl[i].fd >= 0) {
+				idx[n] = i;
+				pfd[n++] = (struct pollfd){.fd = cl[i].fd, .events = POLLIN};
+				have_clients = 1;
+			}
+		int r = poll(pfd, (nfds_t)n, have_clients ? 1000 : -1);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r < 0)
+			continue;
+		if (pfd[0].revents)
+			break;
+		for (int k = 2; k < n; k++)
+			if (pfd[k].revents)
+				serve(&cl[idx[k]]);
+		if (pfd[1].revents & POLLIN)
+			accept_one(cl);
+		uint64_t now = mono_ns();
+		for (int i = 0; i < MAX_CLIENTS; i++)
+			if (cl[i].fd >= 0 && now - cl[i].last_ns > IDLE_CLOSE_NS)
+				drop(&cl[i]);
+	}
+	for (int i = 0; i < MAX_CLIENTS; i++)
+		if (cl[i].fd >= 0)
+			close(cl[i].fd);
+	return NULL;
+}
+
+/* --- Start and stop -------------------------------------------------------------------- */
+
+static void off(int explicit_dir, const char *why)
+{
+	rt_log(explicit_dir ? NCCLBPF_LOG_WARN : NCCLBPF_LOG_INFO,
+	       "NCCLbpf: live inspection off (%s); the plugin works as before", why);
+}
+
+static void close_fds(void)
+{
+	if (srv.listen_fd >= 0)
+		close(srv.listen_fd);
+	if (srv.stop_fd >= 0)
+		close(srv.stop_fd);
+	srv.listen_fd = srv.stop_fd = -1;
+}
+
+static void start_locked(void)
+{
+	const char *v = getenv("NCCLBPF_INSPECT");
+	if (v && !strcmp(v, "0"))
+		return;
+	fill_ident();
+	v = getenv("NCCLBPF_INSPECT_INTERVAL_US");
+	srv.min_interval_ns = (v && *v ? strtoull(v, NULL, 10) : 1000) * 1000ull;
+	const char *cp = getenv("NCCLBPF_CP_DIR");
+	int explicit_dir = cp && *cp;
+	insp_ident.cp = explicit_dir; /* NCCLBPF_CP_DIR also turns the control plane on */
+	char why[4400];
+	if (explicit_dir)
+		snprintf(insp_ident.dir, sizeof(insp_ident.dir), "%s", cp);
+	else
+		snprintf(insp_ident.dir, sizeof(insp_ident.dir), "/dev/shm/ncclbpf-%u",
+			 insp_ident.uid);
+	char procs[4200];
+	snprintf(procs, sizeof(procs), "%s/procs", insp_ident.dir);
+	int e = make_dirs(procs);
+	if (e) {
+		snprintf(why, sizeof(why), "cannot create %s: %s", procs, strerror(-e));
+		off(explicit_dir, why);
+		return;
+	}
+	/* The default directory must be ours alone; a shared control-plane directory is the
+	 * job's, but the procs directory in it must still be ours. */
+	if ((!explicit_dir && check_dir(insp_ident.dir, 1, why, sizeof(why)) != 0) ||
+	    check_dir(procs, 0, why, sizeof(why)) != 0) {
+		off(explicit_dir, why);
+		return;
+	}
+	int len = snprintf(srv.sock_path, sizeof(srv.sock_path), "%s/%s.%d.sock", procs,
+			   insp_ident.host, insp_ident.pid);
+	if (len < 0 || len >= (int)sizeof(srv.sock_path)) {
+		snprintf(why, sizeof(why), "socket path in %s longer than %zu bytes", procs,
+			 sizeof(srv.sock_path) - 1);
+		off(explicit_dir, why);
+		return;
+	}
+	/* The record: the socket's name without ".sock". */
+	memcpy(srv.rec_path, srv.sock_path, (size_t)len - 5);
+	srv.rec_path[len - 5] = 0;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	memcpy(sa.sun_path, srv.sock_path, (size_t)len + 1);
+	unlink(srv.sock_path); /* left by an earlier process with our pid */
+	srv.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	srv.stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (srv.listen_fd < 0 || srv.stop_fd < 0 ||
+	    bind(srv.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(srv.sock_path, 0600) != 0 || listen(srv.listen_fd, 16) != 0) {
+		snprintf(why, sizeof(why), "socket %s: %s", srv.sock_path, strerror(errno));
+		close_fds();
+		unlink(srv.sock_path);
+		off(explicit_dir, why);
+		return;
+	}
+	e = write_record(srv.rec_path);
+	if (e) {
+		snprintf(why, sizeof(why), "cannot write %s: %s", srv.rec_path, strerror(-e));
+		close_fds();
+		unlink(srv.sock_path);
+		off(explicit_dir, why);
+		return;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&srv.thread, NULL, server_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e) {
+		snprintf(why, sizeof(why), "cannot start its thread: %s", strerror(e));
+		close_fds();
+		unlink(srv.sock_path);
+		unlink(srv.rec_path);
+		off(explicit_dir, why);
+		return;
+	}
+	srv.running = 1;
+	srv.owner = getpid();
+	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: live inspection on %s (ncclbpf ps, stat, map)",
+	       srv.sock_path);
+}
+
+static void stop_locked(void)
+{
+	if (!srv.running)
+		return;
+	srv.running = 0;
+	if (srv.owner != getpid()) {
+		/* A forked child: the thread and the files belong to the parent. */
+		close_fds();
+		return;
+	}
+	uint64_t one = 1;
+	if (write(srv.stop_fd, &one, sizeof(one)) != sizeof(one))
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot wake the inspection thread");
+	pthread_join(srv.thread, NULL);
+	unlink(srv.sock_path);
+	unlink(srv.rec_path);
+	close_fds();
+}
+
+void rt_inspect_start(void)
+{
+	pthread_mutex_lock(&srv.lock);
+	if (srv.running && srv.owner != getpid())
+		stop_locked(); /* forked child: register itself, leave the parent's alone */
+	if (!srv.running)
+		start_locked();
+	pthread_mutex_unlock(&srv.lock);
+}
+
+void rt_inspect_stop(void)
+{
+	pthread_mutex_lock(&srv.lock);
+	stop_locked();
+	pthread_mutex_unlock(&srv.lock);
+}
+
+/* Library unload or process exit with communicators still open: stop the thread (it must not
+ * outlive its code) and remove the files. trylock: if a release is stopping it right now on
+ * another thread, that one finishes the job. */
+__attribute__((destructor)) static void inspect_fini(void)
+{
+	if (pthread_mutex_trylock(&srv.lock) != 0)
+		return;
+	stop_locked();
+	pthread_mutex_unlock(&srv.lock);
+}

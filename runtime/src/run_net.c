@@ -1,0 +1,44 @@
+/* Hot path of the net plugin's hooks: one SEC("net/<op>") program per operation, run on a
+ * read-only context. Same protocol as the tuner hooks (runtime.c): one epoch section per call,
+ * the active policy read once, no lock, no allocation. */
+#include <errno.h>
+
+#include "ncclbpf/epoch.h"
+#include "rt_internal.h"
+
+int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
+{
+	uint32_t op = ctx->op;
+	/* Both completions (send, receive) are served by SEC("net/complete"). */
+	uint32_t slot = op == NCCLBPF_NET_COMPLETE_RECV ? NCCLBPF_NET_COMPLETE - 1 : op - 1;
+	if (slot >= RT_NET_HOOKS)
+		return -EINVAL;
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	int err = -ENOENT;
+	if (p) {
+		const struct rt_hook *h = &p->net[slot];
+		/* Programs get a private copy: the context is read-only for them anyway, and
+		 * the caller's struct stays untouched whatever the engine does. */
+		struct ncclbpf_net_ctx x = *ctx;
+		if (h->fn) {
+			*ret = h->fn((uint64_t)(uintptr_t)&x, h->arg);
+			err = 0;
+		} else if (h->prog) {
+			err = rt_bundle_run_interp_r0(h->prog, &x, ret);
+		}
+	}
+	ebpf_epoch_exit();
+	return err;
+}
+
+int ncclbpf_rt_net_active(void)
+{
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	int any = 0;
+	for (int i = 0; p && i < RT_NET_HOOKS; i++)
+		any |= p->net[i].fn || p->net[i].prog;
+	ebpf_epoch_exit();
+	return any;
+}

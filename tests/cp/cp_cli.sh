@@ -1,0 +1,90 @@
+#!/bin/bash
+# `ncclbpf run` and `ncclbpf reload --job` end to end: ranks started through `ncclbpf run` (the
+# test program's "ranks" mode drives the real plugin), a whole-job reload that commits, one that
+# aborts (a bundle every rank rejects), the environment `ncclbpf run` sets, and `ncclbpf map
+# update` of a uniform map, which goes through the same consistent activation.
+#   cp_cli.sh NCCLBPF TEST_CP PLUGIN VERSION_DIR INSPECT_POLICY
+set -u
+bin=$1 test_cp=$2 plugin=$3 vdir=$4 mpol=$5
+tmp=$(mktemp -d)
+trap 'touch "$tmp/stop"; wait; rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# run: environment, the one line, default directory, errors.
+"$bin" run --policy "$vdir/version1.o" --dir "$tmp/d0" --plugin "$plugin" -- env >"$tmp/env" 2>"$tmp/err"
+grep -qx "NCCL_TUNER_PLUGIN=$(realpath "$plugin")" "$tmp/env" || fail "run: NCCL_TUNER_PLUGIN: $(grep TUNER "$tmp/env")"
+grep -qx "NCCL_ENV_PLUGIN=$(realpath "$plugin")" "$tmp/env" || fail "run: NCCL_ENV_PLUGIN"
+grep -qx "NCCL_PROFILER_PLUGIN=$(realpath "$plugin")" "$tmp/env" || fail "run: NCCL_PROFILER_PLUGIN"
+grep -qx "NCCLBPF_POLICY=$(realpath "$vdir/version1.o")" "$tmp/env" || fail "run: NCCLBPF_POLICY"
+grep -qx "NCCLBPF_CP_DIR=$tmp/d0" "$tmp/env" || fail "run: NCCLBPF_CP_DIR"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q "^ncclbpf run: plugin .*control plane $tmp/d0" "$tmp/err" ||
+	fail "run: one line on stderr: $(cat "$tmp/err")"
+[ "$(stat -c %a "$tmp/d0")" = 700 ] || fail "run: $tmp/d0 mode $(stat -c %a "$tmp/d0")"
+job=cptest$$
+out=$("$bin" run --job $job -- sh -c 'echo $NCCLBPF_CP_DIR $NCCLBPF_JOB' 2>/dev/null)
+[ "$out" = "/dev/shm/ncclbpf-$(id -u)/$job $job" ] || fail "run: default directory: '$out'"
+rm -rf "/dev/shm/ncclbpf-$(id -u)/$job"
+"$bin" run --dir "$tmp/d0" 2>/dev/null; [ $? -eq 2 ] || fail "run without a command: not usage"
+"$bin" run --policy "$tmp/none.o" -- true 2>/dev/null; [ $? -eq 1 ] || fail "run with a missing policy"
+"$bin" run --dir "$tmp/d0" -- /nonexistent/cmd 2>/dev/null; [ $? -eq 127 ] || fail "run: exec failure"
+
+# A job of 3 ranks through ncclbpf run.
+export NCCLBPF_CP_POLL_MS=2 NCCLBPF_CP_LEAD_CALLS=32 NCCLBPF_WATCH=0
+"$bin" run --policy "$vdir/version1.o" --dir "$tmp/d" -- "$test_cp" ranks "$plugin" 3 "$tmp/stop" 2>"$tmp/ranks.err" &
+for _ in $(seq 100); do
+	[ "$(ls "$tmp/d/comms/"*/members 2>/dev/null | wc -l)" -ge 3 ] && break
+	sleep 0.1
+done
+"$bin" reload --job --dir "$tmp/d" "$vdir/version2.o" >"$tmp/r1" 2>&1
+rc=$?
+cat "$tmp/r1"
+[ $rc -eq 0 ] || fail "reload --job: exit $rc"
+[ "$(grep -c ': active at seq [0-9]* (g=1)$' "$tmp/r1")" -eq 3 ] || fail "reload --job: three ranks active"
+[ "$(grep -o 'active at seq [0-9]*' "$tmp/r1" | sort -u | wc -l)" -eq 1 ] || fail "reload --job: one seq"
+grep -q "1 communicator: 1 committed, 0 aborted" "$tmp/r1" || fail "reload --job: summary"
+
+printf 'not a bundle' >"$tmp/bad.o"
+"$bin" reload --job --dir "$tmp/d" "$tmp/bad.o" >"$tmp/r2" 2>&1
+rc=$?
+cat "$tmp/r2"
+[ $rc -eq 1 ] || fail "reload --job of a bad bundle: exit $rc (want 1)"
+[ "$(grep -c ': not changed: failed: ' "$tmp/r2")" -eq 3 ] || fail "reload --job bad: three ranks say why"
+
+"$bin" reload --job --dir "$tmp/d" "$tmp/missing.o" >"$tmp/r3" 2>&1
+[ $? -eq 1 ] && grep -q "cannot read" "$tmp/r3" || fail "reload --job of a missing bundle: $(cat "$tmp/r3")"
+"$bin" reload --job --dir "$tmp/empty" "$vdir/version2.o" >"$tmp/r4" 2>&1
+[ $? -eq 1 ] && grep -q "no job registered" "$tmp/r4" || fail "reload --job without a job: $(cat "$tmp/r4")"
+
+touch "$tmp/stop"
+wait
+grep -q WARN "$tmp/ranks.err" && ! grep -q "refused here" "$tmp/ranks.err" && fail "ranks warned: $(cat "$tmp/ranks.err")"
+
+# A uniform map (tuner_calls: the tuner reads it) updated on one rank's PID changes on every
+# rank of the job at one seq. Key 1 is never written by the policy.
+rm -f "$tmp/stop"
+"$bin" run --policy "$mpol" --dir "$tmp/m" -- "$test_cp" ranks "$plugin" 2 "$tmp/stop" 2>"$tmp/mranks.err" &
+for _ in $(seq 100); do
+	[ "$(ls "$tmp/m/procs/"*.sock 2>/dev/null | wc -l)" -ge 2 ] &&
+		[ "$(ls "$tmp/m/comms/"*/members 2>/dev/null | wc -l)" -ge 2 ] && break
+	sleep 0.1
+done
+pids=$(ls "$tmp/m/procs/"*.sock | sed 's/.*\.\([0-9]*\)\.sock$/\1/')
+first=$(echo "$pids" | head -1)
+"$bin" map update "$first" tuner_calls u32:1 u64:7 --dir "$tmp/m" >"$tmp/m1" 2>&1
+rc=$?
+cat "$tmp/m1"
+[ $rc -eq 0 ] || fail "map update of a uniform map: exit $rc"
+[ "$(grep -c ': active at seq [0-9]* (g=1)$' "$tmp/m1")" -eq 2 ] || fail "map update: two ranks active"
+[ "$(grep -o 'active at seq [0-9]*' "$tmp/m1" | sort -u | wc -l)" -eq 1 ] || fail "map update: one seq"
+for p in $pids; do
+	"$bin" map dump "$p" tuner_calls --dir "$tmp/m" >"$tmp/m2" 2>&1
+	grep -q '(u32 1): value 0700000000000000 (u64 7)' "$tmp/m2" || fail "map dump of rank $p: $(cat "$tmp/m2")"
+done
+touch "$tmp/stop"
+wait
+[ $fails -eq 0 ] && echo "cp_cli: OK" || echo "cp_cli: $fails failures"
+exit $((fails != 0))

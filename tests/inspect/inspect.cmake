@@ -1,0 +1,41 @@
+# Live inspection (ncclbpf ps / stat / map against a process running the shipped plugin).
+# Needs the test policy compiled with clang.
+if(NCCLBPF_BUILD_POLICIES)
+  set(INSPECT_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
+  set(INSPECT_POLICY ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies/inspect.o)
+  add_custom_command(OUTPUT ${INSPECT_POLICY}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies
+    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+            -I${PROJECT_SOURCE_DIR}/include -c ${INSPECT_TEST_DIR}/policies/inspect.c -o ${INSPECT_POLICY}
+    DEPENDS ${INSPECT_TEST_DIR}/policies/inspect.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF tests/inspect/policies/inspect.c")
+  add_custom_target(inspect_policies ALL DEPENDS ${INSPECT_POLICY})
+
+  set(INSPECT_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY})
+  if(NCCLBPF_SANITIZERS)
+    set(INSPECT_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan> $<TARGET_FILE:ncclbpf_asan> ${INSPECT_POLICY})
+  endif()
+  ncclbpf_test(test_inspect SOURCES ${INSPECT_TEST_DIR}/test_inspect.c LIBS dl
+    ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY}
+    ASAN_ARGS ${INSPECT_ASAN_ARGS} LABELS "plugin;cli;inspect" TIMEOUT 120)
+  foreach(t test_inspect test_inspect_asan)
+    if(TARGET ${t})
+      target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PROJECT_SOURCE_DIR}/tests/plugin)
+      add_dependencies(${t} nccl_ncclbpf ncclbpf inspect_policies)
+    endif()
+  endforeach()
+  if(TARGET test_inspect_asan)
+    add_dependencies(test_inspect_asan nccl_ncclbpf_asan ncclbpf_asan)
+  endif()
+endif()
+
+# The env section of `ncclbpf stat` through the reporter hook the env adapter registers (the
+# runtime linked in directly; this test plays the adapter).
+ncclbpf_test(test_inspect_env SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_inspect_env.c
+  ARGS $<TARGET_FILE:ncclbpf> LABELS "cli;inspect" TIMEOUT 60)
+target_link_libraries(test_inspect_env PRIVATE ncclbpf_runtime pthread)
+add_dependencies(test_inspect_env ncclbpf)
+if(TARGET test_inspect_env_asan)
+  target_link_libraries(test_inspect_env_asan PRIVATE ncclbpf_runtime_asan pthread)
+  add_dependencies(test_inspect_env_asan ncclbpf)
+endif()

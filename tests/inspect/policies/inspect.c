@@ -1,0 +1,56 @@
+/* Test policy for live inspection (tests/inspect): a tuner that always picks RING/SIMPLE, asks
+ * for 8 channels from 64 KiB up, and counts its calls in a uniform array map and a per-CPU
+ * array; a profiler program that writes a third map, which is therefore rank-local (the only
+ * kind `ncclbpf map update` may change in one process). */
+#include "ncclbpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} tuner_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} percpu_calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} prof_last SEC(".maps");
+
+SEC("tuner")
+int tune(struct ncclbpf_tuner_ctx *ctx)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&tuner_calls, &k);
+	if (v)
+		*v += 1;
+	v = bpf_map_lookup_elem(&percpu_calls, &k);
+	if (v)
+		*v += 1;
+	/* Separate 4-byte stores (the context's fields are checked one by one): keep clang
+	 * from merging the two constants into one 8-byte store. */
+	ctx->algorithm = NCCLBPF_ALGO_RING;
+	asm volatile("" ::: "memory");
+	ctx->protocol = NCCLBPF_PROTO_SIMPLE;
+	if (ctx->n_bytes >= 65536)
+		ctx->n_channels = 8;
+	return 0;
+}
+
+SEC("profiler")
+int prof(struct ncclbpf_profiler_ctx *ctx)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&prof_last, &k);
+	if (v)
+		*v = ctx->duration_ns;
+	return 0;
+}

@@ -1,0 +1,422 @@
+/* Live inspection end to end: this process runs the shipped plugin exactly as NCCL does
+ * (tests/plugin/harness.h) with tests/inspect/policies/inspect.c, and the real `ncclbpf` CLI
+ * inspects it from another process: ps lists it, stat shows the counts of the calls made, map
+ * dump shows what the policy wrote, map update changes a rank-local map at once and a uniform
+ * one only through the control plane. Then the edges: another uid is refused (file permissions,
+ * then peer credentials), the server survives dlopen/dlclose cycles and fork, its descriptors are
+ * close-on-exec, exit removes the files, an unusable directory or NCCLBPF_INSPECT=0 only turns the
+ * feature off, and ps removes stale records.
+ *
+ * usage: test_inspect PLUGIN NCCLBPF_CLI INSPECT_POLICY */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static const char *plugin_path, *cli, *policy;
+static char dir[128], host[64];
+static struct harness_plugin plug;
+
+/* Runs the CLI with args; its stdout+stderr in out. Returns the exit status. */
+static int run_cli(char *out, size_t len, const char *fmt, ...)
+{
+	char args[2048], cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(out, 1, len - 1, f);
+	out[n] = 0;
+	int st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void record_paths(int pid, char *rec, char *sock, size_t len)
+{
+	snprintf(rec, len, "%s/procs/%s.%d", dir, host, pid);
+	snprintf(sock, len, "%s/procs/%s.%d.sock", dir, host, pid);
+}
+
+static int exists(const char *p)
+{
+	struct stat st;
+	return lstat(p, &st) == 0;
+}
+
+static int n_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void *open_comm(uint64_t id)
+{
+	void *ctx = NULL;
+	plug.v5->init(&ctx, id, 8, 1, harness_logger, NULL, NULL);
+	return ctx;
+}
+
+/* k AllReduce calls, alternating 1 KiB and 1 MiB. */
+static void calls(void *ctx, int k)
+{
+	float t[7 * 3];
+	for (int i = 0; i < k; i++) {
+		size_t bytes = i % 2 ? (1u << 20) : 1024;
+		harness_table(t, 7, 3, 4, bytes);
+		int ch = 16;
+		plug.v5->getCollInfo(ctx, 4, bytes, 1, (float **)t, 7, 3, 0, &ch);
+	}
+}
+
+/* Sum of the "(u64 N)" values in a map dump. */
+static unsigned long long sum_u64(const char *s)
+{
+	unsigned long long sum = 0, v;
+	for (const char *p = s; (p = strstr(p, "(u64 ")); p += 5)
+		if (sscanf(p, "(u64 %llu)", &v) == 1)
+			sum += v;
+	return sum;
+}
+
+static void test_cli_against_live_process(void)
+{
+	char out[65536], rec[512], sock[512];
+	int pid = (int)getpid();
+	void *ctx = open_comm(0xabcdef0123456789ull);
+	CHECK(ctx != NULL, "init failed");
+	calls(ctx, 100);
+	record_paths(pid, rec, sock, sizeof(rec));
+	CHECK(exists(rec) && exists(sock), "no record/socket at %s", rec);
+
+	int rc = run_cli(out, sizeof(out), "ps --dir %s", dir);
+	char want[128];
+	snprintf(want, sizeof(want), "%d ", pid);
+	CHECK(rc == 0 && strstr(out, want) && strstr(out, "testjob") && strstr(out, "inspect.o") &&
+		  strstr(out, " 100 "),
+	      "ps output:\n%s", out);
+	printf("--- ncclbpf ps\n%s", out);
+
+	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
+	CHECK(rc == 0, "stat --json rc %d: %s", rc, out);
+	CHECK(strstr(out, "\"id\":\"abcdef0123456789\"") && strstr(out, "\"calls\":100,"),
+	      "stat counts: %s", out);
+	CHECK(strstr(out, "\"algo\":\"ring\",\"proto\":\"simple\",\"count\":100}"),
+	      "stat decision histogram: %s", out);
+	CHECK(strstr(out, "\"n\":8,\"count\":50}") && strstr(out, "\"n\":0,\"count\":50}"),
+	      "stat channel histogram: %s", out);
+	CHECK(strstr(out, "\"name\":\"tune\",\"section\":\"tuner\",\"hook\":\"tuner\"") &&
+		  strstr(out, "\"rank\":\"3\"") && strstr(out, "\"result\":\"ok\""),
+	      "stat program/process/reload: %s", out);
+	CHECK(!strstr(out, "\"processed\":0,"), "verifier statistics missing: %s", out);
+	printf("--- ncclbpf stat %d --json\n%s", pid, out);
+
+	rc = run_cli(out, sizeof(out), "stat %d --dir %s", pid, dir);
+	CHECK(rc == 0 && strstr(out, "applied: ring/simple 100") &&
+		  strstr(out, "channels: NCCL's x 50, 8 x 50"),
+	      "stat: %s", out);
+	printf("--- ncclbpf stat %d\n%s", pid, out);
+
+	rc = run_cli(out, sizeof(out), "map list %d --dir %s", pid, dir);
+	CHECK(rc == 0 && strstr(out, "map tuner_calls: array") && strstr(out, ", uniform") &&
+		  strstr(out, "map prof_last: array (maps), key 4 B, value 8 B, max 1 entries, 1 "
+			      "in use, 1 CPU, rank-local"),
+	      "map list: %s", out);
+	printf("--- ncclbpf map list %d\n%s", pid, out);
+
+	rc = run_cli(out, sizeof(out), "map dump %d tuner_calls --dir %s", pid, dir);
+	CHECK(rc == 0 && strstr(out, "key 00000000 (u32 0): value 6400000000000000 (u64 100)"),
+	      "map dump: %s", out);
+	printf("--- ncclbpf map dump %d tuner_calls\n%s", pid, out);
+	rc = run_cli(out, sizeof(out), "map dump %d percpu_calls --dir %s", pid, dir);
+	CHECK(rc == 0 && strstr(out, "cpu0 ") && sum_u64(out) == 100, "per-CPU dump (sum %llu): %s",
+	      sum_u64(out), out);
+	printf("--- ncclbpf map dump %d percpu_calls\n%s", pid, out);
+
+	rc = run_cli(out, sizeof(out), "map update %d prof_last u32:0 u64:42 --dir %s", pid, dir);
+	CHECK(rc == 0 && strstr(out, "rank-local"), "update rank-local rc %d: %s", rc, out);
+	printf("--- ncclbpf map update %d prof_last u32:0 u64:42\n%s", pid, out);
+	rc = run_cli(out, sizeof(out), "map dump %d prof_last --dir %s", pid, dir);
+	CHECK(rc == 0 && strstr(out, "value 2a00000000000000 (u64 42)"), "after update: %s", out);
+
+	/* A uniform map changes only through the control plane's consistent activation (the
+	 * process is in one: NCCLBPF_CP_DIR). This communicator says it has 8 ranks and only this
+	 * one is registered, so the update must abort and change nothing anywhere
+	 * (tests/cp/cp_cli.sh shows it committing on a complete job). */
+	rc = run_cli(out, sizeof(out), "map update %d tuner_calls u32:1 u64:7 --dir %s", pid, dir);
+	CHECK(rc == 1 && strstr(out, "is uniform: proposing the update") && strstr(out, "abort") &&
+		  strstr(out, "8 ranks, 1 answered") && strstr(out, "not changed"),
+	      "uniform update with missing ranks rc %d: %s", rc, out);
+	printf("--- ncclbpf map update %d tuner_calls u32:1 u64:7\n%s", pid, out);
+	rc = run_cli(out, sizeof(out), "map dump %d tuner_calls --dir %s", pid, dir);
+	CHECK(strstr(out, "(u32 1): value 0000000000000000 (u64 0)") && strstr(out, "(u64 100)"),
+	      "uniform map changed: %s", out);
+
+	/* The policy keeps running with the server answering in between. */
+	calls(ctx, 10);
+	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
+	CHECK(strstr(out, "\"calls\":110,"), "counts after more calls: %s", out);
+
+	/* Descriptors never leak into exec'd children. */
+	DIR *d = opendir("/proc/self/fd");
+	int checked = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char link[300], target[256];
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		ssize_t n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strncmp(target, "socket:", 7) && !strstr(target, "eventfd"))
+			continue;
+		int fd = atoi(e->d_name);
+		if (fd == dirfd(d))
+			continue;
+		checked++;
+		CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC, "fd %d (%s) not close-on-exec", fd, target);
+	}
+	if (d)
+		closedir(d);
+	CHECK(checked >= 2, "expected the server's socket and eventfd, found %d", checked);
+
+	/* A forked child that exits does not stop the parent's server nor remove its files. */
+	pid_t c = fork();
+	if (c == 0)
+		exit(0); /* runs the library's destructors */
+	waitpid(c, NULL, 0);
+	CHECK(exists(rec) && exists(sock), "fork child removed the parent's files");
+	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
+	CHECK(rc == 0 && strstr(out, "\"calls\":110,"), "server after fork: %s", out);
+
+	plug.v5->finalize(ctx);
+	CHECK(!exists(rec) && !exists(sock), "files left after the last release");
+}
+
+static void test_other_uid(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP other-uid refusal: needs root to setuid(65534)\n");
+		return;
+	}
+	char rec[512], sock[512], procs[512];
+	void *ctx = open_comm(1);
+	calls(ctx, 1);
+	record_paths(getpid(), rec, sock, sizeof(rec));
+	snprintf(procs, sizeof(procs), "%s/procs", dir);
+	for (int phase = 0; phase < 2; phase++) {
+		if (phase == 1) {
+			/* Open the file permissions to reach the peer-credential check. */
+			chmod(dir, 0755);
+			chmod(procs, 0755);
+			chmod(sock, 0777);
+		}
+		int warns = harness_warns;
+		int pfd[2];
+		if (pipe(pfd) != 0)
+			return;
+		pid_t c = fork();
+		if (c == 0) {
+			close(pfd[0]);
+			char res[200] = "setuid failed";
+			if (setgid(65534) == 0 && setuid(65534) == 0) {
+				struct sockaddr_un sa = {.sun_family = AF_UNIX};
+				memcpy(sa.sun_path, sock, strnlen(sock, sizeof(sa.sun_path) - 1));
+				int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+				if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+					snprintf(res, sizeof(res), "connect: %s", strerror(errno));
+				} else {
+					ssize_t n = read(fd, res, sizeof(res) - 1);
+					res[n > 0 ? n : 0] = 0;
+				}
+			}
+			ssize_t w = write(pfd[1], res, strlen(res));
+			(void)w;
+			_exit(0);
+		}
+		close(pfd[1]);
+		char res[200] = "";
+		ssize_t n = read(pfd[0], res, sizeof(res) - 1);
+		res[n > 0 ? n : 0] = 0;
+		close(pfd[0]);
+		waitpid(c, NULL, 0);
+		if (phase == 0) {
+			CHECK(strstr(res, "Permission denied"), "uid 65534 reached the socket: %s",
+			      res);
+		} else {
+			CHECK(!strncmp(res, "error refused", 13), "uid 65534 was served: %s", res);
+			CHECK(harness_warns == warns + 1 &&
+				  strstr(harness_last_warn, "uid 65534") &&
+				  strstr(harness_last_warn, "refused"),
+			      "refusal not logged: %s", harness_last_warn);
+		}
+		printf("uid 65534, %s: %s\n", phase ? "socket opened up" : "as created",
+		       res[0] ? res : "(nothing)");
+	}
+	chmod(dir, 0700);
+	chmod(procs, 0700);
+	plug.v5->finalize(ctx);
+}
+
+static void test_cycles(void)
+{
+	char out[65536], rec[512], sock[512];
+	record_paths(getpid(), rec, sock, sizeof(rec));
+	harness_close(&plug);
+	int base = n_threads();
+	for (int i = 0; i < 20; i++) {
+		if (harness_open(&plug, plugin_path) != 0) {
+			CHECK(0, "dlopen cycle %d", i);
+			return;
+		}
+		void *ctx = open_comm(100 + (uint64_t)i);
+		calls(ctx, 4);
+		CHECK(exists(rec) && exists(sock), "cycle %d: not registered", i);
+		if (i % 5 == 0) {
+			int rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", (int)getpid(),
+					 dir);
+			CHECK(rc == 0 && strstr(out, "\"calls\":4,"), "cycle %d stat: %s", i, out);
+		}
+		plug.v5->finalize(ctx);
+		CHECK(!exists(rec) && !exists(sock), "cycle %d: files left", i);
+		harness_close(&plug);
+		CHECK(n_threads() == base, "cycle %d: %d threads, %d before", i, n_threads(), base);
+	}
+	harness_open(&plug, plugin_path);
+}
+
+/* A process that exits with a communicator still open leaves no record behind. */
+static void test_exit_cleanup(void)
+{
+	char rec[512], sock[512];
+	pid_t c = fork();
+	if (c == 0) {
+		void *ctx = open_comm(7);
+		calls(ctx, 1);
+		exit(0);
+	}
+	int st = 0;
+	waitpid(c, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	record_paths(c, rec, sock, sizeof(rec));
+	CHECK(!exists(rec) && !exists(sock), "exit left %s", rec);
+}
+
+static void test_unusable_dir(void)
+{
+	char file[300], bad[400];
+	snprintf(file, sizeof(file), "%s/not-a-dir", dir);
+	FILE *f = fopen(file, "w");
+	if (f)
+		fclose(f);
+	snprintf(bad, sizeof(bad), "%s/sub", file);
+	setenv("NCCLBPF_CP_DIR", bad, 1);
+	int warns = harness_warns;
+	void *ctx = open_comm(2);
+	calls(ctx, 10);
+	CHECK(ctx != NULL, "init failed with an unusable directory");
+	CHECK(harness_warns == warns + 1 && strstr(harness_last_warn, "live inspection off"),
+	      "%d warnings, last: %s", harness_warns - warns, harness_last_warn);
+	plug.v5->finalize(ctx);
+	setenv("NCCLBPF_CP_DIR", dir, 1);
+
+	char rec[512], sock[512];
+	record_paths(getpid(), rec, sock, sizeof(rec));
+	setenv("NCCLBPF_INSPECT", "0", 1);
+	ctx = open_comm(3);
+	calls(ctx, 1);
+	CHECK(!exists(rec) && !exists(sock), "NCCLBPF_INSPECT=0 still registered");
+	plug.v5->finalize(ctx);
+	unsetenv("NCCLBPF_INSPECT");
+}
+
+static void test_stale_record(void)
+{
+	char out[4096], rec[512], sock[512];
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	waitpid(c, NULL, 0);
+	record_paths(c, rec, sock, sizeof(rec));
+	FILE *f = fopen(rec, "w");
+	if (!f) {
+		CHECK(0, "cannot write %s", rec);
+		return;
+	}
+	fprintf(f, "pid=%d\nhost=%s\nuid=0\njob=gone\nrank=0\nsock=%s\n", (int)c, host, sock);
+	fclose(f);
+	int rc = run_cli(out, sizeof(out), "ps --dir %s", dir);
+	CHECK(rc == 0 && strstr(out, "removed 1 stale record") && !strstr(out, "gone"), "ps: %s",
+	      out);
+	CHECK(!exists(rec), "stale record kept");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s PLUGIN NCCLBPF_CLI INSPECT_POLICY\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0); /* forked children must not repeat buffered output */
+	plugin_path = argv[1];
+	cli = argv[2];
+	policy = argv[3];
+	snprintf(dir, sizeof(dir), "/tmp/ncclbpf-inspect-test-%d", (int)getpid());
+	if (mkdir(dir, 0700) != 0) {
+		perror(dir);
+		return 1;
+	}
+	gethostname(host, sizeof(host) - 1);
+	setenv("NCCLBPF_CP_DIR", dir, 1);
+	setenv("NCCLBPF_POLICY", policy, 1);
+	setenv("NCCLBPF_JOB", "testjob", 1);
+	setenv("RANK", "3", 1);
+	if (harness_open(&plug, plugin_path) != 0 || !plug.v5)
+		return 1;
+
+	test_cli_against_live_process();
+	test_other_uid();
+	test_cycles();
+	test_exit_cleanup();
+	test_unusable_dir();
+	test_stale_record();
+
+	harness_close(&plug);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	if (failures) {
+		fprintf(stderr, "%d check(s) failed\n", failures);
+		return 1;
+	}
+	printf("all inspection checks passed\n");
+	return 0;
+}

@@ -1,0 +1,95 @@
+/* The "env" section of `ncclbpf stat`: an adapter registers a reporter with the runtime
+ * (ncclbpf_rt_set_env_reporter, with env_served_foreach's signature) and the inspection server
+ * lists what it reports, values and sources with spaces and '=' intact. The runtime is linked
+ * in directly, as the plugin links it, so this test plays the env adapter.
+ *
+ * usage: test_inspect_env NCCLBPF_CLI */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ncclbpf/runtime.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static void served(ncclbpf_env_emit_fn emit, void *arg)
+{
+	emit("NCCL_ALGO", "Ring,Tree", "bundle /opt/p/size aware.o (enforced)", arg);
+	emit("NCCL_TUNER_PLUGIN", "libnccl-ncclbpf.so", "ncclbpf default", arg);
+	emit("NCCL_IB_HCA", "=mlx5_0:1", "process environment", arg);
+}
+
+static int run_cli(const char *cli, char *out, size_t len, const char *fmt, ...)
+{
+	char args[1024], cmd[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(out, 1, len - 1, f);
+	out[n] = 0;
+	int st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s NCCLBPF_CLI\n", argv[0]);
+		return 2;
+	}
+	char dir[128], out[16384];
+	snprintf(dir, sizeof(dir), "/tmp/ncclbpf-inspect-env-%d", (int)getpid());
+	if (mkdir(dir, 0700) != 0)
+		return 1;
+	setenv("NCCLBPF_CP_DIR", dir, 1);
+	unsetenv("NCCLBPF_POLICY");
+	ncclbpf_rt_set_logger(NULL);
+
+	ncclbpf_rt_acquire();
+	int rc = run_cli(argv[1], out, sizeof(out), "stat %d --dir %s", (int)getpid(), dir);
+	CHECK(rc == 0 && strstr(out, "env: no settings reported"), "before: %s", out);
+
+	ncclbpf_rt_set_env_reporter(served);
+	rc = run_cli(argv[1], out, sizeof(out), "stat %d --dir %s", (int)getpid(), dir);
+	CHECK(rc == 0 &&
+		  strstr(out, "env (NCCL settings served by the plugin):\n"
+			      "  NCCL_ALGO=Ring,Tree (bundle /opt/p/size aware.o (enforced))\n"
+			      "  NCCL_TUNER_PLUGIN=libnccl-ncclbpf.so (ncclbpf default)\n"
+			      "  NCCL_IB_HCA==mlx5_0:1 (process environment)\n"),
+	      "stat: %s", out);
+	printf("%s", out);
+	rc = run_cli(argv[1], out, sizeof(out), "stat %d --dir %s --json", (int)getpid(), dir);
+	CHECK(rc == 0 && strstr(out, "\"env\":[{\"name\":\"NCCL_ALGO\",\"value\":\"Ring,Tree\","
+				     "\"source\":\"bundle /opt/p/size aware.o (enforced)\"}"),
+	      "json: %s", out);
+	ncclbpf_rt_set_env_reporter(NULL);
+	ncclbpf_rt_release();
+
+	char procs[200];
+	snprintf(procs, sizeof(procs), "%s/procs", dir);
+	rmdir(procs);
+	CHECK(rmdir(dir) == 0, "files left in %s", dir);
+	if (failures)
+		return 1;
+	printf("env reporting checks passed\n");
+	return 0;
+}

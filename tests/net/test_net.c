@@ -1,0 +1,729 @@
+/* Net plugin tests through the exported tables, with ranks as forked processes talking over
+ * loopback TCP (net_harness.h explains the calling pattern, which is NCCL's proxy's).
+ *
+ *   test_net LIB ring N VER          N ranks in a ring, every size class, data verified; set-up
+ *                                    on the main thread, data on a second ("progress") thread
+ *   test_net LIB multirecv           one irecv with 4 buffers, sends in another tag order
+ *   test_net LIB refuse SIDE POLICY  POLICY (denies everything) loaded by rank SIDE only: both
+ *                                    ranks' connect and accept must fail, nobody hangs
+ *   test_net LIB killed              the peer dies mid-run: receive and send report an error
+ *   test_net LIB api                 bad input, finalize(NULL), no devices
+ *   test_net LIB inner FAKE [POLICY] delegation to a fake inner plugin that counts calls
+ *   test_net LIB probe POLICY        every hook runs once per event with a filled context
+ *   test_net LIB pace POLICY MBPS    an isend program's rate is enforced
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "check.h"
+#include "net_harness.h"
+
+#define COMM_ID	  0x1234abcdull
+#define MAX_RANKS 8
+
+static const char *lib_path;
+static int failures;
+
+#define EXPECT(cond, ...)                                                                          \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "[%d] FAIL %s:%d: %s: ", (int)getpid(), __FILE__,          \
+				__LINE__, #cond);                                                  \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fprintf(stderr, "\n");                                                     \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static const size_t size_classes[] = {0, 1, 4096, 1u << 20, 64u << 20};
+#define N_SIZES (sizeof(size_classes) / sizeof(size_classes[0]))
+
+/* --- a rank --------------------------------------------------------------------------------- */
+
+struct rank {
+	struct nh_lib l;
+	void *ctx, *lc;
+	struct nh_setup s;
+	int id, n;
+	char handle[NCCL_NET_HANDLE_MAXSIZE], peer_handle[NCCL_NET_HANDLE_MAXSIZE];
+};
+
+/* init, devices, properties, listen; the handle goes to the previous rank, the next rank's
+ * handle comes back; then connect/accept until both are done. */
+static int rank_setup(struct rank *r, int ver, int id, int n, int (*pipes)[2], int expect_ok)
+{
+	r->id = id;
+	r->n = n;
+	if (nh_open(&r->l, lib_path, ver))
+		return -1;
+	ncclNetCommConfig_v12_t cfg = {.trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF};
+	EXPECT(r->l.t->init(&r->ctx, COMM_ID, &cfg, nh_logger, NULL) == ncclSuccess, "init");
+	int nd = 0;
+	EXPECT(r->l.t->devices(&nd) == ncclSuccess && nd >= 1, "devices %d", nd);
+	ncclNetProperties_v12_t p;
+	EXPECT(nh_props(&r->l, 0, &p) == ncclSuccess, "props");
+	EXPECT(p.ptrSupport == NCCL_PTR_HOST && p.name && p.maxRecvs >= 4 && p.speed > 0,
+	       "props: ptr %d maxRecvs %d", p.ptrSupport, p.maxRecvs);
+	memset(r->handle, 0xee, sizeof(r->handle));
+	EXPECT(r->l.t->listen(r->ctx, 0, r->handle, &r->lc) == ncclSuccess && r->lc, "listen");
+	if (nh_write_all(pipes[id][1], r->handle, sizeof(r->handle)) ||
+	    nh_read_all(pipes[(id + 1) % n][0], r->peer_handle, sizeof(r->peer_handle)))
+		return -1;
+	int e = nh_connect_accept(&r->l, r->ctx, 0, r->peer_handle, r->lc, &r->s, 30);
+	EXPECT(e != -ETIMEDOUT, "connect/accept did not finish in 30 s");
+	if (expect_ok)
+		EXPECT(e == 0 && r->s.send && r->s.recv, "connect %d accept %d", r->s.connect_res,
+		       r->s.accept_res);
+	return e;
+}
+
+static void rank_close(struct rank *r)
+{
+	EXPECT(r->l.t->closeSend(r->s.send) == ncclSuccess, "closeSend");
+	EXPECT(r->l.t->closeRecv(r->s.recv) == ncclSuccess, "closeRecv");
+	EXPECT(r->l.t->closeListen(r->lc) == ncclSuccess, "closeListen");
+	EXPECT(r->l.t->finalize(r->ctx) == ncclSuccess, "finalize");
+}
+
+/* Forks n ranks running fn(id); returns the number of ranks that failed. */
+static int run_ranks(int n, int (*fn)(int id, int n, int (*pipes)[2], void *arg), void *arg,
+		     int timeout_s)
+{
+	int pipes[MAX_RANKS][2];
+	for (int i = 0; i < n; i++)
+		if (pipe(pipes[i]))
+			return n;
+	pid_t pids[MAX_RANKS];
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			alarm((unsigned)timeout_s); /* a hang is a failure, not a stuck suite */
+			int rc = fn(i, n, pipes, arg);
+			fflush(stderr);
+			_exit(rc || failures ? 1 : 0);
+		}
+	}
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		int st = 0;
+		waitpid(pids[i], &st, 0);
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "rank %d: %s %d\n", i, WIFSIGNALED(st) ? "signal" : "exit",
+				WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+			bad++;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		close(pipes[i][0]);
+		close(pipes[i][1]);
+	}
+	return bad;
+}
+
+/* --- ring: every size class, data checked, on a progress thread ---------------------------- */
+
+struct ring_data {
+	struct rank *r;
+	uint8_t *sbuf, *rbuf;
+	int rc;
+};
+
+static void *ring_progress(void *arg)
+{
+	struct ring_data *d = arg;
+	struct rank *r = d->r;
+	const ncclNet_v12_t *t = r->l.t;
+	size_t max = size_classes[N_SIZES - 1] + 64;
+	void *smh = NULL, *rmh = NULL;
+	EXPECT(t->regMr(r->s.send, d->sbuf, max, NCCL_PTR_HOST, &smh) == ncclSuccess && smh,
+	       "regMr send");
+	EXPECT(t->regMr(r->s.recv, d->rbuf, max, NCCL_PTR_HOST, &rmh) == ncclSuccess && rmh,
+	       "regMr recv");
+	int from = (r->id + r->n - 1) % r->n;
+	for (size_t k = 0; k < N_SIZES; k++) {
+		size_t size = size_classes[k];
+		nh_fill(d->sbuf, size, r->id, (int)k);
+		memset(d->rbuf, 0xa5, size + 64);
+		void *rq = NULL, *sq = NULL;
+		void *bufs[1] = {d->rbuf};
+		size_t caps[1] = {size + 64}; /* posted larger than sent: test reports the size */
+		int tags[1] = {100 + (int)k}, got[1] = {-1};
+		EXPECT(nh_irecv(&r->l, r->s.recv, 1, bufs, caps, tags, &rmh, &rq) == ncclSuccess,
+		       "irecv");
+		EXPECT(nh_isend(&r->l, r->s.send, d->sbuf, size, 100 + (int)k, smh, &sq) ==
+			   ncclSuccess,
+		       "isend");
+		/* Both tested in turn, as NCCL's progress thread does: waiting on the send alone
+		 * could stall while the peer waits for our receive to drain its socket. */
+		EXPECT(nh_wait2(&r->l, sq, rq, got, 60) == ncclSuccess, "exchange %zu", size);
+		EXPECT(got[0] == (int)size, "size %zu reported as %d", size, got[0]);
+		long bad = nh_check(d->rbuf, size, from, (int)k);
+		EXPECT(bad < 0, "size %zu: byte %ld differs", size, bad);
+		EXPECT(d->rbuf[size] == 0xa5, "size %zu: wrote past the message", size);
+		/* iflush on host memory: nothing to do, no request */
+		void *fq = (void *)1;
+		int fs[1] = {(int)size};
+		EXPECT(t->iflush(r->s.recv, 1, bufs, fs, &rmh, &fq) == ncclSuccess && !fq,
+		       "iflush");
+	}
+	EXPECT(t->deregMr(r->s.send, smh) == ncclSuccess, "deregMr");
+	EXPECT(t->deregMr(r->s.recv, rmh) == ncclSuccess, "deregMr");
+	return NULL;
+}
+
+struct ring_arg {
+	int ver;
+};
+
+static int ring_rank(int id, int n, int (*pipes)[2], void *arg)
+{
+	struct ring_arg *a = arg;
+	struct rank r;
+	if (rank_setup(&r, a->ver, id, n, pipes, 1))
+		return 1;
+	size_t max = size_classes[N_SIZES - 1] + 64;
+	struct ring_data d = {.r = &r, .sbuf = malloc(max), .rbuf = malloc(max)};
+	if (!d.sbuf || !d.rbuf)
+		return 1;
+	pthread_t th;
+	if (pthread_create(&th, NULL, ring_progress, &d))
+		return 1;
+	pthread_join(th, NULL);
+	rank_close(&r);
+	free(d.sbuf);
+	free(d.rbuf);
+	return 0;
+}
+
+/* --- multi-receive ---------------------------------------------------------------------------- */
+
+static int multi_rank(int id, int n, int (*pipes)[2], void *arg)
+{
+	(void)arg;
+	struct rank r;
+	if (rank_setup(&r, 12, id, n, pipes, 1))
+		return 1;
+	/* Rank 0 sends four messages in tag order 7,5,6,4; rank 1 posts one irecv with buffers
+	 * tagged 4,5,6,7 (sizes spanning inline and split paths, one empty). */
+	static const int send_tags[4] = {7, 5, 6, 4};
+	static const size_t send_sizes[4] = {100, 0, 3u << 20, 5000};
+	const ncclNet_v12_t *t = r.l.t;
+	if (id == 0) {
+		uint8_t *b[4];
+		void *q[4];
+		for (int i = 0; i < 4; i++) {
+			b[i] = malloc(send_sizes[i] + 1);
+			nh_fill(b[i], send_sizes[i], 0, send_tags[i]);
+			EXPECT(nh_isend(&r.l, r.s.send, b[i], send_sizes[i], send_tags[i], NULL,
+					&q[i]) == ncclSuccess,
+			       "isend");
+		}
+		for (int i = 0; i < 4; i++) {
+			EXPECT(nh_wait(&r.l, q[i], NULL, 30) == ncclSuccess, "send %d", i);
+			free(b[i]);
+		}
+	} else {
+		void *bufs[4];
+		size_t caps[4];
+		int tags[4] = {4, 5, 6, 7}, got[4] = {-1, -1, -1, -1};
+		void *mh[4] = {0};
+		for (int i = 0; i < 4; i++) {
+			caps[i] = 4u << 20;
+			bufs[i] = malloc(caps[i]);
+		}
+		void *q;
+		EXPECT(nh_irecv(&r.l, r.s.recv, 4, bufs, caps, tags, mh, &q) == ncclSuccess,
+		       "irecv");
+		EXPECT(nh_wait(&r.l, q, got, 30) == ncclSuccess, "multi-receive");
+		for (int i = 0; i < 4; i++) {
+			int j = 0;
+			while (send_tags[j] != tags[i])
+				j++;
+			EXPECT(got[i] == (int)send_sizes[j],
+			       "buffer %d (tag %d): size %d, want %zu", i, tags[i], got[i],
+			       send_sizes[j]);
+			EXPECT(nh_check(bufs[i], send_sizes[j], 0, tags[i]) < 0, "buffer %d data",
+			       i);
+			free(bufs[i]);
+		}
+	}
+	(void)t;
+	rank_close(&r);
+	return 0;
+}
+
+/* --- refusal ---------------------------------------------------------------------------------- */
+
+struct refuse_arg {
+	int side;
+	const char *policy;
+};
+
+static int refuse_rank(int id, int n, int (*pipes)[2], void *arg)
+{
+	struct refuse_arg *a = arg;
+	if (id == a->side)
+		setenv("NCCLBPF_POLICY", a->policy, 1);
+	struct rank r;
+	uint64_t t0 = nh_now_ns();
+	int e = rank_setup(&r, 12, id, n, pipes, 0);
+	double secs = (double)(nh_now_ns() - t0) / 1e9;
+	/* Both directions of the pair involve the refusing rank: each connect and each accept
+	 * must fail, on both ranks, promptly. */
+	EXPECT(e != -ETIMEDOUT && secs < 20, "set-up took %.1f s", secs);
+	EXPECT(r.s.connect_res != ncclSuccess && !r.s.send, "connect succeeded (%d)",
+	       r.s.connect_res);
+	EXPECT(r.s.accept_res != ncclSuccess && !r.s.recv, "accept succeeded (%d)", r.s.accept_res);
+	if (id == a->side)
+		EXPECT(nh_warns >= 1 && strstr(nh_last_warn, "refused"),
+		       "no WARN about the refusal");
+	EXPECT(r.l.t->closeListen(r.lc) == ncclSuccess, "closeListen");
+	EXPECT(r.l.t->finalize(r.ctx) == ncclSuccess, "finalize");
+	return 0;
+}
+
+/* --- killed peer -------------------------------------------------------------------------------
+ */
+
+static int killed_rank(int id, int n, int (*pipes)[2], void *arg)
+{
+	(void)arg;
+	struct rank r;
+	if (rank_setup(&r, 12, id, n, pipes, 1))
+		return 1;
+	size_t size = 1u << 20;
+	uint8_t *buf = malloc(64u << 20);
+	void *q;
+	if (id == 1) {
+		/* One message, then die without closing anything (as a crashed rank would). */
+		nh_fill(buf, size, 1, 0);
+		EXPECT(nh_isend(&r.l, r.s.send, buf, size, 1, NULL, &q) == ncclSuccess, "isend");
+		EXPECT(nh_wait(&r.l, q, NULL, 30) == ncclSuccess, "send");
+		usleep(200000);
+		raise(SIGKILL);
+	}
+	void *bufs[1] = {buf};
+	size_t caps[1] = {size};
+	int tags[1] = {1}, got[1];
+	EXPECT(nh_irecv(&r.l, r.s.recv, 1, bufs, caps, tags, NULL, &q) == ncclSuccess, "irecv");
+	EXPECT(nh_wait(&r.l, q, got, 30) == ncclSuccess && nh_check(buf, size, 1, 0) < 0,
+	       "first message");
+	/* The peer is gone: a posted receive must fail, quickly. */
+	EXPECT(nh_irecv(&r.l, r.s.recv, 1, bufs, caps, tags, NULL, &q) == ncclSuccess, "irecv 2");
+	uint64_t t0 = nh_now_ns();
+	ncclResult_t res = nh_wait(&r.l, q, got, 10);
+	double secs = (double)(nh_now_ns() - t0) / 1e9;
+	EXPECT(res != ncclSuccess && res != ncclInProgress, "receive from a dead peer: %d", res);
+	EXPECT(secs < 5, "error took %.2f s", secs);
+	/* Sends to it fail too, within a bound (the first ones may still fit in kernel buffers). */
+	t0 = nh_now_ns();
+	res = ncclSuccess;
+	for (int i = 0; res == ncclSuccess && nh_now_ns() - t0 < 10000000000ull; i++) {
+		res = nh_isend(&r.l, r.s.send, buf, 64u << 20, 2, NULL, &q);
+		if (res == ncclSuccess)
+			res = nh_wait(&r.l, q, NULL, 10);
+	}
+	EXPECT(res != ncclSuccess && res != ncclInProgress, "send to a dead peer never failed");
+	EXPECT(nh_warns >= 1, "no WARN");
+	rank_close(&r);
+	free(buf);
+	return 0;
+}
+
+static int run_killed(void)
+{
+	/* Rank 1 dies by SIGKILL on purpose: only rank 0's status counts. */
+	int pipes[2][2];
+	if (pipe(pipes[0]) || pipe(pipes[1]))
+		return 1;
+	pid_t p[2];
+	for (int i = 0; i < 2; i++)
+		if ((p[i] = fork()) == 0) {
+			alarm(60);
+			int rc = killed_rank(i, 2, pipes, NULL);
+			_exit(rc || failures ? 1 : 0);
+		}
+	int st0, st1;
+	waitpid(p[0], &st0, 0);
+	waitpid(p[1], &st1, 0);
+	EXPECT(WIFSIGNALED(st1) && WTERMSIG(st1) == SIGKILL, "rank 1 status %x", st1);
+	EXPECT(WIFEXITED(st0) && WEXITSTATUS(st0) == 0, "surviving rank status %x", st0);
+	return failures;
+}
+
+/* --- bad input, NULL finalize, no devices ---------------------------------------------------- */
+
+static int run_api(void)
+{
+	/* First, before this process loads the library (discovery runs once per process). */
+	/* No usable interface: devices() says 0 and NCCL then finalizes (possibly NULL). */
+	pid_t child = fork();
+	if (child == 0) {
+		setenv("NCCL_SOCKET_IFNAME", "=no-such-interface0", 1);
+		struct nh_lib l;
+		if (nh_open(&l, lib_path, 12))
+			_exit(1);
+		void *ctx = NULL;
+		int nd = -1;
+		EXPECT(l.t->init(&ctx, 1, NULL, nh_logger, NULL) == ncclSuccess, "init");
+		EXPECT(l.t->devices(&nd) == ncclSuccess && nd == 0, "devices = %d", nd);
+		EXPECT(l.t->finalize(ctx) == ncclSuccess, "finalize");
+		EXPECT(l.t->finalize(NULL) == ncclSuccess, "finalize(NULL)");
+		_exit(failures ? 1 : 0);
+	}
+	int st;
+	waitpid(child, &st, 0);
+	EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "no-device child %x", st);
+	for (int ver = 11; ver <= 12; ver++) {
+		struct nh_lib l;
+		if (nh_open(&l, lib_path, ver))
+			return 1;
+		const ncclNet_v12_t *t = l.t;
+		EXPECT(t->name && !strcmp(t->name, "NCCLbpf"), "name");
+		EXPECT(t->finalize(NULL) == ncclSuccess, "finalize(NULL)");
+		EXPECT(t->init(NULL, 1, NULL, nh_logger, NULL) != ncclSuccess, "init(NULL)");
+		EXPECT(t->devices(NULL) != ncclSuccess, "devices(NULL)");
+		EXPECT(t->getProperties(-1, NULL) != ncclSuccess, "props(NULL)");
+		ncclNetProperties_v12_t p;
+		EXPECT(nh_props(&l, 999, &p) != ncclSuccess, "props(999)");
+		void *ctx = NULL, *c = (void *)1, *req = (void *)1;
+		EXPECT(t->init(&ctx, 7, NULL, nh_logger, NULL) == ncclSuccess && ctx, "init");
+		char handle[NCCL_NET_HANDLE_MAXSIZE] = {0};
+		EXPECT(t->listen(ctx, 999, handle, &c) != ncclSuccess && !c, "listen bad dev");
+		EXPECT(t->listen(ctx, 0, NULL, &c) != ncclSuccess, "listen NULL handle");
+		ncclNetDeviceHandle_v12_t *dh = NULL;
+		c = (void *)1;
+		EXPECT(t->connect(ctx, 0, handle, &c, &dh) != ncclSuccess && !c, "connect zeros");
+		EXPECT(t->accept(NULL, &c, &dh) != ncclSuccess, "accept(NULL)");
+		uint64_t junk[64] = {0};
+		EXPECT(t->accept(junk, &c, &dh) != ncclSuccess, "accept(junk)");
+		int done = 7, sizes[4];
+		EXPECT(t->test(NULL, &done, sizes) != ncclSuccess && done == 0, "test(NULL)");
+		EXPECT(t->test(junk, &done, sizes) != ncclSuccess, "test(junk)");
+		EXPECT(t->isend(NULL, junk, 8, 0, NULL, NULL, &req) != ncclSuccess && !req,
+		       "isend");
+		EXPECT(t->isend(junk, junk, 8, 0, NULL, NULL, &req) != ncclSuccess, "isend junk");
+		void *bufs[1] = {junk};
+		size_t caps[1] = {8};
+		EXPECT(t->irecv(junk, 1, bufs, caps, NULL, NULL, NULL, &req) != ncclSuccess,
+		       "irecv junk");
+		EXPECT(t->regMr(NULL, junk, 8, NCCL_PTR_HOST, &req) != ncclSuccess, "regMr(NULL)");
+		EXPECT(t->deregMr(junk, NULL) != ncclSuccess, "deregMr junk");
+		EXPECT(t->closeSend(NULL) == ncclSuccess, "closeSend(NULL)");
+		EXPECT(t->closeRecv(junk) != ncclSuccess, "closeRecv(junk)");
+		EXPECT(t->closeListen(NULL) == ncclSuccess, "closeListen(NULL)");
+		EXPECT(t->setNetAttr(ctx, NULL) == ncclSuccess, "setNetAttr");
+		EXPECT(t->regMrDmaBuf == NULL && t->getDeviceMr == NULL &&
+			   t->irecvConsumed == NULL && t->makeVDevice == NULL,
+		       "optional entries are NULL for our transport");
+		/* A real comm: CUDA memory is refused cleanly. */
+		void *lc = NULL;
+		EXPECT(t->listen(ctx, 0, handle, &lc) == ncclSuccess, "listen");
+		struct nh_setup s;
+		EXPECT(nh_connect_accept(&l, ctx, 0, handle, lc, &s, 10) == 0, "loopback pair");
+		void *mh = (void *)1;
+		EXPECT(t->regMr(s.send, junk, 8, NCCL_PTR_CUDA, &mh) != ncclSuccess && !mh,
+		       "CUDA pointer refused");
+		EXPECT(t->irecv(s.recv, NCCL_NET_MAX_REQUESTS + 1, bufs, caps, NULL, NULL, NULL,
+				&req) != ncclSuccess,
+		       "too many buffers");
+		EXPECT(t->closeSend(s.send) == ncclSuccess && t->closeRecv(s.recv) == ncclSuccess &&
+			   t->closeListen(lc) == ncclSuccess,
+		       "close");
+		EXPECT(t->finalize(ctx) == ncclSuccess, "finalize");
+	}
+	return failures;
+}
+
+/* --- delegation ------------------------------------------------------------------------------ */
+
+struct fake_counts {
+	int init, devices, props, listen, connect, accept, regmr, deregmr, isend, irecv, test,
+	    close_send, close_recv, close_listen, finalize, iflush;
+	long long bytes;
+};
+
+static int run_inner(const char *fake, const char *deny_policy)
+{
+	setenv("NCCLBPF_NET_INNER", fake, 1);
+	if (deny_policy)
+		setenv("NCCLBPF_POLICY", deny_policy, 1);
+	for (int ver = 11; ver <= 12; ver++) {
+		struct nh_lib l;
+		if (nh_open(&l, lib_path, ver))
+			return 1;
+		void *fdl = dlopen(fake, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+		EXPECT(fdl, "the fake plugin was loaded by ours");
+		if (!fdl)
+			return failures;
+		struct fake_counts *fc = dlsym(fdl, "fake_counts");
+		struct fake_counts before = *fc;
+		const ncclNet_v12_t *t = l.t;
+		void *ctx = NULL;
+		EXPECT(t->init(&ctx, COMM_ID, NULL, nh_logger, NULL) == ncclSuccess, "init");
+		int nd = 0;
+		EXPECT(t->devices(&nd) == ncclSuccess && nd == 2, "devices %d (fake has 2)", nd);
+		ncclNetProperties_v12_t p;
+		EXPECT(nh_props(&l, 1, &p) == ncclSuccess && p.name && !strcmp(p.name, "fake1") &&
+			   p.maxRecvs == 3,
+		       "props forwarded");
+		EXPECT(t->regMrDmaBuf == NULL && t->makeVDevice == NULL && t->getDeviceMr != NULL,
+		       "optional entries mirror the inner plugin's");
+		char handle[NCCL_NET_HANDLE_MAXSIZE];
+		void *lc = NULL;
+		EXPECT(t->listen(ctx, 0, handle, &lc) == ncclSuccess && lc, "listen");
+		struct nh_setup s;
+		int e = nh_connect_accept(&l, ctx, 0, handle, lc, &s, 10);
+		if (deny_policy) {
+			EXPECT(e != 0 && !s.send && !s.recv, "denied connection succeeded");
+			EXPECT(fc->close_send - before.close_send == 1 &&
+				   fc->close_recv - before.close_recv == 1,
+			       "inner comms of a refused connection closed (%d %d)",
+			       fc->close_send - before.close_send,
+			       fc->close_recv - before.close_recv);
+			t->closeListen(lc);
+			t->finalize(ctx);
+			continue;
+		}
+		EXPECT(e == 0, "connect/accept");
+		char sbuf[3000], rbuf[3000];
+		nh_fill((uint8_t *)sbuf, sizeof(sbuf), 3, 3);
+		void *smh, *rmh;
+		EXPECT(t->regMr(s.send, sbuf, sizeof(sbuf), NCCL_PTR_HOST, &smh) == ncclSuccess &&
+			   t->regMr(s.recv, rbuf, sizeof(rbuf), NCCL_PTR_HOST, &rmh) == ncclSuccess,
+		       "regMr");
+		for (int k = 0; k < 5; k++) {
+			void *rq, *sq, *bufs[1] = {rbuf};
+			size_t caps[1] = {sizeof(rbuf)};
+			int tags[1] = {k}, got[1] = {0};
+			memset(rbuf, 0, sizeof(rbuf));
+			EXPECT(nh_irecv(&l, s.recv, 1, bufs, caps, tags, &rmh, &rq) == ncclSuccess,
+			       "irecv");
+			EXPECT(nh_isend(&l, s.send, sbuf, 1000 + (size_t)k, k, smh, &sq) ==
+				   ncclSuccess,
+			       "isend");
+			EXPECT(nh_wait(&l, sq, NULL, 5) == ncclSuccess, "send");
+			EXPECT(nh_wait(&l, rq, got, 5) == ncclSuccess && got[0] == 1000 + k,
+			       "recv %d", got[0]);
+			EXPECT(nh_check((uint8_t *)rbuf, 1000 + (size_t)k, 3, 3) < 0, "data");
+			void *fq = NULL;
+			int fs[1] = {1000};
+			EXPECT(t->iflush(s.recv, 1, bufs, fs, &rmh, &fq) == ncclSuccess && fq,
+			       "iflush forwarded");
+			EXPECT(nh_wait(&l, fq, NULL, 5) == ncclSuccess, "flush");
+		}
+		void *dptr = NULL;
+		EXPECT(t->getDeviceMr(s.send, smh, &dptr) == ncclSuccess && dptr == smh,
+		       "getDeviceMr forwarded");
+		ncclNetAttr_v12_t attr = {.op = 1};
+		EXPECT(t->setNetAttr(ctx, &attr) == ncclSuccess, "setNetAttr");
+		EXPECT(t->deregMr(s.send, smh) == ncclSuccess &&
+			   t->deregMr(s.recv, rmh) == ncclSuccess,
+		       "deregMr");
+		EXPECT(t->closeSend(s.send) == ncclSuccess && t->closeRecv(s.recv) == ncclSuccess &&
+			   t->closeListen(lc) == ncclSuccess,
+		       "close");
+		EXPECT(t->finalize(ctx) == ncclSuccess, "finalize");
+		struct fake_counts d;
+		int *a = (int *)&d, *x = (int *)fc, *b = (int *)&before;
+		for (size_t i = 0; i < offsetof(struct fake_counts, bytes) / sizeof(int); i++)
+			a[i] = x[i] - b[i];
+		EXPECT(
+		    d.init == 1 && d.finalize == 1 && d.devices >= 1 && d.props >= 1 &&
+			d.listen == 1 && d.connect >= 1 && d.accept >= 1 && d.regmr == 2 &&
+			d.deregmr == 2 && d.isend == 5 && d.irecv == 5 && d.iflush == 5 &&
+			d.test >= 15 && d.close_send == 1 && d.close_recv == 1 &&
+			d.close_listen == 1,
+		    "inner calls: init %d fin %d listen %d connect %d accept %d regmr %d isend %d "
+		    "irecv %d iflush %d test %d close %d/%d/%d",
+		    d.init, d.finalize, d.listen, d.connect, d.accept, d.regmr, d.isend, d.irecv,
+		    d.iflush, d.test, d.close_send, d.close_recv, d.close_listen);
+		EXPECT(fc->bytes - before.bytes == 5 * 1000 + 10,
+		       "bytes moved by the inner plugin");
+	}
+	return failures;
+}
+
+/* --- hooks: every program sees its event with a filled context ------------------------------ */
+
+/* probe.c logs one line per hook run (bpf_trace_printk to stderr); this rank captures its
+ * own stderr and checks the lines against what it did. */
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, prefix)); p++)
+		n++;
+	return n;
+}
+
+struct probe_arg {
+	const char *policy;
+	const char *dir;
+};
+
+static int probe_rank(int id, int n, int (*pipes)[2], void *arg)
+{
+	struct probe_arg *a = arg;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/probe.rank%d.log", a->dir, id);
+	FILE *f = freopen(path, "w+", stderr);
+	if (!f)
+		return 1;
+	setenv("NCCLBPF_POLICY", a->policy, 1);
+	setenv("NCCLBPF_WATCH", "0", 1);
+	struct rank r;
+	if (rank_setup(&r, 12, id, n, pipes, 1))
+		return 1;
+	static const size_t sizes[3] = {10, 200000, 0};
+	uint8_t *sb = calloc(1, 200000), *rb = calloc(1, 200000);
+	for (int k = 0; k < 3; k++) {
+		void *rq, *sq, *bufs[1] = {rb};
+		size_t caps[1] = {200000};
+		int tags[1] = {40 + k}, got[1];
+		EXPECT(nh_irecv(&r.l, r.s.recv, 1, bufs, caps, tags, NULL, &rq) == ncclSuccess,
+		       "irecv");
+		EXPECT(nh_isend(&r.l, r.s.send, sb, sizes[k], 40 + k, NULL, &sq) == ncclSuccess,
+		       "isend");
+		EXPECT(nh_wait(&r.l, sq, NULL, 10) == ncclSuccess, "send");
+		EXPECT(nh_wait(&r.l, rq, got, 10) == ncclSuccess, "recv");
+	}
+	rank_close(&r);
+	free(sb);
+	free(rb);
+	fflush(stderr);
+	/* Read back what the programs logged. */
+	FILE *in = fopen(path, "r");
+	char text[16384] = "";
+	size_t len = in ? fread(text, 1, sizeof(text) - 1, in) : 0;
+	text[len] = 0;
+	if (in)
+		fclose(in);
+	int ok = 1;
+#define LINE(cond, ...)                                                                            \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			ok = 0;                                                                    \
+			fprintf(stdout, "[rank %d] FAIL: ", id);                                   \
+			fprintf(stdout, __VA_ARGS__);                                              \
+			fprintf(stdout, "\n");                                                     \
+		}                                                                                  \
+	} while (0)
+	/* 127.0.0.1 as the context's u32 (network order read on a little-endian host). */
+	LINE(count_lines(text, "probe connect dev=0 comm=1234abcd addr=100007f") == 1,
+	     "connect line");
+	LINE(count_lines(text, "probe accept dev=0 comm=1234abcd addr=100007f") == 1,
+	     "accept line");
+	LINE(count_lines(text, "probe isend bytes=10 tag=40 peer=ffffffff") == 1, "isend 10");
+	LINE(count_lines(text, "probe isend bytes=200000 tag=41 peer=ffffffff") == 1,
+	     "isend 200000");
+	LINE(count_lines(text, "probe isend bytes=0 tag=42") == 1, "isend 0");
+	LINE(count_lines(text, "probe irecv bytes=200000 tag=4") == 3, "irecv x3");
+	LINE(count_lines(text, "probe complete op=5 bytes=10 ") == 1, "send complete 10");
+	LINE(count_lines(text, "probe complete op=6 bytes=200000 ") == 1, "recv complete 200000");
+	LINE(count_lines(text, "probe complete op=6 bytes=0 ") == 1, "recv complete 0");
+	LINE(count_lines(text, "timed=1") == 6, "completions with time and duration: %d",
+	     count_lines(text, "timed=1"));
+	LINE(count_lines(text, "probe ") == 14, "%d probe lines (want 14)",
+	     count_lines(text, "probe "));
+	LINE(count_lines(text, "port=0") == 0, "a connect/accept port of 0");
+	if (!ok)
+		fprintf(stdout, "[rank %d] log:\n%s\n", id, text);
+	fflush(stdout);
+	return ok ? 0 : 1;
+}
+
+/* --- pacing ------------------------------------------------------------------------------------
+ */
+
+struct pace_arg {
+	const char *policy;
+	double mbps;
+};
+
+static int pace_rank(int id, int n, int (*pipes)[2], void *arg)
+{
+	struct pace_arg *a = arg;
+	if (a->policy)
+		setenv("NCCLBPF_POLICY", a->policy, 1);
+	struct rank r;
+	if (rank_setup(&r, 12, id, n, pipes, 1))
+		return 1;
+	size_t size = 1u << 20, total = 48u << 20;
+	uint8_t *b = malloc(size);
+	nh_fill(b, size, 0, 0);
+	uint64_t t0 = nh_now_ns();
+	for (size_t done = 0; done < total; done += size) {
+		void *q;
+		if (id == 0) {
+			EXPECT(nh_isend(&r.l, r.s.send, b, size, 1, NULL, &q) == ncclSuccess,
+			       "isend");
+			EXPECT(nh_wait(&r.l, q, NULL, 30) == ncclSuccess, "send");
+		} else {
+			void *bufs[1] = {b};
+			size_t caps[1] = {size};
+			int tags[1] = {1}, got[1];
+			EXPECT(nh_irecv(&r.l, r.s.recv, 1, bufs, caps, tags, NULL, &q) ==
+				   ncclSuccess,
+			       "irecv");
+			EXPECT(nh_wait(&r.l, q, got, 30) == ncclSuccess && got[0] == (int)size,
+			       "recv");
+		}
+	}
+	double secs = (double)(nh_now_ns() - t0) / 1e9, rate = (double)total / secs / 1e6;
+	if (id == 0) {
+		printf("pace: %zu MiB in %.3f s = %.0f MB/s (policy %s)\n", total >> 20, secs, rate,
+		       a->policy ? a->policy : "none");
+		/* The rate holds within the bucket's burst (200 us worth). */
+		if (a->mbps > 0)
+			EXPECT(rate <= a->mbps * 1.05 && rate >= a->mbps * 0.7,
+			       "measured %.0f MB/s, paced at %.0f", rate, a->mbps);
+	}
+	rank_close(&r);
+	free(b);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE,
+	       SIG_DFL); /* a SIGPIPE from the transport must kill us: it must never come */
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_net LIB MODE [ARGS]\n");
+		return 2;
+	}
+	lib_path = argv[1];
+	const char *mode = argv[2];
+	int bad = 0;
+	if (!strcmp(mode, "ring") && argc >= 5) {
+		struct ring_arg a = {.ver = atoi(argv[4])};
+		bad = run_ranks(atoi(argv[3]), ring_rank, &a, 240);
+	} else if (!strcmp(mode, "multirecv")) {
+		bad = run_ranks(2, multi_rank, NULL, 60);
+	} else if (!strcmp(mode, "refuse") && argc >= 5) {
+		struct refuse_arg a = {.side = atoi(argv[3]), .policy = argv[4]};
+		bad = run_ranks(2, refuse_rank, &a, 60);
+	} else if (!strcmp(mode, "killed")) {
+		bad = run_killed();
+	} else if (!strcmp(mode, "api")) {
+		bad = run_api();
+	} else if (!strcmp(mode, "inner") && argc >= 4) {
+		bad = run_inner(argv[3], argc >= 5 ? argv[4] : NULL);
+	} else if (!strcmp(mode, "probe") && argc >= 5) {
+		struct probe_arg a = {.policy = argv[3], .dir = argv[4]};
+		bad = run_ranks(2, probe_rank, &a, 60);
+	} else if (!strcmp(mode, "pace") && argc >= 5) {
+		struct pace_arg a = {.policy = argv[3], .mbps = atof(argv[4])};
+		bad = run_ranks(2, pace_rank, &a, 120);
+	} else {
+		fprintf(stderr, "test_net: unknown mode or missing arguments\n");
+		return 2;
+	}
+	if (bad || failures) {
+		printf("FAILED (%d rank(s), %d check(s))\n", bad, failures);
+		return 1;
+	}
+	printf("OK\n");
+	return 0;
+}

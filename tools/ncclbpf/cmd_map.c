@@ -1,0 +1,283 @@
+/* ncclbpf map list|dump|update PID ...: the maps of the policy a running process uses, read and
+ * written through its inspection server.
+ *
+ * Keys and values are the map's bytes in memory order, as hex ("0500000000000000"), or typed
+ * little-endian integers joined by commas ("u32:5", "u64:1,u64:2"). Per-CPU maps show every
+ * CPU's value; an update gives one value (set on every CPU) or all of them.
+ *
+ * Updates respect rank consistency: a rank-local map (one that profiler/net programs write, so
+ * its contents differ between ranks anyway and no decision may depend on it) is changed in that
+ * process at once. A uniform map may feed tuner decisions, which must change on every rank at
+ * the same call: such an update belongs to the control plane's consistent activation and is
+ * refused here until that is wired in (see update_uniform). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "inspect_client.h"
+
+/* Hex or typed integers -> lowercase hex (out holds 2 * max_bytes + 1). 0 or -1. */
+static int to_hex(const char *arg, char *out, size_t max_bytes)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	out[0] = 0;
+	if (strchr(arg, ':')) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s", arg);
+		char *save = NULL;
+		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+			unsigned bits;
+			char *colon = strchr(t, ':'), *end;
+			if (!colon || sscanf(t, "u%u:", &bits) != 1 ||
+			    (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+				return -1;
+			unsigned long long v = strtoull(colon + 1, &end, 0);
+			if (*end || end == colon + 1 || (bits < 64 && v >> bits))
+				return -1;
+			for (unsigned b = 0; b < bits / 8; b++, n++) {
+				if (n >= max_bytes)
+					return -1;
+				unsigned char byte = (unsigned char)(v >> (8 * b));
+				out[2 * n] = hex[byte >> 4];
+				out[2 * n + 1] = hex[byte & 15];
+			}
+		}
+	} else {
+		const char *s = !strncmp(arg, "0x", 2) ? arg + 2 : arg;
+		size_t len = strlen(s);
+		if (!len || len % 2 || len / 2 > max_bytes)
+			return -1;
+		for (size_t i = 0; i < len; i++) {
+			char c = s[i];
+			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+			      (c >= 'A' && c <= 'F')))
+				return -1;
+			out[i] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
+		}
+		n = len / 2;
+	}
+	out[2 * n] = 0;
+	return n ? 0 : -1;
+}
+
+/* " (u64 5)" for 4- and 8-byte little-endian values, to read counters at a glance. */
+static void annotate(const char *hexs)
+{
+	size_t n = strlen(hexs) / 2;
+	if (n != 4 && n != 8)
+		return;
+	unsigned long long v = 0;
+	for (size_t i = n; i-- > 0;) {
+		unsigned b;
+		sscanf(hexs + 2 * i, "%2x", &b);
+		v = (v << 8) | b;
+	}
+	printf(" (u%zu %llu)", n * 8, v);
+}
+
+static void print_map(const struct insp_rec *r)
+{
+	printf("map %s: %s (%s), key %s B, value %s B, max %s entries, %s in use, %s CPU%s, %s\n",
+	       insp_get(r, "name"), insp_get(r, "type"), insp_get(r, "kind"),
+	       insp_get(r, "key_size"), insp_get(r, "value_size"), insp_get(r, "max_entries"),
+	       insp_get(r, "entries"), insp_get(r, "cpus"), insp_getu(r, "cpus") == 1 ? "" : "s",
+	       insp_get(r, "class"));
+}
+
+static void on_dump(const struct insp_rec *r, void *arg)
+{
+	int *n = arg;
+	if (!strcmp(r->word, "map")) {
+		print_map(r);
+		return;
+	}
+	if (strcmp(r->word, "elem"))
+		return;
+	(*n)++;
+	const char *k = insp_get(r, "key");
+	printf("  key %s", k);
+	annotate(k);
+	printf(":");
+	for (int i = 0; i < r->n; i++) {
+		if (!strcmp(r->key[i], "key"))
+			continue;
+		printf(" %s %s", !strcmp(r->key[i], "value") ? "value" : r->key[i], r->val[i]);
+		annotate(r->val[i]);
+	}
+	printf("\n");
+}
+
+static void on_list(const struct insp_rec *r, void *arg)
+{
+	(void)arg;
+	if (!strcmp(r->word, "map"))
+		print_map(r);
+}
+
+struct find_map {
+	const char *name;
+	char cls[32];
+};
+
+static void on_find(const struct insp_rec *r, void *arg)
+{
+	struct find_map *f = arg;
+	if (!strcmp(r->word, "map") && insp_get(r, "name") && !strcmp(insp_get(r, "name"), f->name))
+		snprintf(f->cls, sizeof(f->cls), "%s", insp_get(r, "class"));
+}
+
+/* A uniform map changes through the control plane's consistent activation (issue #7): every
+ * rank of the job applies the new contents at the same per-communicator call, so the update is
+ * job-wide, not just for PID. The process must take part in a control plane (it was started
+ * with NCCLBPF_CP_DIR, the directory its record is in). Builds without the control plane's
+ * controller (runtime/include/ncclbpf/control.h) refuse: changing one process alone would let
+ * its decisions differ from the other ranks'. */
+#if defined(__has_include)
+#if __has_include("ncclbpf/control.h")
+#define HAVE_CONTROL_PLANE 1
+#include "ncclbpf/control.h"
+#endif
+#endif
+
+static size_t unhex(const char *h, unsigned char *out)
+{
+	size_t n = strlen(h) / 2;
+	for (size_t i = 0; i < n; i++) {
+		unsigned b;
+		sscanf(h + 2 * i, "%2x", &b);
+		out[i] = (unsigned char)b;
+	}
+	return n;
+}
+
+static int update_uniform(const struct insp_proc *p, const char *name, const char *key_hex,
+			  const char *val_hex)
+{
+	static const char refuse[] = "uniform map: use the control plane (NCCLBPF_CP_DIR)";
+#ifdef HAVE_CONTROL_PLANE
+	if (p->cp) {
+		unsigned char key[512], val[3000];
+		size_t kl = unhex(key_hex, key), vl = unhex(val_hex, val);
+		struct ncclbpf_cp_opts o = {.sz = sizeof(o)};
+		struct ncclbpf_cp_report rep = {.sz = sizeof(rep)};
+		printf("map %s is uniform: proposing the update to every rank registered in %s\n",
+		       name, p->dir);
+		int r = ncclbpf_cp_map_update(p->dir, name, key, kl, val, vl, &o, &rep);
+		if (r < 0)
+			fprintf(stderr, "ncclbpf map update: %s\n", rep.msg);
+		else
+			ncclbpf_cp_report_print(&rep, stdout);
+		ncclbpf_cp_report_free(&rep);
+		return r == 0 ? 0 : 1;
+	}
+	fprintf(stderr,
+		"ncclbpf map update: %s; process %d was not started with NCCLBPF_CP_DIR, so '%s' "
+		"cannot change consistently on every rank\n",
+		refuse, p->pid, name);
+#else
+	(void)key_hex;
+	(void)val_hex;
+	(void)unhex;
+	fprintf(stderr,
+		"ncclbpf map update: %s; '%s' may feed tuner decisions, which must change on "
+		"every rank at the same call (this build has no control-plane controller)\n",
+		refuse, name);
+	(void)p;
+#endif
+	return 1;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: ncclbpf map list PID [--dir DIR]\n"
+			"       ncclbpf map dump PID NAME [--dir DIR]\n"
+			"       ncclbpf map update PID NAME KEY VALUE [--dir DIR]\n"
+			"KEY, VALUE: hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n");
+	return 2;
+}
+
+static int cmd_map(int argc, char **argv)
+{
+	char dbuf[4096];
+	const char *dir = NULL, *pos[6];
+	int np = 0;
+	for (int i = 1; i < argc; i++) {
+		int k = insp_parse_dir(argc, argv, &i, &dir);
+		if (k < 0)
+			return usage();
+		if (k == 0) {
+			if (np == 6)
+				return usage();
+			pos[np++] = argv[i];
+		}
+	}
+	if (np < 2 || atoi(pos[1]) <= 0)
+		return usage();
+	const char *verb = pos[0];
+	int pid = atoi(pos[1]);
+	int want = !strcmp(verb, "list")     ? 2
+		   : !strcmp(verb, "dump")   ? 3
+		   : !strcmp(verb, "update") ? 5
+					     : 0;
+	if (!want || np != want)
+		return usage();
+	if (!dir)
+		dir = insp_default_dir(dbuf, sizeof(dbuf));
+	struct insp_proc p;
+	if (insp_find(dir, pid, &p, "ncclbpf map") != 0)
+		return 1;
+	struct insp_conn c;
+	if (insp_connect(&p, &c) != 0) {
+		fprintf(stderr, "ncclbpf map: process %d: %s\n", pid,
+			c.msg[0] ? c.msg : strerror(errno));
+		return 1;
+	}
+	char err[600], req[8400];
+	int ret = 0;
+	if (want == 2) {
+		ret = insp_request(&c, "maps", on_list, NULL, err, sizeof(err));
+	} else if (want == 3) {
+		int n = 0;
+		snprintf(req, sizeof(req), "map dump %s", pos[2]);
+		ret = insp_request(&c, req, on_dump, &n, err, sizeof(err));
+		if (!ret)
+			printf("%d element%s\n", n, n == 1 ? "" : "s");
+	} else {
+		char key[2 * 512 + 1], val[2 * 3000 + 1];
+		if (to_hex(pos[3], key, 512) != 0 || to_hex(pos[4], val, 3000) != 0) {
+			insp_close(&c);
+			fprintf(stderr, "ncclbpf map update: KEY and VALUE must be hex bytes or "
+					"u8:/u16:/u32:/u64: integers\n");
+			return 2;
+		}
+		struct find_map f = {.name = pos[2]};
+		ret = insp_request(&c, "maps", on_find, &f, err, sizeof(err));
+		if (!ret && !f.cls[0]) {
+			snprintf(err, sizeof(err), "no map '%s' in the active policy", pos[2]);
+			ret = -1;
+		}
+		if (!ret && !strcmp(f.cls, "uniform")) {
+			insp_close(&c);
+			return update_uniform(&p, pos[2], key, val);
+		}
+		if (!ret) {
+			snprintf(req, sizeof(req), "map update %s %s %s", pos[2], key, val);
+			ret = insp_request(&c, req, NULL, NULL, err, sizeof(err));
+		}
+		if (!ret)
+			printf("map %s of process %d (%s map): key %s = %s\n", pos[2], pid, f.cls,
+			       key, val);
+	}
+	insp_close(&c);
+	if (ret) {
+		fprintf(stderr, "ncclbpf map %s: process %d: %s\n", verb, pid, err);
+		return 1;
+	}
+	return 0;
+}
+
+NCCLBPF_COMMAND(map_cmd, .name = "map", .args = "list|dump|update PID [NAME [KEY VALUE]]",
+		.summary = "read or change a running process's policy maps", .run = cmd_map);

@@ -1,0 +1,140 @@
+/* ncclbpf run [--policy BUNDLE] [--dir D] [--job NAME] [--plugin LIB] -- COMMAND...
+ * Runs COMMAND (typically torchrun or mpirun) with the plugin configured: NCCL_TUNER_PLUGIN,
+ * NCCL_ENV_PLUGIN and NCCL_PROFILER_PLUGIN name the plugin library, NCCLBPF_POLICY the bundle,
+ * NCCLBPF_CP_DIR the control-plane directory (default /dev/shm/ncclbpf-$UID/NAME, created
+ * 0700; NAME defaults to "default") and NCCLBPF_JOB the job name. The environment is inherited by
+ * every rank the command starts on this host; `ncclbpf reload --job --dir D` then changes the
+ * policy of the whole job consistently (docs/control-plane.md). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef NCCLBPF_PLUGIN_PATH
+#define NCCLBPF_PLUGIN_PATH "libnccl-ncclbpf.so"
+#endif
+
+/* The plugin installed next to this binary (BIN/../lib), else the one of the build tree. */
+static int find_plugin(char *out, size_t len)
+{
+	char exe[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			snprintf(out, len, "%s/../lib/libnccl-ncclbpf.so", exe);
+			char real[PATH_MAX];
+			if (realpath(out, real)) {
+				snprintf(out, len, "%s", real);
+				return 0;
+			}
+		}
+	}
+	if (access(NCCLBPF_PLUGIN_PATH, R_OK) == 0) {
+		snprintf(out, len, "%s", NCCLBPF_PLUGIN_PATH);
+		return 0;
+	}
+	return -1;
+}
+
+/* mkdir that refuses a path someone else owns or may write: the control-plane directory decides
+ * which code runs in the job. */
+static int private_dir(const char *path)
+{
+	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "ncclbpf run: cannot create %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+	    (st.st_mode & 022)) {
+		fprintf(
+		    stderr,
+		    "ncclbpf run: %s is not a directory owned by you and writable only by you\n",
+		    path);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *policy = NULL, *dir = NULL, *job = "default", *plugin = NULL;
+	int i = 1;
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (i + 1 < argc && !strcmp(argv[i], "--policy"))
+			policy = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--dir"))
+			dir = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--job"))
+			job = argv[++i];
+		else if (i + 1 < argc && !strcmp(argv[i], "--plugin"))
+			plugin = argv[++i];
+		else
+			break;
+	}
+	if (i >= argc || !*job || strchr(job, '/') || job[0] == '.') {
+		fprintf(stderr, "usage: ncclbpf run [--policy BUNDLE] [--dir D] [--job NAME] "
+				"[--plugin LIB] -- COMMAND [ARGS...]\n");
+		return 2;
+	}
+	char lib[PATH_MAX], pol[PATH_MAX], d[PATH_MAX];
+	if (plugin) {
+		if (!realpath(plugin, lib)) {
+			fprintf(stderr, "ncclbpf run: plugin %s: %s\n", plugin, strerror(errno));
+			return 1;
+		}
+	} else if (find_plugin(lib, sizeof(lib))) {
+		fprintf(stderr, "ncclbpf run: libnccl-ncclbpf.so not found next to this program "
+				"(../lib); name it with --plugin\n");
+		return 1;
+	}
+	/* Absolute: the ranks may start in another working directory. */
+	if (policy && !realpath(policy, pol)) {
+		fprintf(stderr, "ncclbpf run: policy %s: %s\n", policy, strerror(errno));
+		return 1;
+	}
+	if (dir) {
+		snprintf(d, sizeof(d), "%s", dir);
+		if (private_dir(d))
+			return 1;
+	} else {
+		snprintf(d, sizeof(d), "/dev/shm/ncclbpf-%u", (unsigned)getuid());
+		if (private_dir(d))
+			return 1;
+		size_t n = strlen(d);
+		snprintf(d + n, sizeof(d) - n, "/%s", job);
+		if (private_dir(d))
+			return 1;
+	}
+	setenv("NCCL_TUNER_PLUGIN", lib, 1);
+	setenv("NCCL_ENV_PLUGIN", lib, 1);
+	setenv("NCCL_PROFILER_PLUGIN", lib, 1);
+	setenv("NCCLBPF_CP_DIR", d, 1);
+	setenv("NCCLBPF_JOB", job, 1);
+	if (policy)
+		setenv("NCCLBPF_POLICY", pol, 1);
+	fprintf(stderr,
+		"ncclbpf run: plugin %s, policy %s, control plane %s (job %s); change it with "
+		"`ncclbpf reload --job --dir %s BUNDLE`\n",
+		lib, policy ? pol : "(none: NCCL decides)", d, job, d);
+	fflush(stderr);
+	execvp(argv[i], argv + i);
+	fprintf(stderr, "ncclbpf run: %s: %s\n", argv[i], strerror(errno));
+	return 127;
+}
+
+NCCLBPF_COMMAND(run_cmd, .name = "run", .args = "[--policy B] [--dir D] -- CMD...",
+		.summary = "run a command with the plugin and control plane configured",
+		.run = cmd_run);

@@ -1,0 +1,177 @@
+/* Writes table rows into a copy of the compiled tuned_table template (tune.h): the program code
+ * stays as clang built it, only the .data section's bytes change, so no compiler is needed
+ * where the sweep runs. Every offset read from the template is bounds-checked. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tune.h"
+
+#define MAX_TEMPLATE (16u << 20)
+
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd64(const uint8_t *p)
+{
+	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
+static void wr32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> 8 * i);
+}
+static void wr64(uint8_t *p, uint64_t v)
+{
+	wr32(p, (uint32_t)v);
+	wr32(p + 4, (uint32_t)(v >> 32));
+}
+
+static int fits(uint64_t off, uint64_t len, size_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static uint8_t *slurp(const char *path, size_t *size, char *err, size_t err_len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, err_len, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	uint8_t *buf = malloc(MAX_TEMPLATE + 1);
+	size_t n = buf ? fread(buf, 1, MAX_TEMPLATE + 1, f) : 0;
+	int bad = !buf || ferror(f);
+	fclose(f);
+	if (bad || n > MAX_TEMPLATE) {
+		snprintf(err, err_len, "%s: %s", path,
+			 !buf  ? "out of memory"
+			 : bad ? "read error"
+			       : "larger than 16 MiB");
+		free(buf);
+		return NULL;
+	}
+	*size = n;
+	return buf;
+}
+
+/* Offset and size of the section named name, or -1 with err. */
+static int find_section(const uint8_t *b, size_t size, const char *name, uint64_t *off,
+			uint64_t *len, char *err, size_t err_len)
+{
+	if (size < 64 || memcmp(b, "\177ELF", 4) || b[4] != 2 || b[5] != 1) {
+		snprintf(err, err_len, "not a little-endian ELF64 object");
+		return -1;
+	}
+	uint64_t shoff = rd64(b + 0x28);
+	uint16_t shentsize = rd16(b + 0x3a), shnum = rd16(b + 0x3c), shstrndx = rd16(b + 0x3e);
+	if (shentsize != 64 || !shnum || shstrndx >= shnum ||
+	    !fits(shoff, (uint64_t)shnum * 64, size)) {
+		snprintf(err, err_len, "bad section header table");
+		return -1;
+	}
+	const uint8_t *strsh = b + shoff + (uint64_t)shstrndx * 64;
+	uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
+	if (!fits(stroff, strsize, size)) {
+		snprintf(err, err_len, "bad section name table");
+		return -1;
+	}
+	size_t want = strlen(name) + 1;
+	for (uint16_t i = 0; i < shnum; i++) {
+		const uint8_t *sh = b + shoff + (uint64_t)i * 64;
+		uint32_t nm = rd32(sh);
+		if (nm >= strsize || strsize - nm < want || memcmp(b + stroff + nm, name, want))
+			continue;
+		if (rd32(sh + 4) != 1 /* SHT_PROGBITS */) {
+			snprintf(err, err_len, "section %s has no file contents", name);
+			return -1;
+		}
+		*off = rd64(sh + 0x18);
+		*len = rd64(sh + 0x20);
+		if (!fits(*off, *len, size)) {
+			snprintf(err, err_len, "section %s lies outside the file", name);
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, err_len, "no %s section", name);
+	return -1;
+}
+
+int tune_write_object(const char *template_path, const char *out_path, const struct tune_row *rows,
+		      size_t n, char *err, size_t err_len)
+{
+	char why[256];
+	size_t size;
+	uint8_t *b = slurp(template_path, &size, err, err_len);
+	if (!b)
+		return -1;
+	uint64_t off, len;
+	if (find_section(b, size, ".data", &off, &len, why, sizeof why)) {
+		snprintf(err, err_len, "template %s: %s", template_path, why);
+		goto fail;
+	}
+	uint8_t *t = b + off;
+	if (len < TUNED_TABLE_HDR_SIZE || rd64(t) != TUNED_TABLE_MAGIC ||
+	    rd32(t + 12) != TUNED_ROW_SIZE || (len - TUNED_TABLE_HDR_SIZE) % TUNED_ROW_SIZE) {
+		snprintf(err, err_len,
+			 "template %s: .data is not a tuned table (build policies/tuned_table.c)",
+			 template_path);
+		goto fail;
+	}
+	uint64_t cap = (len - TUNED_TABLE_HDR_SIZE) / TUNED_ROW_SIZE;
+	if (n > cap) {
+		snprintf(err, err_len,
+			 "%zu rows do not fit the template's %llu (raise TUNED_TABLE_ROWS in "
+			 "policies/tuned_table.c, or sweep fewer sizes/collectives)",
+			 n, (unsigned long long)cap);
+		goto fail;
+	}
+	memset(t + TUNED_TABLE_HDR_SIZE, 0, len - TUNED_TABLE_HDR_SIZE);
+	wr32(t + 8, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *r = t + TUNED_TABLE_HDR_SIZE + i * TUNED_ROW_SIZE;
+		wr64(r, rows[i].max_bytes);
+		wr32(r + 8, rows[i].coll);
+		wr32(r + 12, rows[i].n_ranks);
+		wr32(r + 16, (uint32_t)rows[i].algo);
+		wr32(r + 20, (uint32_t)rows[i].proto);
+		wr32(r + 24, (uint32_t)rows[i].channels);
+	}
+	/* Written next to the destination and renamed: a running job that reloads out_path
+	 * never sees half a file. */
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp) {
+		snprintf(err, err_len, "%s: path too long", out_path);
+		goto fail;
+	}
+	FILE *f = fopen(tmp, "wb");
+	int bad = !f;
+	if (f) {
+		bad = fwrite(b, 1, size, f) != size;
+		bad |= fclose(f) != 0;
+	}
+	if (bad) {
+		snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
+		if (f)
+			unlink(tmp);
+		goto fail;
+	}
+	if (rename(tmp, out_path)) {
+		snprintf(err, err_len, "%s: %s", out_path, strerror(errno));
+		unlink(tmp);
+		goto fail;
+	}
+	free(b);
+	return 0;
+fail:
+	free(b);
+	return -1;
+}
