@@ -3,6 +3,11 @@
 # and ncclbpf-gpubench there, then runs real NCCL with several ranks on one GPU (distinct
 # NCCL_HOSTID per rank) without the plugin, with the no-op policy and with the size-aware policy,
 # checks every result, checks that all ranks made identical decisions, and records traces.
+# Then: the policy's decisions against NCCL's own TUNING log; NCCL_ENV_PLUGIN alone loads the
+# tuner and profiler; profiler GPU timing against measured times; a control-plane hot reload in
+# the middle of 10,000 AllReduces (every rank switches at one seq) followed by an unsafe bundle
+# that every rank rejects while the job runs on (checks: scripts/gpu_e2e_check.py). Several
+# ranks on one GPU time-slice unless CUDA MPS runs (docs/gpu-results.md): start it first.
 # Policy objects are built beforehand with clang (POLICY_DIR, default gpu-carry/policies).
 # Usage: scripts/gpu-e2e.sh [OUTDIR]
 set -uo pipefail
@@ -46,9 +51,82 @@ run noplugin $SWEEP --no-plugin
 run noop $SWEEP --plugin "$PLUGIN" --policy "$POLICY_DIR/noop.o"
 run size_aware $SWEEP --plugin "$PLUGIN" --policy "$POLICY_DIR/size_aware.o"
 # NCCL's own log: the plugin loaded and its decisions are the ones NCCL used.
+mkdir -p "$OUT/log"
 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV GPUBENCH_TRACE_DIR="$OUT/log" \
   timeout 120 "$BENCH" -n $N -b 8 -e 1M -i 2 -w 1 --plugin "$PLUGIN" --policy "$POLICY_DIR/size_aware.o" \
   >"$OUT/nccl-info.txt" 2>&1
 grep -iE "tuner|ncclbpf" "$OUT/nccl-info.txt" | sort | uniq -c | sort -rn | head -20
 grep -E "AllReduce: [0-9]+ Bytes -> Algo" "$OUT/nccl-info.txt" | head -20
+CHECK="python3 scripts/gpu_e2e_check.py"
+CLI=build-gpu/bin/ncclbpf
+echo "== the policy's decisions are the ones NCCL used (rank 0's TUNING lines vs its trace)"
+$CHECK decisions "$OUT/nccl-info.txt" "$OUT/log/trace.rank0" || status=1
+
+# One variable: only NCCL_ENV_PLUGIN names the library; NCCL must load it as tuner and profiler.
+echo "== env plugin alone"
+NCCL_ENV_PLUGIN="$PLUGIN" NCCLBPF_POLICY="$POLICY_DIR/size_aware.o" NCCL_DEBUG=INFO \
+  NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING timeout 120 "$BENCH" -n $N -b 8 -e 64K -i 2 -w 1 \
+  >"$OUT/env-only.txt" 2>&1 || { echo "!! env-only run failed"; status=1; }
+grep -E "(TUNER|PROFILER|ENV)/Plugin" "$OUT/env-only.txt" | sort | uniq -c
+for hook in TUNER PROFILER; do
+  grep -qE "$hook/Plugin: .*NCCLbpf" "$OUT/env-only.txt" ||
+    { echo "!! env-only: NCCL did not load NCCLbpf as $hook"; status=1; }
+done
+
+# Profiler programs see per-channel GPU timing consistent with measured collective times:
+# profiler_latency.o aggregates GPU time per size bucket; two snapshots of its map taken during a
+# run at one size give the mean GPU time per collective, compared with gpubench's timing.
+echo "== profiler GPU timing vs measured (1 MiB AllReduce)"
+mkdir -p "$OUT/prof"
+NCCL_PROFILER_PLUGIN="$PLUGIN" timeout 300 "$BENCH" -n $N -b 1M -e 1M -i ${PROF_ITERS:-4000} -w 5 -r 3 \
+  --plugin "$PLUGIN" --policy "$POLICY_DIR/profiler_latency.o" --csv "$OUT/prof/bench.csv" \
+  >"$OUT/prof/bench.txt" 2>"$OUT/prof/stderr.txt" &
+bp=$!
+k=0
+while kill -0 $bp 2>/dev/null; do
+  pid=$("$CLI" ps 2>/dev/null | awk '/profiler_latency/ {print $1; exit}')
+  if [ -n "$pid" ] && "$CLI" map dump "$pid" latency >"$OUT/prof/dump.tmp" 2>/dev/null &&
+    grep -q "key " "$OUT/prof/dump.tmp"; then
+    k=$((k + 1)); mv "$OUT/prof/dump.tmp" "$OUT/prof/dump.$k"
+  fi
+  sleep 0.3
+done
+wait $bp || { echo "!! profiler run failed"; tail -5 "$OUT/prof/stderr.txt"; status=1; }
+cat "$OUT/prof/bench.txt" | tail -3
+if [ $k -ge 2 ]; then
+  $CHECK profiler "$OUT/prof/dump.1" "$OUT/prof/dump.$k" "$OUT/prof/bench.csv" 1048576 || status=1
+else
+  echo "!! profiler: $k map snapshots (need 2; run too short? raise PROF_ITERS)"; status=1
+fi
+
+# A consistent hot reload in the middle of 10,000 collectives, then an unsafe bundle that every
+# rank rejects while the job keeps running; results are checked by gpubench throughout.
+echo "== hot reload during 10,000 AllReduces (control plane)"
+D=$(mktemp -d /tmp/ncclbpf-cp.XXXXXX)
+mkdir -p "$OUT/reload"
+NCCLBPF_CP_DIR="$D" GPUBENCH_TRACE_DIR="$OUT/reload" timeout 400 "$BENCH" -n $N -b ${RELOAD_SIZE:-1M} \
+  -e ${RELOAD_SIZE:-1M} -i 10000 -w 0 --plugin "$PLUGIN" --policy "$POLICY_DIR/size_aware.o" \
+  >"$OUT/reload/bench.txt" 2>"$OUT/reload/stderr.txt" &
+bp=$!
+for _ in $(seq 600); do
+  n=$(grep -c '^call ' "$OUT/reload/trace.rank0" 2>/dev/null)
+  [ "${n:-0}" -ge 500 ] && break
+  sleep 0.1
+done
+"$CLI" reload --job --dir "$D" "$POLICY_DIR/noop.o" >"$OUT/reload/reload.txt" 2>&1
+rr=$?
+cat "$OUT/reload/reload.txt"
+"$CLI" reload --job --dir "$D" "$POLICY_DIR/unsafe/div_zero.o" >"$OUT/reload/unsafe.txt" 2>&1
+ru=$?
+cat "$OUT/reload/unsafe.txt"
+wait $bp; rb=$?
+tail -3 "$OUT/reload/bench.txt"
+[ $rr -eq 0 ] || { echo "!! reload --job exit $rr"; status=1; }
+[ $ru -eq 1 ] && grep -q "not changed" "$OUT/reload/unsafe.txt" ||
+  { echo "!! unsafe bundle: exit $ru (want 1, every rank 'not changed')"; status=1; }
+[ $rb -eq 0 ] || { echo "!! the job failed after the reloads (exit $rb)"; tail -5 "$OUT/reload/stderr.txt"; status=1; }
+S=$(grep -o 'active at seq [0-9]*' "$OUT/reload/reload.txt" | sort -u | awk '{print $4}')
+[ "$(echo "$S" | wc -w)" -eq 1 ] && $CHECK reload "$OUT/reload" "$S" || { echo "!! reload: seqs '$S'"; status=1; }
+rm -rf "$D"
+echo "gpu-e2e: $([ $status -eq 0 ] && echo OK || echo FAILED)"
 exit $status

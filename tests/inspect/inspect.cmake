@@ -17,7 +17,7 @@ if(NCCLBPF_BUILD_POLICIES)
   endif()
   ncclbpf_test(test_inspect SOURCES ${INSPECT_TEST_DIR}/test_inspect.c LIBS dl
     ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY}
-    ASAN_ARGS ${INSPECT_ASAN_ARGS} LABELS "plugin;cli;inspect" TIMEOUT 120)
+    ASAN_ARGS ${INSPECT_ASAN_ARGS} LABELS "plugin;cli;inspect" TIMEOUT 300)
   foreach(t test_inspect test_inspect_asan)
     if(TARGET ${t})
       target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PROJECT_SOURCE_DIR}/tests/plugin)

@@ -171,7 +171,8 @@ static void test_cli_against_live_process(void)
 	 * process is in one: NCCLBPF_CP_DIR). This communicator says it has 8 ranks and only this
 	 * one is registered, so the update must abort and change nothing anywhere
 	 * (tests/cp/cp_cli.sh shows it committing on a complete job). */
-	rc = run_cli(out, sizeof(out), "map update %d tuner_calls u32:1 u64:7 --dir %s", pid, dir);
+	rc = run_cli(out, sizeof(out), "map update %d tuner_calls u32:1 u64:7 --dir %s --timeout 1",
+		     pid, dir);
 	CHECK(rc == 1 && strstr(out, "is uniform: proposing the update") && strstr(out, "abort") &&
 		  strstr(out, "8 ranks, 1 answered") && strstr(out, "not changed"),
 	      "uniform update with missing ranks rc %d: %s", rc, out);

@@ -142,6 +142,9 @@ static void on_find(const struct insp_rec *r, void *arg)
 #endif
 #endif
 
+/* --timeout SEC, for the control plane's waits (0: its defaults). */
+static int uniform_timeout_ms;
+
 static size_t unhex(const char *h, unsigned char *out)
 {
 	size_t n = strlen(h) / 2;
@@ -161,7 +164,9 @@ static int update_uniform(const struct insp_proc *p, const char *name, const cha
 	if (p->cp) {
 		unsigned char key[512], val[3000];
 		size_t kl = unhex(key_hex, key), vl = unhex(val_hex, val);
-		struct ncclbpf_cp_opts o = {.sz = sizeof(o)};
+		struct ncclbpf_cp_opts o = {.sz = sizeof(o),
+					    .timeout_ms = uniform_timeout_ms,
+					    .done_timeout_ms = uniform_timeout_ms};
 		struct ncclbpf_cp_report rep = {.sz = sizeof(rep)};
 		printf("map %s is uniform: proposing the update to every rank registered in %s\n",
 		       name, p->dir);
@@ -192,10 +197,13 @@ static int update_uniform(const struct insp_proc *p, const char *name, const cha
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ncclbpf map list PID [--dir DIR]\n"
-			"       ncclbpf map dump PID NAME [--dir DIR]\n"
-			"       ncclbpf map update PID NAME KEY VALUE [--dir DIR]\n"
-			"KEY, VALUE: hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n");
+	fprintf(stderr,
+		"usage: ncclbpf map list PID [--dir DIR]\n"
+		"       ncclbpf map dump PID NAME [--dir DIR]\n"
+		"       ncclbpf map update PID NAME KEY VALUE [--dir DIR] [--timeout SEC]\n"
+		"KEY, VALUE: hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n"
+		"--timeout: how long a uniform map's update waits for every rank to answer,\n"
+		"  and then to switch (default 10 and 5 seconds)\n");
 	return 2;
 }
 
@@ -205,6 +213,12 @@ static int cmd_map(int argc, char **argv)
 	const char *dir = NULL, *pos[6];
 	int np = 0;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			uniform_timeout_ms = (int)(atof(argv[++i]) * 1000);
+			if (uniform_timeout_ms <= 0)
+				return usage();
+			continue;
+		}
 		int k = insp_parse_dir(argc, argv, &i, &dir);
 		if (k < 0)
 			return usage();

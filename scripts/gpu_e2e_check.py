@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Checks for scripts/gpu-e2e.sh (standard library only; runs on the GPU host).
+
+  gpu_e2e_check.py decisions NCCL_INFO_LOG TRACE_RANK0
+      NCCL's own TUNING lines ("AllReduce: 1024 Bytes -> Algo TREE proto LL channel{Lo..Hi}=...")
+      against the policy's decisions in rank 0's NCCLBPF_TRACE, call by call: wherever the
+      policy chose an algorithm/protocol, NCCL must have used exactly that.
+  gpu_e2e_check.py reload TRACE_DIR SEQ
+      Every rank's trace switches from g=0 to g=1 at the same seq (SEQ, from `ncclbpf reload
+      --job`), once, and never goes back.
+  gpu_e2e_check.py profiler DUMP_BEFORE DUMP_AFTER BENCH_CSV BYTES
+      The profiler program's GPU latency (map `latency` of policies/profiler_latency.c, two
+      `ncclbpf map dump` snapshots during a run at one size) against the time gpubench measured
+      for that size: mean GPU time per collective must be positive and at most the measured
+      time per collective (plus 10 %), and not below a quarter of it.
+Exit status 0 when the check holds; the reason otherwise.
+"""
+import csv
+import re
+import sys
+
+ALGOS = ["TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"]
+PROTOS = ["LL", "LL128", "SIMPLE"]
+COLL_ALLREDUCE = 4  # ncclFuncAllReduce in the tuner's collType
+
+
+def trace_calls(path):
+    calls = []
+    with open(path) as f:
+        for line in f:
+            if not line.startswith("call "):
+                continue
+            kv = dict(re.findall(r"(\w+)=(\S+)", line))
+            calls.append(kv)
+    return calls
+
+
+def check_decisions(log, trace):
+    pat = re.compile(r"AllReduce: (\d+) Bytes -> Algo (\w+) proto (\w+)")
+    used = []
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = pat.search(line)
+            if m:
+                used.append((int(m.group(1)), m.group(2).upper(), m.group(3).upper()))
+    calls = [c for c in trace_calls(trace) if int(c["coll"]) == COLL_ALLREDUCE]
+    if not used or not calls:
+        return f"nothing to compare: {len(used)} NCCL TUNING lines, {len(calls)} traced calls"
+    # NCCL logs one line per collective it tunes; the tuner is asked once per collective too.
+    # Match in order by size.
+    checked = mismatched = 0
+    j = 0
+    for nbytes, algo, proto in used:
+        while j < len(calls) and int(calls[j]["bytes"]) != nbytes:
+            j += 1
+        if j == len(calls):
+            break
+        c = calls[j]
+        j += 1
+        a, p = int(c["algo"]), int(c["proto"])
+        if a >= 0:
+            checked += 1
+            if ALGOS[a] != algo:
+                mismatched += 1
+                print(f"  {nbytes} B: policy algo {ALGOS[a]}, NCCL used {algo}")
+        if p >= 0:
+            if PROTOS[p] != proto:
+                mismatched += 1
+                print(f"  {nbytes} B: policy proto {PROTOS[p]}, NCCL used {proto}")
+    print(f"decisions: {len(used)} NCCL TUNING lines, {checked} with a policy algorithm "
+          f"compared, {mismatched} mismatches")
+    if checked == 0:
+        return "no call where the policy chose an algorithm"
+    return "policy and NCCL disagree" if mismatched else None
+
+
+def check_reload(tdir, seq):
+    import glob
+    seq = int(seq)
+    files = sorted(glob.glob(f"{tdir}/trace.rank*"))
+    files = [f for f in files if not f.endswith(".decisions")]
+    if len(files) < 2:
+        return f"need the traces of at least 2 ranks in {tdir}"
+    firsts = {}
+    for f in files:
+        gens = [(int(c["seq"]), int(c.get("g", "-1"))) for c in trace_calls(f)]
+        if not gens or gens[0][1] < 0:
+            return f"{f}: no control-plane generation (g=) in the trace"
+        switch = [s for (s, g), (_, g0) in zip(gens[1:], gens) if g != g0]
+        if len(switch) != 1:
+            return f"{f}: {len(switch)} generation changes (want 1)"
+        bad = [s for s, g in gens if (g == 1) != (s >= switch[0])]
+        if bad:
+            return f"{f}: generation not monotone around {switch[0]}"
+        firsts[f] = switch[0]
+        print(f"  {f}: g=0 for seqs < {switch[0]}, g=1 from {switch[0]} "
+              f"({len(gens)} calls, last seq {gens[-1][0]})")
+    if len(set(firsts.values())) != 1:
+        return f"ranks switched at different seqs: {firsts}"
+    if list(firsts.values())[0] != seq:
+        return f"ranks switched at {list(firsts.values())[0]}, reload reported {seq}"
+    print(f"reload: all {len(files)} ranks switched at seq {seq}")
+    return None
+
+
+def dump_latency(path):
+    """{(rank, bucket): (count, total_ns)} from `ncclbpf map dump PID latency`."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            m = re.search(r"key ([0-9a-f]+).*value ([0-9a-f]+)", line)
+            if not m:
+                continue
+            k, v = bytes.fromhex(m.group(1)), bytes.fromhex(m.group(2))
+            le = lambda b, o, n: int.from_bytes(b[o:o + n], "little")
+            rank, coll, bucket = le(k, 8, 4), le(k, 12, 4), le(k, 16, 4)
+            out[(rank, coll, bucket)] = (le(v, 0, 8), le(v, 8, 8))
+    return out
+
+
+def check_profiler(before, after, bench_csv, nbytes):
+    a, b = dump_latency(before), dump_latency(after)
+    nbytes = int(nbytes)
+    bucket = nbytes.bit_length() - 1
+    rows = [r for r in csv.DictReader(open(bench_csv)) if int(r["bytes"]) == nbytes]
+    if not rows:
+        return f"no gpubench row for {nbytes} B in {bench_csv}"
+    measured = float(rows[0]["time_us_mean"])
+    keys = [k for k in b if k[2] == bucket and k[1] == COLL_ALLREDUCE]
+    if not keys:
+        return f"no latency entry for bucket {bucket} in {after}"
+    bad = None
+    for k in keys:
+        c0, t0 = a.get(k, (0, 0))
+        c1, t1 = b[k]
+        if c1 <= c0:
+            bad = f"rank {k[0]}: no collectives between the two dumps"
+            continue
+        gpu = (t1 - t0) / (c1 - c0) / 1000.0
+        ratio = gpu / measured
+        print(f"  rank {k[0]}: {c1 - c0} collectives, profiler GPU time {gpu:.1f} us, "
+              f"gpubench {measured:.1f} us per collective, ratio {ratio:.3f}")
+        if not (0.25 <= ratio <= 1.10):
+            bad = f"rank {k[0]}: profiler/measured ratio {ratio:.3f} outside [0.25, 1.10]"
+    return bad
+
+
+def main(argv):
+    checks = {"decisions": (check_decisions, 2), "reload": (check_reload, 2),
+              "profiler": (check_profiler, 4)}
+    if len(argv) < 2 or argv[1] not in checks or len(argv) - 2 != checks[argv[1]][1]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    why = checks[argv[1]][0](*argv[2:])
+    if why:
+        print(f"FAIL {argv[1]}: {why}")
+        return 1
+    print(f"OK {argv[1]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
