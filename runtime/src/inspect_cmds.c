@@ -86,6 +86,15 @@ static void comm_records(struct insp_out *o)
 		insp_kvu(o, "n_ranks", c->n_ranks);
 		insp_kvu(o, "n_nodes", c->n_nodes);
 		insp_kvu(o, "api", c->api_version);
+		/* Under the control plane: the job-consistent version this communicator runs. */
+		struct ncclbpf_cp_member *m = __atomic_load_n(&c->cp, __ATOMIC_ACQUIRE);
+		if (m) {
+			char h[20];
+			snprintf(h, sizeof(h), "%016llx",
+				 (unsigned long long)atomic_load(&m->hash));
+			insp_kvu(o, "cp_g", atomic_load(&m->g));
+			insp_kv(o, "cp_hash", h);
+		}
 		for (int s = 0; s < NCCLBPF_STAT_MAX; s++)
 			insp_kvu(o, ncclbpf_comm_stat_name(s), ld(&c->stats[s]));
 		insp_end(o);

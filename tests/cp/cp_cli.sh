@@ -83,6 +83,9 @@ cat "$tmp/m1"
 for p in $pids; do
 	"$bin" map dump "$p" tuner_calls --dir "$tmp/m" >"$tmp/m2" 2>&1
 	grep -q '(u32 1): value 0700000000000000 (u64 7)' "$tmp/m2" || fail "map dump of rank $p: $(cat "$tmp/m2")"
+	"$bin" stat "$p" --dir "$tmp/m" >"$tmp/m3" 2>&1
+	grep -q "^communicator 0: .*, control plane g=1 (bundle hash [0-9a-f]*)" "$tmp/m3" ||
+		fail "stat of rank $p: no g=1: $(grep communicator "$tmp/m3")"
 done
 touch "$tmp/stop"
 wait

@@ -101,8 +101,12 @@ static void print_human(const struct insp_recs *rs)
 		if (strcmp(c->word, "comm"))
 			continue;
 		const char *serial = get(c, "serial");
-		printf("communicator %s: id %s, %s ranks, %s nodes, tuner v%s\n", serial,
+		printf("communicator %s: id %s, %s ranks, %s nodes, tuner v%s", serial,
 		       get(c, "id"), get(c, "n_ranks"), get(c, "n_nodes"), get(c, "api"));
+		if (insp_get(c, "cp_g"))
+			printf(", control plane g=%s (bundle hash %s)", get(c, "cp_g"),
+			       get(c, "cp_hash"));
+		printf("\n");
 		print_counts(c, "tuner", hook_stats);
 		print_counts(c, "chunk", chunk_stats);
 		int any = 0;
