@@ -25,7 +25,7 @@ BENCH=$BUILD_DIR/bin/ncclbpf-gpubench
 NCCLBPF=$BUILD_DIR/bin/ncclbpf
 PLUGIN=$BUILD_DIR/lib/libnccl-ncclbpf.so
 POLICY_DIR=${POLICY_DIR:-$GPU_ROOT/gpu-carry/policies}
-REPORT="python3 $GPU_ROOT/scripts/gpubench_report.py"
+export REPORT="python3 $GPU_ROOT/scripts/gpubench_report.py"
 
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 
@@ -73,6 +73,15 @@ mps_start() {
 	if nvidia-cuda-mps-control -d; then
 		log "MPS daemon started ($MPS_DIR)"
 		trap mps_stop EXIT
+		# A client that cannot reach the server fails: probe with two ranks, else go on
+		# without MPS.
+		if [ -x "$BENCH" ] && ! timeout 90 "$BENCH" -n 2 -b 8 -e 8 -i 1 -w 1 --no-plugin \
+			--timeout 60 >"$MPS_DIR/probe.txt" 2>&1; then
+			log "a 2-rank probe fails under MPS ($(tail -2 "$MPS_DIR/probe.txt" | tr '\n' ' ')):" \
+				"running without MPS"
+			mps_stop
+			unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+		fi
 	else
 		log "MPS daemon did not start: running without MPS"
 		unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
@@ -84,8 +93,7 @@ mps_start() {
 mps_stop() {
 	[ -n "$MPS_DIR" ] || return 0
 	echo quit | nvidia-cuda-mps-control >/dev/null 2>&1 || true
-	local i
-	for i in $(seq 50); do # up to 5 s for the server to go
+	for _ in $(seq 50); do # up to 5 s for the server to go
 		pgrep -f "nvidia-cuda-mps-server" >/dev/null 2>&1 || break
 		sleep 0.1
 	done

@@ -9,8 +9,8 @@
 #
 # Usage: scripts/gpu-compare.sh SWEEP.csv OUTDIR
 # Settings: RANKS_LIST (default: the sweep's), COLLS (default: the sweep's), MINB 8, MAXB
-#   (default: the sweep's largest), FACTOR 2, ITERS 50, WARMUP 3, TARGET_MS 20, REPS 5 (at most;
-#   at least 2 are run), BUDGET_S 420, RUN_TIMEOUT_S 90, MARGIN 0.02, MPS 1, SKIP_BUILD 0.
+#   (default: the sweep's largest), FACTOR 2, ITERS 50, WARMUP 3, TARGET_MS 20, REPS 5 (at most:
+#   a repetition starts only if the last one would fit again), BUDGET_S 360, RUN_TIMEOUT_S 90, MARGIN 0.02, MPS 1, SKIP_BUILD 0.
 set -uo pipefail
 SWEEP=${1:?usage: gpu-compare.sh SWEEP.csv OUTDIR}
 OUT=${2:?usage: gpu-compare.sh SWEEP.csv OUTDIR}
@@ -21,6 +21,7 @@ OUT=$(cd "$OUT" && pwd)
 SWEEP=$(cd "$(dirname "$SWEEP")" && pwd)/$(basename "$SWEEP")
 RUNDIR=$OUT
 : >"$OUT/runs.log"
+: >"$OUT/skipped.txt"
 
 col() { # values of one CSV column of the sweep, sorted unique
 	awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next }
@@ -31,7 +32,7 @@ COLLS=${COLLS:-$(col coll | tr '\n' ' ')}
 MINB=${MINB:-8} FACTOR=${FACTOR:-2}
 MAXB=${MAXB:-$(col bytes | sort -n | tail -1)}
 ITERS=${ITERS:-50} WARMUP=${WARMUP:-3} TARGET_MS=${TARGET_MS:-20} REPS=${REPS:-5}
-BUDGET_S=${BUDGET_S:-420} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-90} MARGIN=${MARGIN:-0.02}
+BUDGET_S=${BUDGET_S:-360} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-90} MARGIN=${MARGIN:-0.02}
 [ -n "$RANKS_LIST" ] && [ -n "$COLLS" ] && [ -n "$MAXB" ] ||
 	{ log "$SWEEP: no rows (ranks/coll/bytes)"; exit 1; }
 
@@ -77,7 +78,7 @@ nruns=$(wc -l <"$OUT/runs.txt")
 rep_wall=""
 for rep in $(seq 1 "$REPS"); do
 	left=$(budget_left)
-	if [ "$rep" -gt 2 ] && [ -n "$rep_wall" ] && [ "$left" -lt "${rep_wall%.*}" ]; then
+	if [ -n "$rep_wall" ] && [ "$left" -lt "$rep_wall" ]; then
 		log "budget: ${left}s left, a repetition takes ~${rep_wall}s: stopping after $((rep - 1))"
 		break
 	fi
@@ -88,7 +89,10 @@ for rep in $(seq 1 "$REPS"); do
 	[ $((rep % 2)) -eq 0 ] && order=(tac)
 	while read -r name args; do
 		left=$(budget_left)
-		[ "$rep" -le 2 ] && [ "$left" -lt 30 ] && left=30 # two repetitions at least
+		if [ "$left" -lt 5 ]; then
+			echo "rep$rep $name (budget spent)" >>"$OUT/skipped.txt"
+			continue
+		fi
 		t=$RUN_TIMEOUT_S
 		[ "$left" -lt "$t" ] && t=$left
 		# shellcheck disable=SC2086 # args are words by construction
@@ -98,6 +102,8 @@ for rep in $(seq 1 "$REPS"); do
 	log "repetition $rep: $nruns runs in ${rep_wall}s"
 done
 
-$REPORT compare --sweep "$SWEEP" --policy "policy:tuned.o" --decisions "$OUT/decisions.csv" \
+dec=()
+[ "$(wc -l <"$OUT/decisions.csv" 2>/dev/null || echo 0)" -gt 1 ] && dec=(--decisions "$OUT/decisions.csv")
+$REPORT compare --sweep "$SWEEP" --policy "policy:tuned.o" "${dec[@]}" \
 	"$OUT"/rep*/*.csv >"$OUT/compare.md" || exit 1
 cat "$OUT/compare.md"

@@ -74,6 +74,10 @@ for n in $RANKS_LIST; do
 		--csv "$RUNDIR/n${n}_default.csv" "${COMMON[@]}"
 	DEFAULT_WALL[$n]=$GB_LAST_WALL
 done
+if ! grep -q "_default rc=0" "$RUNDIR/runs.log"; then
+	log "every default run failed (see $RUNDIR/*.err): not sweeping"
+	exit 1
+fi
 
 # 2. Plan the forced runs: channel count (priority order) x rank count x algorithm x protocol.
 plan() { # prints "ranks algo proto ch colls maxbytes"

@@ -111,6 +111,7 @@ struct gb_row {
 };
 void gb_print_header(FILE *f, const struct gb_opts *o, enum gb_op op, int ngpus);
 void gb_print_row(FILE *f, const struct gb_opts *o, const struct gb_row *r);
+/* The CSV columns and their meaning: docs/tuning.md ("The CSV"), the one definition. */
 extern const char gb_csv_header[];
 void gb_print_csv_row(FILE *f, const struct gb_opts *o, const struct gb_row *r);
 
