@@ -11,6 +11,9 @@
 # - gb_run NAME TIMEOUT ARGS...: one ncclbpf-gpubench run with --timeout, its output in
 #   $RUNDIR/NAME.{txt,err}; returns gpubench's status.
 # - budget_init SECONDS / budget_left: a wall-clock budget for a whole script.
+# - tune_policy SWEEP.csv OUT.o LOG: `ncclbpf tune` with margin MARGIN (0.02); when the table
+#   does not fit the template (64 rows: noisy sweeps flip between near-equal configurations),
+#   again with 0.05, 0.1 and 0.2 (more sizes keep NCCL's default).
 # Policy objects (built with clang elsewhere) come from POLICY_DIR (default gpu-carry/policies).
 
 GPU_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -122,4 +125,19 @@ gb_run() {
 	fi
 	echo "$name rc=$rc wall_s=$GB_LAST_WALL args: $*" >>"$RUNDIR/runs.log"
 	return $rc
+}
+
+tune_policy() {
+	local sweep=$1 out=$2 logf=$3 m template
+	template=$(need_policy tuned_table) || return 1
+	for m in "${MARGIN:-0.02}" 0.05 0.1 0.2; do
+		if "$NCCLBPF" tune "$sweep" -o "$out" --template "$template" --margin "$m" >"$logf" 2>&1; then
+			log "tuned policy $out (margin $m): $(grep -o '[0-9]* rows' "$logf" | head -1)"
+			return 0
+		fi
+		grep -q "do not fit" "$logf" || break
+		log "table too large at margin $m: retrying with a larger margin"
+	done
+	cat "$logf" >&2
+	return 1
 }

@@ -9,8 +9,10 @@
 #
 # Usage: scripts/gpu-compare.sh SWEEP.csv OUTDIR
 # Settings: RANKS_LIST (default: the sweep's), COLLS (default: the sweep's), MINB 8, MAXB
-#   (default: the sweep's largest), FACTOR 2, ITERS 50, WARMUP 3, TARGET_MS 20, REPS 5 (at most:
-#   a repetition starts only if the last one would fit again), BUDGET_S 360, RUN_TIMEOUT_S 90, MARGIN 0.02, MPS 1, SKIP_BUILD 0.
+#   (default: the sweep's largest), FACTOR 2, ITERS 50, WARMUP 3, TARGET_MS 20, REPS 5 (at
+#   most: a repetition starts only if the last one would fit again), BUDGET_S 360 (build and
+#   tune excluded; a run that no longer fits is skipped: OUTDIR/skipped.txt), RUN_TIMEOUT_S 90,
+#   MARGIN 0.02 (see tune_policy in gpu-common.sh), MPS 1, SKIP_BUILD 0.
 set -uo pipefail
 SWEEP=${1:?usage: gpu-compare.sh SWEEP.csv OUTDIR}
 OUT=${2:?usage: gpu-compare.sh SWEEP.csv OUTDIR}
@@ -32,16 +34,13 @@ COLLS=${COLLS:-$(col coll | tr '\n' ' ')}
 MINB=${MINB:-8} FACTOR=${FACTOR:-2}
 MAXB=${MAXB:-$(col bytes | sort -n | tail -1)}
 ITERS=${ITERS:-50} WARMUP=${WARMUP:-3} TARGET_MS=${TARGET_MS:-20} REPS=${REPS:-5}
-BUDGET_S=${BUDGET_S:-360} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-90} MARGIN=${MARGIN:-0.02}
+BUDGET_S=${BUDGET_S:-360} RUN_TIMEOUT_S=${RUN_TIMEOUT_S:-90}
 [ -n "$RANKS_LIST" ] && [ -n "$COLLS" ] && [ -n "$MAXB" ] ||
 	{ log "$SWEEP: no rows (ranks/coll/bytes)"; exit 1; }
 
 if [ "${SKIP_BUILD:-0}" != 1 ]; then gpu_build "$OUT" || exit 1; fi
-TEMPLATE=$(need_policy tuned_table) || exit 1
-"$NCCLBPF" tune "$SWEEP" -o "$OUT/tuned.o" --template "$TEMPLATE" --margin "$MARGIN" \
-	>"$OUT/tune.txt" 2>&1 || { cat "$OUT/tune.txt" >&2; exit 1; }
+tune_policy "$SWEEP" "$OUT/tuned.o" "$OUT/tune.txt" || exit 1
 "$NCCLBPF" verify "$OUT/tuned.o" >>"$OUT/tune.txt" 2>&1 || { log "tuned.o does not verify"; exit 1; }
-log "tuned policy: $OUT/tuned.o ($(grep -c '^ *[0-9]' "$OUT/tune.txt") lines in tune.txt)"
 $REPORT oracle "$SWEEP" >"$OUT/oracle-plan.txt" || exit 1
 budget_init "$BUDGET_S"
 mps_start

@@ -7,8 +7,9 @@
 #
 # Usage: scripts/gpu-overhead.sh OUTDIR
 # Settings: RANKS 2, COLLS "allreduce", SMALL_MAXB 256K, LARGE_MINB 1M, MAXB 64M, ITERS 200
-#   (at most, per size), WARMUP 5, TARGET_MS 20, REPS 10 (at most: a
-#   repetition starts only if the last one would fit again), BUDGET_S 240, RUN_TIMEOUT_S 60, MPS 1, SKIP_BUILD 0.
+#   (at most, per size), WARMUP 5, TARGET_MS 20, REPS 10 (at most: a repetition starts only if
+#   the last one would fit again), BUDGET_S 240 (build excluded; a run that no longer fits is
+#   skipped: OUTDIR/skipped.txt), RUN_TIMEOUT_S 60, MPS 1, SKIP_BUILD 0.
 set -uo pipefail
 OUT=${1:?usage: gpu-overhead.sh OUTDIR}
 # shellcheck source=scripts/gpu-common.sh

@@ -147,7 +147,5 @@ done < <(plan)
 $REPORT merge -o "$OUT/sweep.csv" "$RUNDIR"/*.csv
 log "sweep: $(($(wc -l <"$OUT/sweep.csv") - 1)) rows in $OUT/sweep.csv; $failed run(s) failed;" \
 	"$(wc -l <"$OUT/skipped.txt") skipped; $(budget_left)s of the budget left"
-[ -r "${POLICY_DIR}/tuned_table.o" ] &&
-	"$NCCLBPF" tune "$OUT/sweep.csv" -o "$OUT/tuned.o" --template "$POLICY_DIR/tuned_table.o" \
-		>"$OUT/tune.txt" 2>&1 && log "tuned policy: $OUT/tuned.o (table: $OUT/tune.txt)"
+if [ -r "$POLICY_DIR/tuned_table.o" ]; then tune_policy "$OUT/sweep.csv" "$OUT/tuned.o" "$OUT/tune.txt"; fi
 exit 0

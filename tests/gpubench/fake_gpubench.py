@@ -4,12 +4,15 @@ the same options (the ones the scripts use) and the same CSV (docs/tuning.md), t
 made-up but deterministic cost model (+/- 1 % noise) in which NCCL's default is not the best
 everywhere. Policy runs ask the real policy: `ncclbpf test-run` (FAKE_NCCLBPF) on the object's
 tuner program (FAKE_PROG, default tuned_table; objects named noop.o or size_aware.o decide
-nothing here) gives the configuration per collective and size."""
+nothing here) gives the configuration per collective and size. FAKE_SLEEP=S makes every run take
+S seconds longer; FAKE_FAIL=TEXT makes runs whose configuration label contains TEXT fail after
+writing half of their rows (as a rank failure or --timeout leaves them)."""
 import argparse
 import os
 import random
 import subprocess
 import sys
+import time
 
 ALGOS = ["tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"]
 PROTOS = ["ll", "ll128", "simple"]
@@ -115,10 +118,17 @@ def main():
                         f"{t:.3f},0.000,{bw:.4f},{bw * f:.4f},{bw * f:.4f},{bw * f:.4f},"
                         f"{algo},{proto},{ch},0")
             b *= a.f
+    time.sleep(float(os.environ.get("FAKE_SLEEP", "0")))
+    fail = os.environ.get("FAKE_FAIL") and os.environ["FAKE_FAIL"] in label
+    if fail:
+        rows = rows[: len(rows) // 2]
     if a.csv:
         with open(a.csv, "w") as out:
             out.write(HEADER + "\n" + "".join(r + "\n" for r in rows))
     print("# fake gpubench:", label, len(rows), "rows")
+    if fail:
+        print("gpubench: rank 1 failed (exit 2); ending the others", file=sys.stderr)
+        return 1
     return 0
 
 

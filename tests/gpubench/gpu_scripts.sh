@@ -75,5 +75,18 @@ rows=$(grep -c "^| allreduce | 2 |" "$W/overhead/overhead.md")
 [ "$rows" -eq 19 ] || bad "overhead.md: $rows rows, want 19 (8 B..256 KiB, 1..4 MiB)"
 grep -qF "policy:noop.o − baseline" "$W/overhead/overhead.md" || bad "overhead.md: no noop column"
 grep -qF "policy:size_aware.o − baseline" "$W/overhead/overhead.md" || bad "overhead.md: no size_aware column"
+
+# The budget: slow runs make the plan drop channel counts; a failing configuration is reported
+# and its measured rows kept; the whole sweep stays near its budget.
+t0=$(date +%s)
+RANKS_LIST=2 MAXB=4K CHANNELS="4 2 8 1" BUDGET_S=25 FAKE_SLEEP=1.5 FAKE_FAIL=tree/ll/ \
+	bash "$SRC/scripts/gpu-sweep.sh" "$W/budget" >"$W/budget.log" 2>&1 || bad "budget sweep rc"
+wall=$(($(date +%s) - t0))
+[ "$wall" -le 45 ] || bad "budget sweep took ${wall}s for a 25 s budget"
+grep -q "^channels=4 2 8 1 " "$W/budget/plan.txt" && bad "budget: no channel count dropped"
+grep -q "dropping channels" "$W/budget.log" || bad "budget: trimming not logged"
+grep -q "tree_ll_4 rc=1" "$W/budget/runs/runs.log" || bad "budget: the failing run is not logged"
+grep -q "[1-9][0-9]* run(s) failed" "$W/budget.log" || bad "budget: failures not counted"
+grep -q ",tree/ll/4," "$W/budget/sweep.csv" || bad "budget: the failed run's rows are lost"
 [ $fail -eq 0 ] && echo "gpu_scripts: OK"
 exit $fail
