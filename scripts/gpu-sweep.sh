@@ -14,7 +14,7 @@
 #   iterations, at least 2)   CHECK 0 (1: verify results; slower at big sizes)
 #   BUDGET_S 330 (whole script, build excluded)   RUN_TIMEOUT_S 90   MPS 1   SKIP_BUILD 0
 # Invalid combinations are not run: tree only for allreduce, pat only for allgather and
-# reducescatter with simple. The budget: the default runs go first and time the machine; the
+# reducescatter with simple (pat with CHECK=1 fails: the wrong-count exchange is an allreduce). The budget: the default runs go first and time the machine; the
 # forced runs are then planned at that cost (x1.5); while the plan exceeds the budget the
 # lowest-priority channel count is dropped, then the largest size for forced runs is divided by
 # 4 (not below 1M); each run's --timeout is what is left, and a run that no longer fits is

@@ -194,15 +194,38 @@ static void free_bufs(struct bufs *b)
 		CUDACHECK(cudaFree(b->other));
 }
 
-/* --target-ms: the slowest rank's time of one warm operation (ms), through NCCL so that every
- * rank derives the same iteration count. */
-static double max_over_ranks(double mine, ncclComm_t comm, cudaStream_t s, double *dev)
+/* --target-ms: the slowest rank's time of one warm operation, exchanged with the benchmarked
+ * collective itself (whatever NCCL_ALGO/NCCL_PROTO force must work for it), so that every rank
+ * derives the same iteration count. Broadcast: rank 0's time. dev holds 2 x GB_MAX_RANKS. */
+static double agree_time(enum gb_op op, double mine, int nranks, ncclComm_t comm, cudaStream_t s,
+			 double *dev)
 {
-	double v = 0;
-	CUDACHECK(cudaMemcpy(dev, &mine, sizeof mine, cudaMemcpyHostToDevice));
-	NCCLCHECK(ncclAllReduce(dev, dev, 1, ncclFloat64, ncclMax, comm, s));
+	double h[GB_MAX_RANKS], v = mine;
+	size_t n = (size_t)nranks;
+	for (size_t i = 0; i < n; i++)
+		h[i] = mine;
+	CUDACHECK(cudaMemcpy(dev, h, n * sizeof *h, cudaMemcpyHostToDevice));
+	switch (op) {
+	case GB_ALLREDUCE:
+		NCCLCHECK(ncclAllReduce(dev, dev + n, 1, ncclFloat64, ncclMax, comm, s));
+		break;
+	case GB_ALLGATHER:
+		NCCLCHECK(ncclAllGather(dev, dev + n, 1, ncclFloat64, comm, s));
+		break;
+	case GB_REDUCESCATTER:
+		NCCLCHECK(ncclReduceScatter(dev, dev + n, 1, ncclFloat64, ncclMax, comm, s));
+		break;
+	default:
+		NCCLCHECK(ncclBroadcast(dev, dev + n, 1, ncclFloat64, 0, comm, s));
+		break;
+	}
 	CUDACHECK(cudaStreamSynchronize(s));
-	CUDACHECK(cudaMemcpy(&v, dev, sizeof v, cudaMemcpyDeviceToHost));
+	size_t got = op == GB_ALLGATHER ? n : 1;
+	CUDACHECK(cudaMemcpy(h, dev + n, got * sizeof *h, cudaMemcpyDeviceToHost));
+	v = h[0];
+	for (size_t i = 1; i < got; i++)
+		if (h[i] > v)
+			v = h[i];
 	return v;
 }
 
@@ -238,7 +261,7 @@ static void run_size(const struct gb_opts *o, enum gb_op op, size_t bytes, int r
 		CUDACHECK(cudaEventRecord(t1, s));
 		CUDACHECK(cudaStreamSynchronize(s));
 		CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
-		double op_us = max_over_ranks(ms * 1000.0, comm, s, dev_scratch);
+		double op_us = agree_time(op, ms * 1000.0, o->nranks, comm, s, dev_scratch);
 		iters = gb_adapt_iters(op_us, o->target_ms, o->reps, o->iters);
 		if (tr)
 			trace_scan(tr, NULL);
@@ -332,7 +355,7 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 	unsigned long long *dev_wrong;
 	CUDACHECK(cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong));
 	double *dev_scratch;
-	CUDACHECK(cudaMalloc((void **)&dev_scratch, sizeof *dev_scratch));
+	CUDACHECK(cudaMalloc((void **)&dev_scratch, 2 * GB_MAX_RANKS * sizeof *dev_scratch));
 
 	/* Largest buffer: max_bytes rounded up to whole elements plus one element per rank. */
 	size_t max_elems = o->max_bytes / o->type->size + (size_t)o->nranks + 1;
