@@ -102,9 +102,11 @@ void gb_usage(FILE *out)
 	    "         [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]\n"
 	    "         [-d TYPE] [--in-place] [--no-check] [--csv FILE] [--timeout SEC]\n"
 	    "         [--algo ALGO] [--proto PROTO] [--channels N]\n"
-	    "         [--plugin LIB] [--policy BUNDLE] [--no-plugin]\n"
+	    "         [--plugin LIB] [--policy BUNDLE] [--no-plugin] [--target-ms MS]\n"
 	    "  Ranks are processes on GPU rank %% nGPUs with distinct NCCL_HOSTIDs.\n"
 	    "  -r: each size is timed REPS times (ITERS operations each): mean, min, max.\n"
+	    "  --target-ms: per size, fewer iterations (at least 2) where ITERS x REPS would\n"
+	    "  take longer than MS (timed on the last warm-up operation; needs -w >= 1).\n"
 	    "  -d: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default "
 	    "float)\n"
 	    "  --algo tree|ring|pat|collnet_direct|collnet_chain|nvls|nvls_tree, --proto\n"
@@ -158,7 +160,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		O_TIMEOUT,
 		O_ALGO,
 		O_PROTO,
-		O_CHANNELS
+		O_CHANNELS,
+		O_TARGET
 	};
 	static const struct option lo[] = {{"no-check", no_argument, 0, O_NOCHECK},
 					   {"plugin", required_argument, 0, O_PLUGIN},
@@ -170,6 +173,7 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 					   {"algo", required_argument, 0, O_ALGO},
 					   {"proto", required_argument, 0, O_PROTO},
 					   {"channels", required_argument, 0, O_CHANNELS},
+					   {"target-ms", required_argument, 0, O_TARGET},
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	int c, v;
@@ -259,6 +263,10 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 			if (parse_int(optarg, 1, 64, &o->channels))
 				ERR("--channels: must be 1..64, not '%s'", optarg);
 			break;
+		case O_TARGET:
+			if (parse_int(optarg, 1, 3600000, &o->target_ms))
+				ERR("--target-ms: must be 1..3600000, not '%s'", optarg);
+			break;
 		case 'h':
 			return 1;
 		default:
@@ -269,6 +277,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		ERR("unexpected argument '%s'", argv[optind]);
 	if (o->min_bytes < 1 || o->max_bytes < o->min_bytes)
 		ERR("sizes: need 1 <= MIN (-b) <= MAX (-e)");
+	if (o->target_ms > 0 && o->warmup < 1)
+		ERR("--target-ms needs at least one warm-up operation (-w)");
 	if (o->no_plugin && (o->plugin || o->policy))
 		ERR("--no-plugin excludes --plugin and --policy");
 	static const char *const env_names[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
@@ -351,6 +361,17 @@ double gb_bus_factor(enum gb_op op, int n)
 	default:
 		return 1.0;
 	}
+}
+
+int gb_adapt_iters(double op_us, int target_ms, int reps, int max_iters)
+{
+	if (target_ms <= 0 || !(op_us > 0) || reps < 1)
+		return max_iters;
+	double n = (double)target_ms * 1000.0 / (op_us * reps);
+	int lo = max_iters < 2 ? max_iters : 2;
+	if (n >= max_iters)
+		return max_iters;
+	return n < lo ? lo : (int)n;
 }
 
 size_t gb_next_size(size_t bytes, unsigned factor, size_t max)
@@ -642,8 +663,9 @@ void gb_print_csv_row(FILE *f, const struct gb_opts *o, const struct gb_row *r)
 	    f,
 	    "%s,%zu,%zu,%s,%d,%d,%s,%d,%d,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%llu\n",
 	    gb_op_names[r->op], r->size, r->count, o->type->name, o->nranks, o->in_place,
-	    gb_config_label(o, label, sizeof label), o->iters, o->reps, r->time_us.mean,
-	    r->time_us.min, r->time_us.max, r->time_us.sd, gbs(r->size, r->time_us.mean),
-	    gbs(r->size, r->time_us.mean) * bf, gbs(r->size, r->time_us.max) * bf,
-	    gbs(r->size, r->time_us.min) * bf, r->algo, r->proto, r->ch, r->wrong);
+	    gb_config_label(o, label, sizeof label), r->iters > 0 ? r->iters : o->iters, o->reps,
+	    r->time_us.mean, r->time_us.min, r->time_us.max, r->time_us.sd,
+	    gbs(r->size, r->time_us.mean), gbs(r->size, r->time_us.mean) * bf,
+	    gbs(r->size, r->time_us.max) * bf, gbs(r->size, r->time_us.min) * bf, r->algo, r->proto,
+	    r->ch, r->wrong);
 }

@@ -40,6 +40,7 @@ struct gb_opts {
 	int env_forced;		   /* NCCL_ALGO/PROTO/M*_NCHANNELS set outside our options */
 	const char *csv;
 	int timeout_s; /* 0: none */
+	int target_ms; /* > 0: per size, as many iterations (up to iters) as fit this time */
 };
 
 /* Parses argv into o (defaults first). 0: run; 1: help printed to out; -1: err filled. The
@@ -64,6 +65,11 @@ const char *gb_proto_name(int id); /* "ll", "ll128", "simple", "-" */
 void gb_counts(enum gb_op op, size_t bytes, int nranks, size_t type_size, size_t *send,
 	       size_t *recv, size_t *size);
 double gb_bus_factor(enum gb_op op, int nranks);
+/* --target-ms: iterations for one size from the time of one (warm) operation, so that
+ * iters x reps x op_us stays near target_ms: between min(2, max_iters) and max_iters; max_iters
+ * when target_ms <= 0 or op_us is not positive. Every rank must pass the same op_us (gpubench
+ * takes the maximum over ranks), or the ranks would run different numbers of collectives. */
+int gb_adapt_iters(double op_us, int target_ms, int reps, int max_iters);
 /* Next size of the sweep, 0 when past max (or on overflow). */
 size_t gb_next_size(size_t bytes, unsigned factor, size_t max);
 
@@ -98,12 +104,14 @@ void gb_decision_strings(const struct gb_decision *d, const struct gb_opts *o, c
 struct gb_row {
 	enum gb_op op;
 	size_t size, count;
+	int iters; /* iterations per repetition for this size (0: o->iters) */
 	struct gb_stats time_us;
 	unsigned long long wrong;
 	char algo[16], proto[16], ch[16];
 };
 void gb_print_header(FILE *f, const struct gb_opts *o, enum gb_op op, int ngpus);
 void gb_print_row(FILE *f, const struct gb_opts *o, const struct gb_row *r);
+/* The CSV columns and their meaning: docs/tuning.md ("The CSV"), the one definition. */
 extern const char gb_csv_header[];
 void gb_print_csv_row(FILE *f, const struct gb_opts *o, const struct gb_row *r);
 

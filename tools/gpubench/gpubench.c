@@ -194,9 +194,47 @@ static void free_bufs(struct bufs *b)
 		CUDACHECK(cudaFree(b->other));
 }
 
-/* Times one size REPS times and checks a fresh run; fills r (wrong: this rank's count). */
+/* --target-ms: the slowest rank's time of one warm operation, exchanged with the benchmarked
+ * collective itself (whatever NCCL_ALGO/NCCL_PROTO force must work for it), so that every rank
+ * derives the same iteration count. Broadcast: rank 0's time. dev holds 2 x GB_MAX_RANKS. */
+static double agree_time(enum gb_op op, double mine, int nranks, ncclComm_t comm, cudaStream_t s,
+			 double *dev)
+{
+	double h[GB_MAX_RANKS], v = mine;
+	size_t n = (size_t)nranks;
+	for (size_t i = 0; i < n; i++)
+		h[i] = mine;
+	CUDACHECK(cudaMemcpy(dev, h, n * sizeof *h, cudaMemcpyHostToDevice));
+	switch (op) {
+	case GB_ALLREDUCE:
+		NCCLCHECK(ncclAllReduce(dev, dev + n, 1, ncclFloat64, ncclMax, comm, s));
+		break;
+	case GB_ALLGATHER:
+		NCCLCHECK(ncclAllGather(dev, dev + n, 1, ncclFloat64, comm, s));
+		break;
+	case GB_REDUCESCATTER:
+		NCCLCHECK(ncclReduceScatter(dev, dev + n, 1, ncclFloat64, ncclMax, comm, s));
+		break;
+	default:
+		NCCLCHECK(ncclBroadcast(dev, dev + n, 1, ncclFloat64, 0, comm, s));
+		break;
+	}
+	CUDACHECK(cudaStreamSynchronize(s));
+	size_t got = op == GB_ALLGATHER ? n : 1;
+	CUDACHECK(cudaMemcpy(h, dev + n, got * sizeof *h, cudaMemcpyDeviceToHost));
+	v = h[0];
+	for (size_t i = 1; i < got; i++)
+		if (h[i] > v)
+			v = h[i];
+	return v;
+}
+
+/* Times one size REPS times and checks a fresh run; fills r (wrong: this rank's count). With
+ * --target-ms the last warm-up operation is timed to choose the iteration count; tr (rank 0's
+ * trace reader, else NULL) then skips the records of the warm-up and of that exchange. */
 static void run_size(const struct gb_opts *o, enum gb_op op, size_t bytes, int rank,
-		     ncclComm_t comm, cudaStream_t s, void *host, struct gb_row *r)
+		     ncclComm_t comm, cudaStream_t s, void *host, struct gb_row *r,
+		     double *dev_scratch, struct trace_reader *tr)
 {
 	size_t send, recv, size;
 	gb_counts(op, bytes, o->nranks, o->type->size, &send, &recv, &size);
@@ -211,18 +249,34 @@ static void run_size(const struct gb_opts *o, enum gb_op op, size_t bytes, int r
 	cudaEvent_t t0, t1;
 	CUDACHECK(cudaEventCreate(&t0));
 	CUDACHECK(cudaEventCreate(&t1));
-	for (int i = 0; i < o->warmup; i++)
+	int timed_warmup = o->target_ms > 0 && o->warmup > 0;
+	for (int i = 0; i < o->warmup - timed_warmup; i++)
 		NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
+	int iters = o->iters;
+	if (timed_warmup) {
+		float ms = 0;
+		CUDACHECK(cudaStreamSynchronize(s));
+		CUDACHECK(cudaEventRecord(t0, s));
+		NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
+		CUDACHECK(cudaEventRecord(t1, s));
+		CUDACHECK(cudaStreamSynchronize(s));
+		CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
+		double op_us = agree_time(op, ms * 1000.0, o->nranks, comm, s, dev_scratch);
+		iters = gb_adapt_iters(op_us, o->target_ms, o->reps, o->iters);
+		if (tr)
+			trace_scan(tr, NULL);
+	}
+	r->iters = iters;
 	double us[1000];
 	for (int rep = 0; rep < o->reps; rep++) {
 		CUDACHECK(cudaEventRecord(t0, s));
-		for (int i = 0; i < o->iters; i++)
+		for (int i = 0; i < iters; i++)
 			NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
 		CUDACHECK(cudaEventRecord(t1, s));
 		CUDACHECK(cudaStreamSynchronize(s));
 		float ms = 0;
 		CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
-		us[rep] = ms * 1000.0 / o->iters;
+		us[rep] = ms * 1000.0 / iters;
 	}
 	gb_stats_of(us, o->reps, &r->time_us);
 
@@ -300,6 +354,8 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 	CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	unsigned long long *dev_wrong;
 	CUDACHECK(cudaMalloc((void **)&dev_wrong, sizeof *dev_wrong));
+	double *dev_scratch;
+	CUDACHECK(cudaMalloc((void **)&dev_scratch, 2 * GB_MAX_RANKS * sizeof *dev_scratch));
 
 	/* Largest buffer: max_bytes rounded up to whole elements plus one element per rank. */
 	size_t max_elems = o->max_bytes / o->type->size + (size_t)o->nranks + 1;
@@ -318,7 +374,8 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 		     bytes = gb_next_size(bytes, o->factor, o->max_bytes)) {
 			struct gb_row r;
 			memset(&r, 0, sizeof r);
-			run_size(o, (enum gb_op)op, bytes, rank, comm, s, host, &r);
+			run_size(o, (enum gb_op)op, bytes, rank, comm, s, host, &r, dev_scratch,
+				 rank == 0 ? &tr : NULL);
 			struct gb_decision d;
 			gb_decision_reset(&d);
 			if (rank == 0)
@@ -340,6 +397,7 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 	}
 	free(host);
 	CUDACHECK(cudaFree(dev_wrong));
+	CUDACHECK(cudaFree(dev_scratch));
 	NCCLCHECK(ncclCommDestroy(comm));
 	if (csv && fclose(csv))
 		DIE("writing %s: %s", o->csv, strerror(errno));

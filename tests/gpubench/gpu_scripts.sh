@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The GPU scripts on a CPU: (1) bash -n of every scripts/gpu-*.sh; (2) the report helper on the
+# checked-in sample CSVs (tests/gpubench/data), exact table lines computed by hand; (3) the whole
+# pass gpu-sweep.sh -> ncclbpf tune -> gpu-compare.sh and gpu-overhead.sh against
+# fake_gpubench.py (real ncclbpf and policies, made-up times), checking what each produces.
+# Usage: gpu_scripts.sh SOURCE_DIR NCCLBPF POLICY_DIR WORKDIR
+set -u
+SRC=$1 NCCLBPF=$2 POLICIES=$3 W=$4
+rm -rf "$W"
+mkdir -p "$W"
+fail=0
+bad() {
+	echo "FAIL: $*" >&2
+	fail=1
+}
+for s in "$SRC"/scripts/gpu-*.sh; do
+	bash -n "$s" || bad "bash -n $s"
+done
+
+# (2) The report helper on the samples.
+R="python3 $SRC/scripts/gpubench_report.py"
+D=$SRC/tests/gpubench/data
+has() { # file line
+	grep -qxF -- "$2" "$1" || { bad "$1 lacks: $2"; sed 's/^/  | /' "$1" >&2; }
+}
+$R compare --sweep "$D/sweep.csv" --policy policy:tuned.o "$D"/compare/rep*/*.csv >"$W/compare.md" ||
+	bad "report compare rc"
+has "$W/compare.md" "| allreduce | 2 | 1 KiB | 15.00 ± 1.41 | 10.45 ± 0.07 | ring/ll/2 | ring/ll/2 | 10.25 ± 0.35 | 0.700 [0.650–0.750] (2) | 1.020 [1.000–1.040] (2) |"
+has "$W/compare.md" "| allreduce | 2 | 1 MiB | 99.00 ± 1.41 | 99.50 ± 2.12 | ring/simple/- | default | 99.00 ± 1.41 | 1.005 [1.000–1.010] (2) | 1.005 [1.000–1.010] (2) |"
+has "$W/compare.md" "| allreduce | 2 | 0.839 | 1.012 | 2 |"
+$R overhead "$D"/overhead/rep*/*.csv >"$W/overhead.md" || bad "report overhead rc"
+has "$W/overhead.md" "| allreduce | 2 | 8 B | 11.00 ± 1.41 | +0.30 ± 0.28 [+0.10…+0.50] (2) | +2.7% | ring/ll/- |"
+has "$W/overhead.md" "| allreduce | 2 | 1 MiB | 100.50 ± 0.71 | +0.00 ± 0.28 [-0.20…+0.20] (2) | +0.0% | ring/simple/- |"
+[ "$($R oracle "$D/sweep.csv")" = "2 ring/ll/2 allreduce 1024 1024" ] || bad "report oracle"
+$R merge -o "$W/merged.csv" "$D"/compare/rep*/*.csv 2>"$W/merge.err" || bad "report merge rc"
+[ "$(wc -l <"$W/merged.csv")" -eq 11 ] || bad "merge: want header + 10 rows"
+grep -q "dropped 1 incomplete/malformed line(s): .*rep2/tuned_n2.csv:4" "$W/merge.err" ||
+	bad "merge: the short line is not reported"
+: >"$W/empty.csv"
+msg=$($R compare --sweep "$W/empty.csv" --policy x "$D/sweep.csv" 2>&1)
+[ $? -eq 1 ] && [ "$msg" = "gpubench_report: $W/empty.csv: no ncclbpf-gpubench CSV header (empty file?)" ] ||
+	bad "empty sweep: '$msg'"
+msg=$($R overhead --baseline nothing "$D"/overhead/rep1/*.csv 2>&1)
+[ $? -eq 1 ] && [ "$msg" = "gpubench_report: no rows with config 'nothing'" ] || bad "no baseline: '$msg'"
+
+# (3) The scripts end to end against the fake benchmark.
+FB=$W/fakebuild
+mkdir -p "$FB/bin" "$FB/lib"
+ln -s "$SRC/tests/gpubench/fake_gpubench.py" "$FB/bin/ncclbpf-gpubench"
+ln -s "$NCCLBPF" "$FB/bin/ncclbpf"
+: >"$FB/lib/libnccl-ncclbpf.so"
+export BUILD_DIR=$FB POLICY_DIR=$POLICIES SKIP_BUILD=1 MPS=0 FAKE_NCCLBPF=$NCCLBPF NCCL_HOME=$W
+RANKS_LIST="2 4" MAXB=256K CHANNELS="2 8" BUDGET_S=120 bash "$SRC/scripts/gpu-sweep.sh" "$W/sweep" \
+	>"$W/sweep.log" 2>&1 || bad "gpu-sweep.sh rc"
+# default: 2 ranks x 3 collectives x 16 sizes; forced: per ranks and channel count, ring x 3
+# protocols x 3 collectives (LL up to 4M: all sizes) + tree x 3 protocols x allreduce.
+want=$((2 * 3 * 16 + 2 * 2 * (3 * 3 + 3) * 16))
+got=$(($(wc -l <"$W/sweep/sweep.csv") - 1))
+[ "$got" -eq "$want" ] || { bad "sweep.csv: $got rows, want $want"; tail -20 "$W/sweep.log" >&2; }
+[ -s "$W/sweep/tuned.o" ] || bad "gpu-sweep.sh did not build tuned.o"
+[ ! -s "$W/sweep/skipped.txt" ] || bad "sweep skipped runs: $(cat "$W/sweep/skipped.txt")"
+grep -q "pat" "$W/sweep/plan.txt" && bad "pat planned without ALGOS"
+RANKS_LIST=2 REPS=2 BUDGET_S=120 bash "$SRC/scripts/gpu-compare.sh" "$W/sweep/sweep.csv" "$W/compare" \
+	>"$W/compare.log" 2>&1 || { bad "gpu-compare.sh rc"; tail -20 "$W/compare.log" >&2; }
+rows=$(grep -c "^| allreduce \|^| allgather \|^| reducescatter " "$W/compare/compare.md")
+[ "$rows" -eq $((3 * 16 + 3)) ] || bad "compare.md: $rows rows, want $((3 * 16 + 3)) (3 x 16 sizes, 3 geomeans)"
+# The tuned policy reproduces the sweep's oracle: policy/oracle within the model's noise.
+awk -F'|' '$2 ~ /allreduce|allgather|reducescatter/ && NF > 10 {
+	split($11, r, " "); if (r[1] < 0.95 || r[1] > 1.05) { print "policy/oracle " r[1] ": " $0; bad = 1 } }
+	END { exit bad }' "$W/compare/compare.md" >&2 || bad "tuned policy does not match the oracle"
+grep -q "ring/ll/8" "$W/compare/compare.md" || bad "compare.md: the policy never used ring/ll/8"
+RANKS=2 REPS=3 MAXB=4M BUDGET_S=60 bash "$SRC/scripts/gpu-overhead.sh" "$W/overhead" \
+	>"$W/overhead.log" 2>&1 || { bad "gpu-overhead.sh rc"; tail -20 "$W/overhead.log" >&2; }
+rows=$(grep -c "^| allreduce | 2 |" "$W/overhead/overhead.md")
+[ "$rows" -eq 19 ] || bad "overhead.md: $rows rows, want 19 (8 B..256 KiB, 1..4 MiB)"
+grep -qF "policy:noop.o − baseline" "$W/overhead/overhead.md" || bad "overhead.md: no noop column"
+grep -qF "policy:size_aware.o − baseline" "$W/overhead/overhead.md" || bad "overhead.md: no size_aware column"
+
+# The budget: slow runs make the plan drop channel counts; a failing configuration is reported
+# and its measured rows kept; the whole sweep stays near its budget.
+t0=$(date +%s)
+RANKS_LIST=2 MAXB=4K CHANNELS="4 2 8 1" BUDGET_S=25 FAKE_SLEEP=1.5 FAKE_FAIL=tree/ll/ \
+	bash "$SRC/scripts/gpu-sweep.sh" "$W/budget" >"$W/budget.log" 2>&1 || bad "budget sweep rc"
+wall=$(($(date +%s) - t0))
+[ "$wall" -le 45 ] || bad "budget sweep took ${wall}s for a 25 s budget"
+grep -q "^channels=4 2 8 1 " "$W/budget/plan.txt" && bad "budget: no channel count dropped"
+grep -q "dropping channels" "$W/budget.log" || bad "budget: trimming not logged"
+grep -q "tree_ll_4 rc=1" "$W/budget/runs/runs.log" || bad "budget: the failing run is not logged"
+grep -q "[1-9][0-9]* run(s) failed" "$W/budget.log" || bad "budget: failures not counted"
+grep -q ",tree/ll/4," "$W/budget/sweep.csv" || bad "budget: the failed run's rows are lost"
+[ $fail -eq 0 ] && echo "gpu_scripts: OK"
+exit $fail
