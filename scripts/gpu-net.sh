@@ -94,13 +94,13 @@ run() {
     hooked=" policy-active=$hooked"
   elif [ "$cfg" = ours ]; then
     hooked=$(cat "${logs[@]}" 2>/dev/null | grep -c "the transport runs without hooks")
-    hooked=" no-hooks-INFO=$hooked"
+    hooked=" no-hooks-info=$hooked"
   fi
   local v="OK"
   if [ $rc -ne 0 ] || [ "$using" -lt 2 ] || [ "$other" -ne 0 ] || [ "$chans" -lt 1 ] ||
      [ "$p2p" -ne 0 ] || grep -q "FAILED" "$d/bench.txt"; then v="BAD"; status=1; fi
-  printf '%-5s %-22s rc=%d %3ds  "Using network %s" x%d, other x%d, NET/%s channels x%d, P2P/SHM x%d%s  %s\n' \
-    "$phase" "$name" $rc $((SECONDS - T0)) "$net" "$using" "$other" "$net" "$chans" "$p2p" "$hooked" "$v" \
+  printf '%-5s %-20s rc=%d t=%ds using=%s:%d other=%d via-NET=%d P2P/SHM=%d%s %s\n' \
+    "$phase" "$name" $rc $((SECONDS - T0)) "$net" "$using" "$other" "$chans" "$p2p" "$hooked" "$v" \
     | tee -a "$OUT/verify.txt"
   [ $rc -eq 0 ] || tail -5 "$d/stderr.txt"
 }

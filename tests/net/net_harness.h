@@ -64,6 +64,19 @@ __attribute__((unused)) static void nh_logger(ncclDebugLogLevel level, unsigned 
 	}
 }
 
+/* WARNs so far; 1 when the latest WARN contains needle. Safe while transport threads log. */
+__attribute__((unused)) static int nh_warn_count(void)
+{
+	return __atomic_load_n(&nh_warns, __ATOMIC_RELAXED);
+}
+__attribute__((unused)) static int nh_last_warn_has(const char *needle)
+{
+	pthread_mutex_lock(&nh_log_lock);
+	int has = strstr(nh_last_warn, needle) != NULL;
+	pthread_mutex_unlock(&nh_log_lock);
+	return has;
+}
+
 static inline int nh_open(struct nh_lib *l, const char *path, int ver)
 {
 	memset(l, 0, sizeof(*l));

@@ -281,7 +281,7 @@ static int refuse_rank(int id, int n, int (*pipes)[2], void *arg)
 	       r.s.connect_res);
 	EXPECT(r.s.accept_res != ncclSuccess && !r.s.recv, "accept succeeded (%d)", r.s.accept_res);
 	if (id == a->side)
-		EXPECT(nh_warns >= 1 && strstr(nh_last_warn, "refused"),
+		EXPECT(nh_warn_count() >= 1 && nh_last_warn_has("refused"),
 		       "no WARN about the refusal");
 	EXPECT(r.l.t->closeListen(r.lc) == ncclSuccess, "closeListen");
 	EXPECT(r.l.t->finalize(r.ctx) == ncclSuccess, "finalize");
@@ -330,7 +330,7 @@ static int killed_rank(int id, int n, int (*pipes)[2], void *arg)
 			res = nh_wait(&r.l, q, NULL, 10);
 	}
 	EXPECT(res != ncclSuccess && res != ncclInProgress, "send to a dead peer never failed");
-	EXPECT(nh_warns >= 1, "no WARN");
+	EXPECT(nh_warn_count() >= 1, "no WARN");
 	rank_close(&r);
 	free(buf);
 	return 0;
@@ -749,11 +749,13 @@ static int quiet_child(int tuner_named)
 		line += len + (end ? 1 : 0);
 	}
 	if (tuner_named) {
-		EXPECT(nh_warns == 1 && strstr(nh_last_warn, "NCCLBPF_POLICY is not set") &&
+		EXPECT(nh_warn_count() == 1 && strstr(nh_last_warn, "NCCLBPF_POLICY is not set") &&
 			   strstr(nh_last_warn, "NCCL's own tuning is used"),
-		       "a named tuner without a policy warns once (%d):\n%s", nh_warns, text);
+		       "a named tuner without a policy warns once (%d):\n%s", nh_warn_count(),
+		       text);
 	} else {
-		EXPECT(nh_warns == 0, "a net-only user gets no WARN (%d):\n%s", nh_warns, text);
+		EXPECT(nh_warn_count() == 0, "a net-only user gets no WARN (%d):\n%s",
+		       nh_warn_count(), text);
 		EXPECT(count_in(text, "INFO NCCLbpf tuner: loaded as the net plugin's library") ==
 			   1,
 		       "the fallback tuner says so once at INFO:\n%s", text);
