@@ -4,7 +4,7 @@
 add_executable(ncclbpf-net-bench ${CMAKE_CURRENT_LIST_DIR}/net_bench.c)
 target_include_directories(ncclbpf-net-bench PRIVATE ${NCCL_ADAPTER_INCLUDES}
   ${PROJECT_SOURCE_DIR}/tests/net)
-target_link_libraries(ncclbpf-net-bench PRIVATE dl m)
+target_link_libraries(ncclbpf-net-bench PRIVATE dl m pthread)
 target_compile_definitions(ncclbpf-net-bench PRIVATE
   NET_BENCH_DEFAULT_LIB="$<TARGET_FILE:nccl_ncclbpf>"
   NET_BENCH_DEFAULT_POLICY="${PROJECT_BINARY_DIR}/policies/net_counters.o")

@@ -240,15 +240,17 @@ static void warn_once(const char *msg)
 static void first_load(void)
 {
 	char msg[4096];
+	/* What no policy means differs per hook (the tuner leaves tuning to NCCL, the net
+	 * transport runs without hooks): the adapters say it (ncclbpf_rt_policy_state). */
 	if (!rt.have_policy_path) {
-		warn_once("NCCLbpf: NCCLBPF_POLICY is not set, no policy loaded; NCCL's own tuning "
-			  "is used");
+		rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: NCCLBPF_POLICY is not set, no policy loaded");
 		return;
 	}
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
 	if (ncclbpf_rt_reload(rt.policy_path, &r) != 0) {
 		snprintf(msg, sizeof(msg),
-			 "NCCLbpf: policy %.3000s not loaded (%.600s); NCCL's own tuning is used",
+			 "NCCLbpf: policy %.3000s not loaded (%.600s); every hook runs without a "
+			 "policy",
 			 rt.policy_path, r.msg);
 		warn_once(msg);
 	}
@@ -256,6 +258,19 @@ static void first_load(void)
 	    rt_watch_start(rt.policy_path) != 0)
 		rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: cannot watch %s; hot reload only on request",
 		       rt.policy_path);
+}
+
+enum ncclbpf_policy_state ncclbpf_rt_policy_state(void)
+{
+	ebpf_epoch_enter();
+	int active = atomic_load_explicit(&rt.active, memory_order_acquire) != NULL;
+	ebpf_epoch_exit();
+	if (active)
+		return NCCLBPF_POLICY_ACTIVE;
+	pthread_mutex_lock(&rt.lock);
+	int configured = rt.have_policy_path;
+	pthread_mutex_unlock(&rt.lock);
+	return configured ? NCCLBPF_POLICY_FAILED : NCCLBPF_POLICY_UNSET;
 }
 
 /* Whole acquire/release under init_lock: a second communicator created while the first one

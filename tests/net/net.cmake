@@ -87,6 +87,7 @@ net_case(ring2_1sock ARGS ring 2 12 ENV "NCCLBPF_NET_NSOCKS=1")
 net_case(multirecv ARGS multirecv)
 net_case(killed ARGS killed)
 net_case(api ARGS api)
+net_case(quiet ARGS quiet)
 net_case(inner ARGS inner $<TARGET_FILE:nccl_net_fake>)
 if(NCCLBPF_BUILD_POLICIES)
   net_case(refuse ARGS refuse 0 ${NET_POLICY_DIR}/deny.o)
@@ -127,4 +128,60 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   # pace: large messages at the default 1000 MB/s, small ones unpaced.
   net_tr(pace_large "return 1000 " ${P}/net_pace.o --prog net_pace --ctx op=3,bytes=1048576)
   net_tr(pace_small "return 0\n" ${P}/net_pace.o --prog net_pace --ctx op=3,bytes=4096)
+endif()
+
+# ThreadSanitizer twin of the transport test (the pattern of profiler.cmake's stress twin): the
+# plugin library (adapter, runtime, engine) and the driver compiled with TSan. The driver calls
+# set-up on one thread and data on another, as NCCL's proxy does, and the transport adds its
+# helper threads; hooks run on all of them.
+if(NCCLBPF_SANITIZERS)
+  file(GLOB_RECURSE NET_TSAN_ENGINE CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)
+  list(FILTER NET_TSAN_ENGINE EXCLUDE REGEX "/src/jit/arch_[^/]*/")
+  file(GLOB NET_TSAN_JIT CONFIGURE_DEPENDS
+    ${PROJECT_SOURCE_DIR}/engine/src/jit/arch_${NCCLBPF_JIT_ARCH}/*.c)
+  add_library(nccl_ncclbpf_tsan SHARED ${NCCL_ADAPTER_SOURCES} ${NCCLBPF_RUNTIME_SOURCES}
+    ${NET_TSAN_ENGINE} ${NET_TSAN_JIT})
+  target_include_directories(nccl_ncclbpf_tsan PRIVATE ${NCCL_ADAPTER_INCLUDES}
+    ${PROJECT_SOURCE_DIR}/runtime/include ${PROJECT_SOURCE_DIR}/runtime/src
+    ${PROJECT_SOURCE_DIR}/engine/include ${PROJECT_SOURCE_DIR}/engine/src
+    ${PROJECT_SOURCE_DIR}/include)
+  if(NOT NCCLBPF_JIT_ARCH STREQUAL "none")
+    target_compile_definitions(nccl_ncclbpf_tsan PRIVATE NCCLBPF_HAVE_JIT=1)
+  endif()
+  target_compile_options(nccl_ncclbpf_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer
+    -fvisibility=hidden)
+  target_link_options(nccl_ncclbpf_tsan PRIVATE -fsanitize=thread
+    -Wl,--version-script=${PROJECT_SOURCE_DIR}/adapters/nccl/exports.map -Wl,-z,nodelete)
+  target_link_libraries(nccl_ncclbpf_tsan PRIVATE pthread)
+  set_target_properties(nccl_ncclbpf_tsan PROPERTIES OUTPUT_NAME nccl-ncclbpf-tsan
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/net)
+
+  add_executable(test_net_tsan ${NET_TEST_DIR}/test_net.c)
+  target_include_directories(test_net_tsan PRIVATE ${NCCL_ADAPTER_INCLUDES} ${NET_TEST_DIR}
+    ${PROJECT_SOURCE_DIR}/tests/common)
+  target_compile_options(test_net_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(test_net_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(test_net_tsan PRIVATE dl pthread)
+  add_dependencies(test_net_tsan nccl_ncclbpf_tsan nccl_net_fake)
+  set(NET_TSAN_ENV "NCCLBPF_WATCH=0;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+  function(net_tsan_case name)
+    cmake_parse_arguments(C "" "" "ENV;ARGS" ${ARGN})
+    add_test(NAME net_${name}.tsan COMMAND test_net_tsan $<TARGET_FILE:nccl_ncclbpf_tsan> ${C_ARGS})
+    set_tests_properties(net_${name}.tsan PROPERTIES LABELS "net;tsan" TIMEOUT 600
+      ENVIRONMENT "${NET_TSAN_ENV};${C_ENV}" PASS_REGULAR_EXPRESSION "\nOK\n?$|^OK\n?$"
+      FAIL_REGULAR_EXPRESSION "ThreadSanitizer")
+  endfunction()
+  net_tsan_case(ring2 ARGS ring 2 12)
+  net_tsan_case(ring2_1sock ARGS ring 2 12 ENV "NCCLBPF_NET_NSOCKS=1")
+  net_tsan_case(multirecv ARGS multirecv)
+  net_tsan_case(killed ARGS killed)
+  net_tsan_case(inner ARGS inner $<TARGET_FILE:nccl_net_fake>)
+  net_tsan_case(quiet ARGS quiet)
+  if(NCCLBPF_BUILD_POLICIES)
+    add_dependencies(test_net_tsan net_test_policies policies)
+    net_tsan_case(ring4_counters ARGS ring 4 12
+      ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
+    # No pace case: TSan slows the transport below the 100 MB/s the pace test measures.
+    net_tsan_case(refuse ARGS refuse 0 ${NET_POLICY_DIR}/deny.o)
+  endif()
 endif()

@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,10 @@ struct nh_lib {
 
 static int nh_warns;
 static char nh_last_warn[1024];
+/* Every line logged (WARN and INFO), one per line, for tests that check what a user sees. */
+static char nh_log_text[16384];
+static size_t nh_log_len;
+static pthread_mutex_t nh_log_lock = PTHREAD_MUTEX_INITIALIZER;
 __attribute__((unused)) static void nh_logger(ncclDebugLogLevel level, unsigned long flags,
 					      const char *file, int line, const char *fmt, ...)
 {
@@ -42,14 +47,34 @@ __attribute__((unused)) static void nh_logger(ncclDebugLogLevel level, unsigned 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	pthread_mutex_lock(&nh_log_lock);
+	int n = snprintf(nh_log_text + nh_log_len, sizeof(nh_log_text) - nh_log_len, "%s %s\n",
+			 level == NCCL_LOG_WARN ? "WARN" : "INFO", buf);
+	if (n > 0 && nh_log_len + (size_t)n < sizeof(nh_log_text))
+		nh_log_len += (size_t)n;
+	if (level == NCCL_LOG_WARN)
+		snprintf(nh_last_warn, sizeof(nh_last_warn), "%s", buf);
+	pthread_mutex_unlock(&nh_log_lock);
 	if (level == NCCL_LOG_WARN) {
 		__atomic_add_fetch(&nh_warns, 1, __ATOMIC_RELAXED);
-		snprintf(nh_last_warn, sizeof(nh_last_warn), "%s", buf);
 		if (getenv("NH_VERBOSE"))
 			fprintf(stderr, "[%d WARN] %s\n", (int)getpid(), buf);
 	} else if (getenv("NH_VERBOSE")) {
 		fprintf(stderr, "[%d INFO] %s\n", (int)getpid(), buf);
 	}
+}
+
+/* WARNs so far; 1 when the latest WARN contains needle. Safe while transport threads log. */
+__attribute__((unused)) static int nh_warn_count(void)
+{
+	return __atomic_load_n(&nh_warns, __ATOMIC_RELAXED);
+}
+__attribute__((unused)) static int nh_last_warn_has(const char *needle)
+{
+	pthread_mutex_lock(&nh_log_lock);
+	int has = strstr(nh_last_warn, needle) != NULL;
+	pthread_mutex_unlock(&nh_log_lock);
+	return has;
 }
 
 static inline int nh_open(struct nh_lib *l, const char *path, int ver)

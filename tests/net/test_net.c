@@ -11,6 +11,9 @@
  *   test_net LIB inner FAKE [POLICY] delegation to a fake inner plugin that counts calls
  *   test_net LIB probe POLICY        every hook runs once per event with a filled context
  *   test_net LIB pace POLICY MBPS    an isend program's rate is enforced
+ *   test_net LIB quiet               no policy: what a net-only user is told (no WARN, one INFO
+ *                                    that the transport runs without hooks, nothing on tuning)
+ *                                    and what a user who named the tuner is told (one WARN)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,6 +22,7 @@
 
 #include "check.h"
 #include "net_harness.h"
+#include "nccl_tuner.h"
 
 #define COMM_ID	  0x1234abcdull
 #define MAX_RANKS 8
@@ -277,7 +281,7 @@ static int refuse_rank(int id, int n, int (*pipes)[2], void *arg)
 	       r.s.connect_res);
 	EXPECT(r.s.accept_res != ncclSuccess && !r.s.recv, "accept succeeded (%d)", r.s.accept_res);
 	if (id == a->side)
-		EXPECT(nh_warns >= 1 && strstr(nh_last_warn, "refused"),
+		EXPECT(nh_warn_count() >= 1 && nh_last_warn_has("refused"),
 		       "no WARN about the refusal");
 	EXPECT(r.l.t->closeListen(r.lc) == ncclSuccess, "closeListen");
 	EXPECT(r.l.t->finalize(r.ctx) == ncclSuccess, "finalize");
@@ -326,7 +330,7 @@ static int killed_rank(int id, int n, int (*pipes)[2], void *arg)
 			res = nh_wait(&r.l, q, NULL, 10);
 	}
 	EXPECT(res != ncclSuccess && res != ncclInProgress, "send to a dead peer never failed");
-	EXPECT(nh_warns >= 1, "no WARN");
+	EXPECT(nh_warn_count() >= 1, "no WARN");
 	rank_close(&r);
 	free(buf);
 	return 0;
@@ -685,6 +689,95 @@ static int pace_rank(int id, int n, int (*pipes)[2], void *arg)
 	return 0;
 }
 
+/* --- no policy: the messages --------------------------------------------------------------- */
+
+static int count_in(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* One process as NCCL drives it for two communicators: NCCL_NET_PLUGIN names the library, so
+ * NCCL inits it as the net plugin and, with no NCCL_TUNER_PLUGIN, also as the tuner (fallback
+ * to the net plugin's library, nccl-plugin-abi.md §1.3 step 4). tuner_named: NCCL_TUNER_PLUGIN
+ * names the library too. */
+static int quiet_child(int tuner_named)
+{
+	unsetenv("NCCLBPF_POLICY");
+	setenv("NCCL_NET_PLUGIN", lib_path, 1);
+	if (tuner_named)
+		setenv("NCCL_TUNER_PLUGIN", lib_path, 1);
+	else
+		unsetenv("NCCL_TUNER_PLUGIN");
+	struct nh_lib l;
+	if (nh_open(&l, lib_path, 12))
+		return 1;
+	const ncclTuner_v5_t *tu = dlsym(l.dl, "ncclTunerPlugin_v5");
+	EXPECT(tu != NULL, "ncclTunerPlugin_v5");
+	if (!tu)
+		return 1;
+	void *nctx[2] = {0}, *tctx[2] = {0};
+	for (int k = 0; k < 2; k++) {
+		int nd = 0;
+		EXPECT(l.t->init(&nctx[k], COMM_ID + (uint64_t)k, NULL, nh_logger, NULL) ==
+			   ncclSuccess,
+		       "net init");
+		EXPECT(l.t->devices(&nd) == ncclSuccess, "devices");
+		EXPECT(tu->init(&tctx[k], COMM_ID + (uint64_t)k, 2, 2, nh_logger, NULL, NULL) ==
+			   ncclSuccess,
+		       "tuner init");
+	}
+	for (int k = 0; k < 2; k++) {
+		EXPECT(tu->finalize(tctx[k]) == ncclSuccess, "tuner finalize");
+		EXPECT(l.t->finalize(nctx[k]) == ncclSuccess, "net finalize");
+	}
+	pthread_mutex_lock(&nh_log_lock);
+	const char *text = nh_log_text;
+	int hookless = count_in(text, "the transport runs without hooks");
+	EXPECT(hookless == 1, "the net plugin says once that it runs without hooks (%d):\n%s",
+	       hookless, text);
+	/* No line of the net plugin's speaks of tuning. */
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+		char one[1200];
+		snprintf(one, sizeof(one), "%.*s", (int)(len < 1100 ? len : 1100), line);
+		EXPECT(!(strstr(one, "NET/") && strstr(one, "tuning")), "net line on tuning: %s",
+		       one);
+		line += len + (end ? 1 : 0);
+	}
+	if (tuner_named) {
+		EXPECT(nh_warn_count() == 1 && strstr(nh_last_warn, "NCCLBPF_POLICY is not set") &&
+			   strstr(nh_last_warn, "NCCL's own tuning is used"),
+		       "a named tuner without a policy warns once (%d):\n%s", nh_warn_count(),
+		       text);
+	} else {
+		EXPECT(nh_warn_count() == 0, "a net-only user gets no WARN (%d):\n%s",
+		       nh_warn_count(), text);
+		EXPECT(count_in(text, "INFO NCCLbpf tuner: loaded as the net plugin's library") ==
+			   1,
+		       "the fallback tuner says so once at INFO:\n%s", text);
+	}
+	pthread_mutex_unlock(&nh_log_lock);
+	return failures ? 1 : 0;
+}
+
+static int run_quiet(void)
+{
+	for (int named = 0; named <= 1; named++) {
+		pid_t child = fork();
+		if (child == 0)
+			_exit(quiet_child(named));
+		int st;
+		waitpid(child, &st, 0);
+		EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "quiet child (tuner named: %d): %x",
+		       named, st);
+	}
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	signal(SIGPIPE,
@@ -706,6 +799,8 @@ int main(int argc, char **argv)
 		bad = run_ranks(2, refuse_rank, &a, 60);
 	} else if (!strcmp(mode, "killed")) {
 		bad = run_killed();
+	} else if (!strcmp(mode, "quiet")) {
+		bad = run_quiet();
 	} else if (!strcmp(mode, "api")) {
 		bad = run_api();
 	} else if (!strcmp(mode, "inner") && argc >= 4) {

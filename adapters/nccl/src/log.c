@@ -1,8 +1,13 @@
 /* NCCL logger bridge (log.h). */
 #include "log.h"
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
+#include "env_settings.h"
 #include "ncclbpf/runtime.h"
 
 static ncclDebugLogger_t nccl_logger;
@@ -26,4 +31,46 @@ void adapter_set_logger(ncclDebugLogger_t fn)
 	if (fn)
 		__atomic_store_n(&nccl_logger, fn, __ATOMIC_RELEASE);
 	ncclbpf_rt_set_logger(bridge);
+}
+
+void adapter_log(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	bridge(level, buf);
+}
+
+struct served_arg {
+	const char *name;
+	int found;
+};
+
+static void served(const char *name, const char *value, const char *source, void *arg)
+{
+	(void)source;
+	struct served_arg *a = arg;
+	if (!strcmp(name, a->name) && value[0] && strcasecmp(value, "none"))
+		a->found = 1;
+}
+
+static int net_in_use;
+
+void adapter_net_in_use(void)
+{
+	__atomic_store_n(&net_in_use, 1, __ATOMIC_RELAXED);
+}
+
+int adapter_via_net_fallback(const char *selector)
+{
+	if (!__atomic_load_n(&net_in_use, __ATOMIC_RELAXED))
+		return 0;
+	const char *v = getenv(selector);
+	if (v && *v)
+		return 0;
+	struct served_arg a = {.name = selector};
+	env_served_foreach(served, &a);
+	return !a.found;
 }

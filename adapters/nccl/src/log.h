@@ -9,4 +9,16 @@
 /* Remembers NCCL's logger (the latest non-NULL one) and installs the bridge. */
 void adapter_set_logger(ncclDebugLogger_t fn);
 
+/* One line through the bridge (level: NCCLBPF_LOG_WARN or NCCLBPF_LOG_INFO). */
+void adapter_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The net plugin calls this at every init: NCCL uses this library as its network. */
+void adapter_net_in_use(void);
+
+/* 1 when NCCL reached the hook that `selector` (e.g. "NCCL_TUNER_PLUGIN") selects only through
+ * its fallback to the net plugin's library (nccl-plugin-abi.md §1.3 step 4): this library is
+ * NCCL's net plugin and the user named no library for that hook (the variable is unset and our
+ * env plugin did not serve it). The user then asked for the transport, not for this hook. */
+int adapter_via_net_fallback(const char *selector);
+
 #endif

@@ -149,6 +149,22 @@ static int tcp_admit(void *arg, const struct tcp_peer *peer)
 
 __attribute__((constructor)) static void net_plugin_load(void);
 
+/* Once per process, at INFO: the transport (ours or the delegated one) works without hooks
+ * when no policy is active or the active one has no SEC("net/...") program. Nothing here is
+ * about tuning: a net-only user sees only this. */
+static void note_hooks(void)
+{
+	static int said;
+	if (ncclbpf_rt_net_active() || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	enum ncclbpf_policy_state st = ncclbpf_rt_policy_state();
+	net_info("NET/NCCLbpf: %s; the transport runs without hooks",
+		 st == NCCLBPF_POLICY_UNSET ? "NCCLBPF_POLICY is not set, no policy loaded"
+		 : st == NCCLBPF_POLICY_FAILED
+		     ? "no policy active (the policy did not load)"
+		     : "the active policy has no SEC(\"net/...\") program");
+}
+
 static ncclResult_t net_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11_t *config,
 			     ncclDebugLogger_t log, ncclProfilerCallback_t prof)
 {
@@ -157,6 +173,7 @@ static ncclResult_t net_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11
 	*ctx = NULL;
 	net_log_set(log);
 	adapter_set_logger(log);
+	adapter_net_in_use();
 	if (net_inner.wanted && net_inner.failed) {
 		/* NCCL then falls back to its own transports; the reason is shown once. */
 		static int warned;
@@ -177,6 +194,7 @@ static ncclResult_t net_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11
 		}
 	}
 	ncclbpf_rt_acquire(); /* loads the bundle with the first communicator */
+	note_hooks();
 	*ctx = c;
 	return ncclSuccess;
 }

@@ -18,6 +18,18 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Once per process, at INFO: a profiler without a policy only costs NCCL an event mask of 0. */
+static void note_policy(void)
+{
+	static int said;
+	enum ncclbpf_policy_state st = ncclbpf_rt_policy_state();
+	if (st == NCCLBPF_POLICY_ACTIVE || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	adapter_log(NCCLBPF_LOG_INFO, "NCCLbpf profiler: %s; no profiler program runs",
+		    st == NCCLBPF_POLICY_UNSET ? "NCCLBPF_POLICY is not set, no policy loaded"
+					       : "no policy active");
+}
+
 static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, int n_nodes,
 				int n_ranks, int rank, ncclDebugLogger_t log, uint32_t api)
 {
@@ -29,6 +41,7 @@ static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, int
 	adapter_set_logger(log);
 	/* The first communicator loads the bundle (the profiler's init runs before the tuner's). */
 	ncclbpf_rt_acquire();
+	note_policy();
 	ncclbpf_rt_add_activate_listener(prof_refresh);
 	struct prof_comm *c = prof_comm_new(comm_id, rank, n_ranks, n_nodes, log, api);
 	*context = c;

@@ -37,6 +37,29 @@ static void trace_simple(const struct ncclbpf_comm *c, int kind)
 	ncclbpf_trace_emit(&r);
 }
 
+/* Once per process: what this tuner does without a policy. A WARN when the user chose this
+ * tuner; an INFO when NCCL loaded it only because the library is the net plugin (no tuner named,
+ * §1.3 step 4), or when the runtime has already warned that the bundle did not load. */
+static void note_policy(void)
+{
+	static int said;
+	enum ncclbpf_policy_state st = ncclbpf_rt_policy_state();
+	if (st == NCCLBPF_POLICY_ACTIVE || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	if (st == NCCLBPF_POLICY_FAILED)
+		adapter_log(NCCLBPF_LOG_INFO,
+			    "NCCLbpf tuner: no policy active; NCCL's own tuning is used");
+	else if (!adapter_via_net_fallback("NCCL_TUNER_PLUGIN"))
+		adapter_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_POLICY is not set, no policy "
+					      "loaded; NCCL's own tuning is used");
+	else
+		adapter_log(
+		    NCCLBPF_LOG_INFO,
+		    "NCCLbpf tuner: loaded as the net plugin's library (NCCL_TUNER_PLUGIN is "
+		    "not set), no policy (NCCLBPF_POLICY is not set); NCCL's own tuning is "
+		    "used");
+}
+
 static ncclResult_t init_common(void **context, uint64_t comm_id, size_t n_ranks, size_t n_nodes,
 				ncclDebugLogger_t log, uint32_t api)
 {
@@ -47,6 +70,8 @@ static ncclResult_t init_common(void **context, uint64_t comm_id, size_t n_ranks
 	struct ncclbpf_comm *c =
 	    ncclbpf_comm__new(comm_id, clamp_u32(n_ranks), clamp_u32(n_nodes), api);
 	*context = c;
+	if (c)
+		note_policy();
 	if (c && ncclbpf_trace_on())
 		trace_simple(c, NCCLBPF_TRACE_INIT);
 	return ncclSuccess;

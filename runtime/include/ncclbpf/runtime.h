@@ -16,7 +16,8 @@
  * - The hot path (ncclbpf_rt_run_*) takes no lock and allocates nothing.
  *
  * Environment (read at the first acquire)
- *   NCCLBPF_POLICY=PATH   the bundle (one BPF ELF object). Unset: no policy, NCCL decides.
+ *   NCCLBPF_POLICY=PATH   the bundle (one BPF ELF object). Unset: no policy, every hook leaves
+ *                         NCCL alone (each adapter says once what that means for it).
  *   NCCLBPF_ENGINE=jit|interp   execution engine (default jit, interpreter where no JIT).
  *   NCCLBPF_WATCH=0       do not watch the bundle path for hot reload (default: watch).
  *   NCCLBPF_TRACE=FILE    append one text line per hook call (format: trace.h).
@@ -52,6 +53,16 @@ void ncclbpf_rt_set_logger(ncclbpf_log_fn fn);
  * runs with no active policy (every hook leaves NCCL's decision alone). */
 int ncclbpf_rt_acquire(void);
 int ncclbpf_rt_release(void);
+
+/* What the policy came to, for an adapter to say once what that means for its own hook: the
+ * runtime itself logs NCCLBPF_POLICY unset only at INFO and a bundle that did not load as a WARN
+ * with the reason, and neither message speaks for any one hook (no tuning, no transport). */
+enum ncclbpf_policy_state {
+	NCCLBPF_POLICY_UNSET = 0,  /* NCCLBPF_POLICY not set and no policy loaded on request */
+	NCCLBPF_POLICY_ACTIVE = 1, /* a policy is active */
+	NCCLBPF_POLICY_FAILED = 2, /* NCCLBPF_POLICY set, nothing active (the WARN said why) */
+};
+enum ncclbpf_policy_state ncclbpf_rt_policy_state(void);
 
 enum ncclbpf_engine_kind {
 	NCCLBPF_ENGINE_JIT = 0, /* JIT where available, else the interpreter */
