@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "nccl_env.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                                           \
@@ -125,8 +126,18 @@ static void test_cli_against_live_process(void)
 	      "ps output:\n%s", out);
 	printf("--- ncclbpf ps\n%s", out);
 
+	/* The env plugin of the same library reports what it served: the library registers the
+	 * reporter when it is loaded (adapters/nccl/src/env_inspect.c). */
+	const ncclEnv_v1_t *env = dlsym(plug.handle, "ncclEnvPlugin_v1");
+	CHECK(env && env->init(2, 28, 9, "") == ncclSuccess, "env plugin table");
+	setenv("NCCL_IB_HCA", "=mlx5_0:1", 1);
+	const char *served = env ? env->getEnv("NCCL_IB_HCA") : NULL;
+	CHECK(served && !strcmp(served, "=mlx5_0:1"), "getEnv: %s", served ? served : "NULL");
+
 	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
 	CHECK(rc == 0, "stat --json rc %d: %s", rc, out);
+	CHECK(strstr(out, "NCCL_IB_HCA") && strstr(out, "process environment"),
+	      "stat lists what the env plugin served: %s", out);
 	CHECK(strstr(out, "\"id\":\"abcdef0123456789\"") && strstr(out, "\"calls\":100,"),
 	      "stat counts: %s", out);
 	CHECK(strstr(out, "\"algo\":\"ring\",\"proto\":\"simple\",\"count\":100}"),
