@@ -22,6 +22,8 @@
  *   BUG_NO_FENCE, BUG_DOUBLE_DECIDE, BUG_APPLY_AFTER_CALL, BUG_NO_REREAD, BUG_S_MIN,
  *   BUG_WAIT_FOREVER       deliberate implementation bugs; each must give a counterexample
  *                          (the last one to the liveness claim, with LIVE)
+ *   ACK_SPLIT              the ack write is a step of its own after the fence (as in the code);
+ *                          without it, handle_new fences and writes the ack in one step
  *   NOSYM                  no symmetry reduction (canon())
  *   LIVE                   the liveness claim wait0 (rank 0; needs NOSYM)
  */
@@ -124,27 +126,11 @@ static void canon_members(void)
 #define CREATE_DEC(k, v, S) if :: dec[k] == NODEC -> dec[k] = v; decS[k] = S :: else -> skip fi
 #endif
 
-/* handle_new(m, R) (cp_thread.c), run when the proposal is visible and R not handled (a
- * late listing only makes this step run later). A visible decision (necessarily an abort):
- * write_done only. Else prepare (may fail locally: ack status=fail, done failed) and set the
- * fence under m->lock: a = seq, B = a + L, cp_recompute_next (FENCE_DUE below). The ack is
- * written by write_ack, a separate step (outside the lock). */
-inline handle_new(k)
-{
-	if
-	:: dec[k] != NODEC -> m[i].dn[k] = 1; pst[k] = DONE
-	:: true -> /* no decision yet, or a stale read of it */
-#ifdef LOCALFAIL
-		if
-		:: true -> m[i].ack[k] = 2; m[i].dn[k] = 1; pst[k] = DONE
-		:: true ->
-#endif
-			pst[k] = ACKED; pB[k] = seq + LEAD; ackw = ackw | (1 << k)
-#ifdef LOCALFAIL
-		fi
-#endif
-	fi
-}
+/* A pend becomes final (applied, aborted, failed) -> cp_finish_pends(m, 0) writes done.M and
+ * frees it. The C code does that at the control thread's next poll; the model does it in the
+ * same step: writing done earlier only lets a controller remove the reload directory earlier,
+ * a superset of the behaviours. The pend's B and S are dead from here on (zeroed). */
+#define FIN(k) m[i].dn[k] = 1; pst[k] = DONE; pB[k] = 0; pS[k] = 0
 
 /* handle_new, second half: cp_create_once(rdir, "ack.M"). Fails when the directory is gone
  * (decided and removed meanwhile) or, with LOSTACK, for any reason: then, if still ACKED, the
@@ -155,16 +141,44 @@ inline write_ack(k)
 	if
 	:: !GONE(k) -> m[i].ack[k] = 1; m[i].ackB[k] = pB[k]
 #ifdef LOSTACK
-	:: true -> if :: pst[k] == ACKED -> pst[k] = ABORTED :: else -> skip fi
+	:: true -> if :: pst[k] == ACKED -> FIN(k) /* ABORTED */ :: else -> skip fi
 #endif
-	:: GONE(k) -> if :: pst[k] == ACKED -> pst[k] = ABORTED :: else -> skip fi
+	:: GONE(k) -> if :: pst[k] == ACKED -> FIN(k) /* ABORTED */ :: else -> skip fi
 	fi
 }
 
-/* cp_finish_pends(m, 0): done.M for applied / aborted / failed reloads; the pend is freed
- * (its B and S are dead from here on: zeroed, so that they do not split states). */
-#define FINISHED(k) (pst[k] == APPLIED || pst[k] == ABORTED || pst[k] == FAILED)
-#define FINISH(k) m[i].dn[k] = 1; pst[k] = DONE; pB[k] = 0; pS[k] = 0
+/* handle_new(m, R) (cp_thread.c), run when the proposal is visible and R not handled (a
+ * late listing only makes this step run later). A visible decision (necessarily an abort):
+ * write_done only. Else prepare (may fail locally: ack status=fail, done failed) and set the
+ * fence under m->lock: a = seq, B = a + L, cp_recompute_next (FENCE_DUE below); then write the
+ * ack (write_ack). With ACK_SPLIT the ack write is a later step, as in the code (outside the
+ * lock). Without it, both in one step: sound, because the ack's contents (a, B) are fixed at
+ * the fence, the member's calls cannot pass B meanwhile, and an earlier ack only lets the
+ * controller decide earlier (it may always wait); a directory removed in between was decided
+ * abort, which the member resolves at its fence the same way. */
+inline handle_new(k)
+{
+	if
+	:: dec[k] != NODEC -> m[i].dn[k] = 1; pst[k] = DONE
+	:: true -> /* no decision yet, or a stale read of it */
+#ifdef LOCALFAIL
+		if
+		:: true -> m[i].ack[k] = 2; m[i].dn[k] = 1; pst[k] = DONE
+		:: true ->
+#endif
+			pst[k] = ACKED; pB[k] = seq + LEAD;
+#ifdef ACK_SPLIT
+			ackw = ackw | (1 << k)
+#else
+			write_ack(k)
+#endif
+#ifdef LOCALFAIL
+		fi
+#endif
+	fi
+}
+
+
 
 /* ------------------------------------------------------------------------------------------ */
 proctype member(byte i)
@@ -207,24 +221,30 @@ proctype member(byte i)
 #define RESOLVE(k)                                                                           \
 	if                                                                                   \
 	:: dec[k] == COMMIT && decS[k] >= pB[k] -> pst[k] = COMMITTED; pS[k] = decS[k]       \
-	:: dec[k] == COMMIT && decS[k] < pB[k] -> pst[k] = FAILED                            \
-	:: dec[k] == ABORT -> pst[k] = ABORTED                                               \
+	:: dec[k] == COMMIT && decS[k] < pB[k] -> FIN(k) /* FAILED */                        \
+	:: dec[k] == ABORT -> FIN(k) /* ABORTED */                                           \
 	fi
 
 end_member:
 	do
 	/* ===== control thread (one alternative per reload k) =====
+	 * handle_new; its ack write; cp_thread_poll_member learning a commit. (Learning an abort
+	 * at a poll is left out: it only clears the fence earlier; a member that has not learnt it
+	 * reads it at its fence and resolves the same way, running every call on the same version,
+	 * so no version a call runs depends on it. Fewer states.)
 	 * handle_new's ack write (ackw) is the same thread: nothing else of the control thread
 	 * runs between the fence and the ack. */
 	:: atomic { ackw == 0 && pst[0] == UNSEEN && ((prop >> 0) & 1) && !GONE(0) -> handle_new(0); CANON }
+#ifdef ACK_SPLIT
 	:: atomic { (ackw >> 0) & 1 -> write_ack(0); CANON }
-	:: atomic { ackw == 0 && pst[0] == ACKED && dec[0] != NODEC && !GONE(0) -> RESOLVE(0); CANON }
-	:: atomic { ackw == 0 && FINISHED(0) -> FINISH(0); CANON }
+#endif
+	:: atomic { ackw == 0 && pst[0] == ACKED && dec[0] == COMMIT && !GONE(0) -> RESOLVE(0); CANON }
 #if K > 1
 	:: atomic { ackw == 0 && pst[1] == UNSEEN && ((prop >> 1) & 1) && !GONE(1) -> handle_new(1); CANON }
+#ifdef ACK_SPLIT
 	:: atomic { (ackw >> 1) & 1 -> write_ack(1); CANON }
-	:: atomic { ackw == 0 && pst[1] == ACKED && dec[1] != NODEC && !GONE(1) -> RESOLVE(1); CANON }
-	:: atomic { ackw == 0 && FINISHED(1) -> FINISH(1); CANON }
+#endif
+	:: atomic { ackw == 0 && pst[1] == ACKED && dec[1] == COMMIT && !GONE(1) -> RESOLVE(1); CANON }
 #endif
 
 	/* ===== calling thread ===== */
@@ -265,11 +285,11 @@ end_member:
 #ifndef BUG_WAIT_FOREVER /* bug: no deadline, wait until a decision is seen */
 		:: true -> /* deadline: cp_create_once(dir, "decision", "abort fence-timeout M") */
 			if
-			:: GONE(k) -> pst[k] = ABORTED /* neither readable nor creatable */
+			:: GONE(k) -> FIN(k) /* neither readable nor creatable: ABORTED */
 			:: !GONE(k) ->
 #ifdef BUG_NO_REREAD
 				/* bug: our create failed (EEXIST) but we keep our own abort */
-				CREATE_DEC(k, ABORT, 0); pst[k] = ABORTED
+				CREATE_DEC(k, ABORT, 0); FIN(k)
 #else
 #ifdef LOST_DECISION
 				if
@@ -282,7 +302,7 @@ end_member:
 				if
 				:: dec[k] != NODEC -> RESOLVE(k) /* whatever decision exists wins */
 #if defined(STALE_REREAD) || defined(LOST_DECISION)
-				:: true -> pst[k] = ABORTED /* read failed: "treated as aborted" */
+				:: true -> FIN(k) /* read failed: "treated as aborted" */
 #endif
 				fi
 #endif
@@ -318,7 +338,7 @@ end_member:
 		   };
 		   if
 		   :: best == 255 -> break
-		   :: else -> ver = ver * (K + 1) + best + 1; pst[best] = APPLIED /* apply() */
+		   :: else -> ver = ver * (K + 1) + best + 1; FIN(best) /* apply(): APPLIED */
 		   fi
 		od;
 		RUN_CALL(cs);
