@@ -14,19 +14,19 @@ model=$here/cp.pml
 # name | spin -D flags | pan compile flags | pan run flags | expect (ok|error)
 configs() {
 	cat <<'EOF'
-2x1|-DN=2 -DK=1 -DMAXSEQ=4 -DLOCALFAIL -DLOSTACK -DACK_SPLIT|-DSAFETY -DNOCLAIM -DVECTORSZ=256 -DMEMLIM=2048|-m100000 -w22|ok
-2x1_live|-DN=2 -DK=1 -DMAXSEQ=4 -DLOCALFAIL -DLOSTACK -DACK_SPLIT -DNOSYM -DLIVE|-DNFAIR=3 -DVECTORSZ=256 -DMEMLIM=2048|-a -f -N wait0 -m200000 -w23|ok
-2x2|-DN=2 -DK=2 -DMAXSEQ=4|-DSAFETY -DNOCLAIM -DCOLLAPSE -DVECTORSZ=256 -DMEMLIM=4096|-m200000 -w25|ok
-3x1|-DN=3 -DK=1 -DMAXSEQ=4 -DLOCALFAIL -DLOSTACK -DACK_SPLIT|-DSAFETY -DNOCLAIM -DVECTORSZ=256 -DMEMLIM=2048|-m200000 -w24|ok
-3x2|-DN=3 -DK=2 -DMAXSEQ=4|-DSAFETY -DNOCLAIM -DCOLLAPSE -DVECTORSZ=512 -DMEMLIM=8192|-m2000000 -w26|ok
-bug_no_fence|-DN=2 -DK=1 -DNOSYM -DBUG_NO_FENCE|-DSAFETY -DNOCLAIM|-m100000 -w20|error
-bug_double_decide|-DN=2 -DK=1 -DNOSYM -DBUG_DOUBLE_DECIDE|-DSAFETY -DNOCLAIM|-m100000 -w20|error
-bug_apply_after_call|-DN=2 -DK=1 -DNOSYM -DBUG_APPLY_AFTER_CALL|-DSAFETY -DNOCLAIM|-m100000 -w20|error
-bug_no_reread|-DN=2 -DK=1 -DNOSYM -DBUG_NO_REREAD|-DSAFETY -DNOCLAIM|-m100000 -w20|error
-bug_s_min|-DN=2 -DK=1 -DNOSYM -DBUG_S_MIN|-DSAFETY -DNOCLAIM|-m100000 -w20|error
-bug_wait_forever|-DN=2 -DK=1 -DNOSYM -DLIVE -DBUG_WAIT_FOREVER|-DNFAIR=3|-a -f -N wait0 -m100000 -w20|error
-assume_stale_reread|-DN=2 -DK=1 -DNOSYM -DSTALE_REREAD|-DSAFETY -DNOCLAIM|-m100000 -w20|error
-assume_lost_decision|-DN=2 -DK=1 -DNOSYM -DLOST_DECISION|-DSAFETY -DNOCLAIM|-m100000 -w20|error
+2x1|-DN=2 -DK=1 -DMAXSEQ=4 -DLOCALFAIL -DLOSTACK -DACK_SPLIT|-O2 -DSAFETY -DNOCLAIM -DVECTORSZ=256 -DMEMLIM=2048|-m100000 -w22|ok
+2x1_live|-DN=2 -DK=1 -DMAXSEQ=4 -DLOCALFAIL -DLOSTACK -DACK_SPLIT -DNOSYM -DLIVE|-O2 -DNFAIR=3 -DVECTORSZ=256 -DMEMLIM=2048|-a -f -N wait0 -m200000 -w23|ok
+2x2|-DN=2 -DK=2 -DMAXSEQ=4|-O2 -DSAFETY -DNOCLAIM -DCOLLAPSE -DVECTORSZ=256 -DMEMLIM=4096|-m200000 -w25|ok
+3x1|-DN=3 -DK=1 -DMAXSEQ=4 -DLOCALFAIL -DLOSTACK -DACK_SPLIT|-O2 -DSAFETY -DNOCLAIM -DVECTORSZ=256 -DMEMLIM=2048|-m200000 -w24|ok
+3x2|-DN=3 -DK=2 -DMAXSEQ=4|-O2 -DSAFETY -DNOCLAIM -DCOLLAPSE -DVECTORSZ=512 -DMEMLIM=8192|-m2000000 -w26|ok
+bug_no_fence|-DN=2 -DK=1 -DNOSYM -DBUG_NO_FENCE|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
+bug_double_decide|-DN=2 -DK=1 -DNOSYM -DBUG_DOUBLE_DECIDE|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
+bug_apply_after_call|-DN=2 -DK=1 -DNOSYM -DBUG_APPLY_AFTER_CALL|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
+bug_no_reread|-DN=2 -DK=1 -DNOSYM -DBUG_NO_REREAD|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
+bug_s_min|-DN=2 -DK=1 -DNOSYM -DBUG_S_MIN|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
+bug_wait_forever|-DN=2 -DK=1 -DNOSYM -DLIVE -DBUG_WAIT_FOREVER|-O0 -DNFAIR=3|-a -f -N wait0 -m100000 -w20|error
+assume_stale_reread|-DN=2 -DK=1 -DNOSYM -DSTALE_REREAD|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
+assume_lost_decision|-DN=2 -DK=1 -DNOSYM -DLOST_DECISION|-O0 -DSAFETY -DNOCLAIM|-m100000 -w20|error
 EOF
 }
 
@@ -44,7 +44,8 @@ if [[ -z $line ]]; then
 	exit 2
 fi
 IFS='|' read -r name dflags cflags rflags expect <<<"$line"
-for tool in spin "${CC:-cc}"; do
+SPIN=${SPIN:-spin}
+for tool in "$SPIN" "${CC:-cc}"; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "$0: $tool not found (Debian: apt-get install spin): SKIPPED" >&2
 		exit 77
@@ -58,11 +59,11 @@ rm -f pan pan.* ./*.trail _spin_nvr.tmp
 cp "$model" cp.pml # spin -t looks for cp.pml.trail next to the model
 model=cp.pml
 
-echo "== $name: spin $dflags -a cp.pml; ${CC:-cc} -O2 $cflags pan.c; ./pan $rflags (in $work)"
+echo "== $name: spin $dflags -a cp.pml; ${CC:-cc} $cflags pan.c; ./pan $rflags (in $work)"
 # shellcheck disable=SC2086
-spin $dflags -a "$model" >spin.out 2>&1 || { cat spin.out; exit 1; }
+"$SPIN" $dflags -a "$model" >spin.out 2>&1 || { cat spin.out; exit 1; }
 # shellcheck disable=SC2086
-"${CC:-cc}" -O2 -w $cflags -o pan pan.c
+"${CC:-cc}" -w $cflags -o pan pan.c
 t0=$(date +%s.%N)
 set +e
 # shellcheck disable=SC2086
@@ -81,7 +82,7 @@ if [[ $expect == ok ]]; then
 		echo "== $name: FAILED (errors: ${errors:-?}, or incomplete search)"
 		if ls ./*.trail >/dev/null 2>&1; then
 			# shellcheck disable=SC2086
-			spin $dflags -t -p -g "$model" | tail -n 60 || true
+			"$SPIN" $dflags -t -p -g "$model" | tail -n 60 || true
 		fi
 		exit 1
 	fi
@@ -93,7 +94,7 @@ fi
 if [[ -n $errors && $errors != 0 ]] && grep -qE 'assertion violated|acceptance cycle' pan.out; then
 	echo "== $name: counterexample found, as expected; its last steps:"
 	# shellcheck disable=SC2086
-	spin $dflags -t -p "$model" 2>&1 | grep -E "proc|assert" | tail -n 30 || true
+	"$SPIN" $dflags -t -p "$model" 2>&1 | grep -E "proc|assert" | tail -n 30 || true
 	exit 0
 fi
 echo "== $name: FAILED: no counterexample (errors: ${errors:-?})"
