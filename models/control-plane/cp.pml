@@ -18,7 +18,8 @@
  *   LOCALFAIL              a member may refuse a proposal (ack status=fail)
  *   LOSTACK                an ack write may fail (cp_create_once error): the member aborts
  *   STALE_REREAD           the re-read after the member's own create failed may be stale too
- *   LOST_DECISION          the member's decision create may fail without creating (ENOSPC)
+ *   LOST_DECISION          the member's decision create may fail without creating (ENOSPC,
+ *                          EMFILE), and then its read of the decision fails too
  *   BUG_NO_FENCE, BUG_DOUBLE_DECIDE, BUG_APPLY_AFTER_CALL, BUG_NO_REREAD, BUG_S_MIN,
  *   BUG_WAIT_FOREVER       deliberate implementation bugs; each must give a counterexample
  *                          (the last one to the liveness claim, with LIVE)
@@ -44,10 +45,9 @@
 #define UNSEEN 0
 #define ACKED 1 /* CP_ACKED: fence published, decision unknown */
 #define COMMITTED 2 /* CP_COMMITTED: commit S known, not applied */
-#define ABORTED 3 /* CP_ABORTED */
-#define FAILED 4 /* CP_FAILED (refused commit S < B) */
-#define APPLIED 5 /* CP_APPLIED */
-#define DONE 6 /* done.M written, pend freed (cp_finish_pends) */
+/* CP_ABORTED, CP_FAILED (refused commit S < B), CP_APPLIED: the model goes straight to DONE
+ * (FIN below), which is where the C code ends after cp_finish_pends. */
+#define DONE 6 /* done.M written, pend freed */
 
 /* Decision record (D/comms/C/reloads/R/decision). */
 #define NODEC 0
