@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cp_internal.h"
@@ -374,6 +375,7 @@ static void wait_fences(struct ncclbpf_cp_member *m, uint64_t s)
 	const struct cp_config *k = cp_cfg();
 	uint64_t t0 = rt_now_ns(), deadline = t0 + (uint64_t)k->wait_ms * 1000000ull;
 	char d[300], R[160];
+	int warned = 0;
 	for (;;) {
 		struct cp_pend *f = NULL;
 		for (struct cp_pend *p = m->pends; p && !f; p = p->next)
@@ -397,16 +399,31 @@ static void wait_fences(struct ncclbpf_cp_member *m, uint64_t s)
 			int e = cp_create_once(dir, "decision", rec, (size_t)n);
 			got = cp_read_decision(m, R, d, sizeof(d)) == 0;
 			if (!got) {
-				/* Neither readable nor creatable: the reload directory is gone.
-				 * Controllers remove one only after its decision, and a commit
-				 * only once every rank is done with it, so this one was aborted. */
-				snprintf(d, sizeof(d), "abort decision and reload directory gone");
-				rt_log(
-				    NCCLBPF_LOG_WARN,
-				    "NCCLbpf: reload %s of %s: no decision readable or creatable "
-				    "in %s (%s); treated as aborted",
-				    R, m->comm, m->cdir, strerror(-e));
-				got = 1;
+				/* Neither readable nor creatable. Only a removed reload directory
+				 * means abort: controllers remove one only after its decision, and
+				 * a commit only once every rank is done with it. Anything else (a
+				 * full /dev/shm, EIO, a stale read on NFS) says nothing about the
+				 * outcome, and running on could split the ranks (found by the
+				 * model: models/control-plane, assume_lost_decision): keep
+				 * trying, with one warning per call. */
+				struct stat st;
+				if (stat(dir, &st) != 0 && errno == ENOENT) {
+					snprintf(d, sizeof(d),
+						 "abort decision and reload directory gone");
+					rt_log(NCCLBPF_LOG_WARN,
+					       "NCCLbpf: reload %s of %s: no decision readable or "
+					       "creatable in %s (%s); treated as aborted",
+					       R, m->comm, m->cdir, strerror(-e));
+					got = 1;
+				} else if (!warned) {
+					warned = 1;
+					rt_log(
+					    NCCLBPF_LOG_WARN,
+					    "NCCLbpf: reload %s of %s: cannot read or create its "
+					    "decision in %s (%s); waiting for it, since running "
+					    "on could make ranks decide differently",
+					    R, m->comm, dir, strerror(-e));
+				}
 			}
 		}
 		if (!got)
