@@ -1,6 +1,8 @@
 /* A fake "inner" net plugin for the delegation test: exports only ncclNetPlugin_v11 (so our
  * v12 table also exercises the layout conversion), moves bytes within one process, and counts
- * every call in fake_counts, which the test reads with dlsym. connect returns "not yet" once
+ * every call in fake_counts. Only the plugin table is exported (a test plugin must not add
+ * symbols that could clash in a process either): the test finds the counters through a pointer
+ * stored right after the table, in the same exported object. connect returns "not yet" once
  * before succeeding, as real plugins do. */
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,7 @@ struct fake_counts {
 	    close_send, close_recv, close_listen, finalize, iflush;
 	long long bytes;
 };
-__attribute__((visibility("default"))) struct fake_counts fake_counts;
+static struct fake_counts fake_counts;
 
 #define NQ 64
 struct freq {
@@ -200,24 +202,31 @@ static ncclResult_t f_set_attr(void *ctx, ncclNetAttr_v11_t *a)
 	return ctx == &fake_counts ? ncclSuccess : ncclInvalidArgument;
 }
 
-__attribute__((visibility("default"))) const ncclNet_v11_t ncclNetPlugin_v11 = {
-    .name = "Fake",
-    .init = f_init,
-    .devices = f_devices,
-    .getProperties = f_props,
-    .listen = f_listen,
-    .connect = f_connect,
-    .accept = f_accept,
-    .regMr = f_regmr,
-    .deregMr = f_deregmr,
-    .isend = f_isend,
-    .irecv = f_irecv,
-    .iflush = f_iflush,
-    .test = f_test,
-    .closeSend = f_close_send,
-    .closeRecv = f_close_recv,
-    .closeListen = f_close_listen,
-    .getDeviceMr = f_device_mr,
-    .finalize = f_finalize,
-    .setNetAttr = f_set_attr,
+__attribute__((visibility("default"))) const struct {
+	ncclNet_v11_t net;
+	struct fake_counts *counts;
+} ncclNetPlugin_v11 = {
+    .net =
+	{
+	    .name = "Fake",
+	    .init = f_init,
+	    .devices = f_devices,
+	    .getProperties = f_props,
+	    .listen = f_listen,
+	    .connect = f_connect,
+	    .accept = f_accept,
+	    .regMr = f_regmr,
+	    .deregMr = f_deregmr,
+	    .isend = f_isend,
+	    .irecv = f_irecv,
+	    .iflush = f_iflush,
+	    .test = f_test,
+	    .closeSend = f_close_send,
+	    .closeRecv = f_close_recv,
+	    .closeListen = f_close_listen,
+	    .getDeviceMr = f_device_mr,
+	    .finalize = f_finalize,
+	    .setNetAttr = f_set_attr,
+	},
+    .counts = &fake_counts,
 };

@@ -462,7 +462,14 @@ static int run_inner(const char *fake, const char *deny_policy)
 		EXPECT(fdl, "the fake plugin was loaded by ours");
 		if (!fdl)
 			return failures;
-		struct fake_counts *fc = dlsym(fdl, "fake_counts");
+		/* The fake keeps a pointer to its counters right after its table. */
+		const char *ft = dlsym(fdl, "ncclNetPlugin_v11");
+		struct fake_counts *fc = NULL;
+		if (ft)
+			memcpy(&fc, ft + sizeof(ncclNet_v11_t), sizeof(fc));
+		EXPECT(fc, "the fake's counters");
+		if (!fc)
+			return failures;
 		struct fake_counts before = *fc;
 		const ncclNet_v12_t *t = l.t;
 		void *ctx = NULL;
