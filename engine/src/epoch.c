@@ -9,7 +9,9 @@
  * the (rare) reclaimer side provides that ordering, so entering a section is a plain store; else
  * enter uses a full barrier (xchg). Each thread owns a record in a lock-free, append-only list;
  * records of exited threads are reused, and their unreclaimed objects are handed to an orphan
- * list. */
+ * list. The state a reclaimer reads lives in the thread's static TLS (epoch.h), which exists
+ * only as long as the thread: a record points at it while the thread is registered, and
+ * rd_lock orders that pointer's clearing at thread exit against reclaimers' scans. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/membarrier.h>
@@ -49,7 +51,7 @@ struct limbo {
 };
 
 struct epoch_rec {
-	struct ebpf_epoch_reader rd; /* first: the inline enter/exit in epoch.h use it */
+	struct ebpf_epoch_reader *rd; /* the owner's TLS reader; NULL when free (under rd_lock) */
 	_Atomic int in_use;
 	uint32_t since_reclaim; /* owner thread only */
 	pthread_mutex_t lock;	/* guards limbo: owner appends, reclaimers free */
@@ -63,19 +65,19 @@ static _Atomic(struct epoch_rec *) recs;
 static _Atomic uint64_t n_retired, n_freed, n_threads;
 
 static pthread_mutex_t orphan_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t rd_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct limbo orphans;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t rec_key;
 static int key_ok;
-int ebpf_epoch_plain_enter_;
-#define use_membarrier ebpf_epoch_plain_enter_
+static int use_membarrier;
 /* initial-exec: read without a __tls_get_addr call on the hot path. The engine ships inside a
- * dlopen()ed plugin; 8 bytes of static TLS are always available there (glibc keeps a surplus
- * for exactly this). */
-__thread struct ebpf_epoch_reader *ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
-/* The record behind the thread's reader head (its first member). */
-#define tls_rec ((struct epoch_rec *)(void *)ebpf_epoch_tls_)
+ * dlopen()ed plugin; these 24 bytes of static TLS are always available there (glibc keeps a
+ * surplus for exactly this). */
+__thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
+#define tls_rec	      ((struct epoch_rec *)ebpf_epoch_tls_.rec)
+#define GATE_DEPTH(g) ((g) & ~EBPF_EPOCH_GATE_SLOW) /* depth + 1; 0: not registered */
 
 static void thread_exit(void *arg);
 
@@ -111,12 +113,11 @@ static struct epoch_rec *rec_register(void)
 			break;
 	}
 	if (!r) {
-		r = aligned_alloc(64, sizeof(*r));
+		r = malloc(sizeof(*r));
 		if (!r)
 			abort(); /* cannot run programs safely without a record */
 		*r = (struct epoch_rec){0};
 		pthread_mutex_init(&r->lock, NULL);
-		atomic_init(&r->rd.state, 0);
 		atomic_init(&r->in_use, 1);
 		struct epoch_rec *head = atomic_load_explicit(&recs, memory_order_relaxed);
 		do
@@ -124,12 +125,17 @@ static struct epoch_rec *rec_register(void)
 		while (!atomic_compare_exchange_weak_explicit(&recs, &head, r, memory_order_release,
 							      memory_order_relaxed));
 	}
-	r->rd.nest = 0;
 	r->since_reclaim = 0;
 	atomic_fetch_add_explicit(&n_threads, 1, memory_order_relaxed);
 	if (key_ok)
 		pthread_setspecific(rec_key, r);
-	ebpf_epoch_tls_ = &r->rd;
+	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
+	atomic_store_explicit(&rd->state, 0, memory_order_relaxed);
+	rd->gate = use_membarrier ? 1 : EBPF_EPOCH_GATE_SLOW | 1;
+	rd->rec = r;
+	pthread_mutex_lock(&rd_lock);
+	r->rd = rd;
+	pthread_mutex_unlock(&rd_lock);
 	return r;
 }
 
@@ -141,33 +147,36 @@ static inline struct epoch_rec *rec_get(void)
 
 void ebpf_epoch_enter_slow(void)
 {
-	struct epoch_rec *r = rec_get();
-	if (r->rd.nest++)
-		return;
+	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
+	if (!rd->gate)
+		rec_register();
+	uint32_t g = rd->gate++;
+	if (GATE_DEPTH(g) != 1)
+		return; /* nested */
 	uint64_t s = (atomic_load_explicit(&global_epoch, memory_order_relaxed) << 1) | 1;
-	if (use_membarrier) {
-		/* Release so that a reclaimer reading this state also sees everything this thread
-		 * did in its previous section (the exit store alone may be overwritten). */
-		atomic_store_explicit(&r->rd.state, s, memory_order_release);
+	if (!(g & EBPF_EPOCH_GATE_SLOW)) {
+		/* Release: see ebpf_epoch_enter. */
+		atomic_store_explicit(&rd->state, s, memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
 	} else {
-		atomic_exchange_explicit(&r->rd.state, s, memory_order_seq_cst);
+		atomic_exchange_explicit(&rd->state, s, memory_order_seq_cst);
 	}
 }
 
 void ebpf_epoch_exit_slow(void)
 {
-	struct epoch_rec *r = tls_rec;
-	if (!r || r->rd.nest == 0)
+	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
+	uint32_t g = rd->gate;
+	if (GATE_DEPTH(g) <= 1)
 		return; /* unbalanced exit: ignore rather than corrupt the state */
-	if (--r->rd.nest == 0)
-		atomic_store_explicit(&r->rd.state, 0, memory_order_release);
+	rd->gate = g - 1;
+	if (GATE_DEPTH(g) == 2)
+		atomic_store_explicit(&rd->state, 0, memory_order_release);
 }
 
 int ebpf_epoch_in_section(void)
 {
-	struct epoch_rec *r = tls_rec;
-	return r && r->rd.nest;
+	return GATE_DEPTH(ebpf_epoch_tls_.gate) > 1;
 }
 
 /* Orders every reader's earlier announcement before our scan of the records. */
@@ -190,12 +199,18 @@ static uint64_t try_advance(void)
 {
 	reader_barrier();
 	uint64_t e = atomic_load_explicit(&global_epoch, memory_order_seq_cst);
-	for (struct epoch_rec *r = atomic_load_explicit(&recs, memory_order_acquire); r;
+	int behind = 0;
+	pthread_mutex_lock(&rd_lock); /* keeps every reader's TLS alive during the scan */
+	for (struct epoch_rec *r = atomic_load_explicit(&recs, memory_order_acquire); r && !behind;
 	     r = r->next) {
-		uint64_t s = atomic_load_explicit(&r->rd.state, memory_order_acquire);
-		if ((s & 1) && (s >> 1) != e)
-			return e;
+		if (!r->rd)
+			continue;
+		uint64_t s = atomic_load_explicit(&r->rd->state, memory_order_acquire);
+		behind = (s & 1) && (s >> 1) != e;
 	}
+	pthread_mutex_unlock(&rd_lock);
+	if (behind)
+		return e;
 	if (atomic_compare_exchange_strong_explicit(&global_epoch, &e, e + 1, memory_order_acq_rel,
 						    memory_order_relaxed))
 		return e + 1;
@@ -307,7 +322,7 @@ void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn)
 	atomic_fetch_add_explicit(&n_retired, 1, memory_order_relaxed);
 	if (rc) {
 		/* Out of memory for the bookkeeping: wait for readers and free it now. */
-		if (!r->rd.nest && ebpf_epoch_synchronize() == 0) {
+		if (!ebpf_epoch_in_section() && ebpf_epoch_synchronize() == 0) {
 			free_fn(ptr);
 			atomic_fetch_add_explicit(&n_freed, 1, memory_order_relaxed);
 		}
@@ -322,8 +337,8 @@ void ebpf_epoch_retire(void *ptr, ebpf_epoch_free_fn free_fn)
 
 int ebpf_epoch_synchronize(void)
 {
-	struct epoch_rec *r = rec_get();
-	if (r->rd.nest)
+	rec_get();
+	if (ebpf_epoch_in_section())
 		return -EDEADLK;
 	uint64_t target = atomic_load_explicit(&global_epoch, memory_order_seq_cst) + 2;
 	unsigned spins = 0;
@@ -352,8 +367,13 @@ void ebpf_epoch_get_stats(struct ebpf_epoch_stats *st)
 static void thread_exit(void *arg)
 {
 	struct epoch_rec *r = arg;
-	r->rd.nest = 0;
-	atomic_store_explicit(&r->rd.state, 0, memory_order_release);
+	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
+	pthread_mutex_lock(&rd_lock);
+	r->rd = NULL;
+	pthread_mutex_unlock(&rd_lock);
+	rd->gate = 0;
+	atomic_store_explicit(&rd->state, 0, memory_order_release);
+	rd->rec = NULL;
 	pthread_mutex_lock(&r->lock);
 	pthread_mutex_lock(&orphan_lock);
 	for (size_t i = 0; i < r->limbo.len; i++)
@@ -363,7 +383,6 @@ static void thread_exit(void *arg)
 	free(r->limbo.v);
 	r->limbo = (struct limbo){0};
 	pthread_mutex_unlock(&r->lock);
-	ebpf_epoch_tls_ = NULL;
 	atomic_fetch_sub_explicit(&n_threads, 1, memory_order_relaxed);
 	atomic_store_explicit(&r->in_use, 0, memory_order_release);
 }

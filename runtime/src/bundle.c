@@ -21,11 +21,11 @@ static const struct {
 	size_t hook_off;
 	uint32_t profiler_needs; /* what the adapter must ask NCCL for (runtime.h) */
 } hooks[] = {
-    {"tuner", offsetof(struct rt_policy, tuner), 0},
-    {"tuner/chunk", offsetof(struct rt_policy, chunk), 0},
+    {"tuner", offsetof(struct rt_policy, hot.tuner), 0},
+    {"tuner/chunk", offsetof(struct rt_policy, hot.chunk), 0},
     /* Both attach to the one profiler hook; the section says which NCCL events it needs. */
-    {"profiler", offsetof(struct rt_policy, profiler), NCCLBPF_RT_PROF_PROGRAM},
-    {"profiler/proxy", offsetof(struct rt_policy, profiler),
+    {"profiler", offsetof(struct rt_policy, hot.profiler), NCCLBPF_RT_PROF_PROGRAM},
+    {"profiler/proxy", offsetof(struct rt_policy, hot.profiler),
      NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_PROXY},
     {"net/connect", offsetof(struct rt_policy, net[0]), 0},
     {"net/accept", offsetof(struct rt_policy, net[1]), 0},
@@ -230,11 +230,11 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 				rt_bundle_free(p);
 				return e;
 			}
-			p->profiler_needs |= hooks[i].profiler_needs;
+			p->hot.profiler_needs |= hooks[i].profiler_needs;
 		}
 	}
 	/* Report the engine actually used by the tuner hook. */
-	if (engine == NCCLBPF_ENGINE_JIT && p->tuner.prog && !p->tuner.fn)
+	if (engine == NCCLBPF_ENGINE_JIT && p->hot.tuner.prog && !p->hot.tuner.fn)
 		p->engine = NCCLBPF_ENGINE_INTERP;
 	return 0;
 }
@@ -244,8 +244,8 @@ void rt_bundle_free(struct rt_policy *p)
 	if (p->obj)
 		ebpf_object__close(p->obj);
 	p->obj = NULL;
-	p->tuner = p->chunk = p->profiler = (struct rt_hook){0};
-	p->profiler_needs = 0;
+	p->hot.tuner = p->hot.chunk = p->hot.profiler = (struct rt_hook){0};
+	p->hot.profiler_needs = 0;
 	memset(p->net, 0, sizeof(p->net));
 }
 

@@ -146,7 +146,7 @@ void cp_member_attach(struct ncclbpf_comm *c)
 	}
 	/* g = 0 is the launch bundle: the process default when the communicator is created. */
 	pthread_mutex_lock(&rt.reload_lock);
-	struct rt_policy *p = atomic_load(&rt.active);
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	rt_policy_get(p);
 	pthread_mutex_unlock(&rt.reload_lock);
 	c->cp_policy = p;

@@ -1,4 +1,4 @@
-/* Policy references. A policy is referenced by the process default (rt.active) and by every
+/* Policy references. A policy is referenced by the process default (rt_active) and by every
  * communicator bound to it through the control plane; the last reference retires it to the
  * epoch reclaimer, which frees it once no call that could still see it remains. */
 #include "ncclbpf/epoch.h"

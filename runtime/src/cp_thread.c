@@ -73,7 +73,7 @@ static struct rt_policy *build_image(void *image, size_t len, const char *name, 
 	p->image = image;
 	p->image_len = len;
 	p->hash = ncclbpf_cp_hash(image, len);
-	p->version = atomic_fetch_add(&rt.next_version, 1);
+	p->hot.version = atomic_fetch_add(&rt.next_version, 1);
 	return p;
 }
 

@@ -117,13 +117,13 @@ void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 	     prog = ebpf_object__next_program(p->obj, prog)) {
 		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
 		const struct ebpf_prog *xp = ebpf_program__prog(prog);
-		const struct rt_hook *h = xp && p->tuner.prog == xp   ? &p->tuner
-					  : xp && p->chunk.prog == xp ? &p->chunk
-								      : NULL;
+		const struct rt_hook *h = xp && p->hot.tuner.prog == xp	  ? &p->hot.tuner
+					  : xp && p->hot.chunk.prog == xp ? &p->hot.chunk
+									  : NULL;
 		insp_begin(o, "prog");
 		insp_kv(o, "name", ebpf_program__name(prog));
 		insp_kv(o, "section", ebpf_program__section(prog));
-		insp_kv(o, "hook", h == &p->tuner ? "tuner" : h ? "tuner/chunk" : "-");
+		insp_kv(o, "hook", h == &p->hot.tuner ? "tuner" : h ? "tuner/chunk" : "-");
 		insp_kv(o, "engine", !h ? "-" : h->fn ? "jit" : "interp");
 		insp_kvu(o, "insns", ebpf_program__insn_cnt(prog));
 		insp_kvu(o, "processed", vs ? vs->processed : 0);

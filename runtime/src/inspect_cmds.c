@@ -61,9 +61,9 @@ static void process_record(struct insp_out *o)
 	insp_kv(o, "local_rank", insp_ident.local_rank);
 	insp_kvu(o, "start_ns", insp_ident.start_unix_ns);
 	pthread_mutex_lock(&rt.reload_lock);
-	const struct rt_policy *p = atomic_load(&rt.active);
+	const struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	insp_kv(o, "bundle", p ? p->name : "-");
-	insp_kvu(o, "version", p ? p->version : 0);
+	insp_kvu(o, "version", p ? p->hot.version : 0);
 	insp_kv(o, "engine", p ? engine_name(p->engine) : "-");
 	pthread_mutex_unlock(&rt.reload_lock);
 	insp_kvu(o, "comms", live);
@@ -142,11 +142,11 @@ static void totals_record(struct insp_out *o)
 static void policy_records(struct insp_out *o)
 {
 	pthread_mutex_lock(&rt.reload_lock);
-	const struct rt_policy *p = atomic_load(&rt.active);
+	const struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	if (p) {
 		const struct ncclbpf_reload_report *r = &p->load;
 		insp_begin(o, "policy");
-		insp_kvu(o, "version", p->version);
+		insp_kvu(o, "version", p->hot.version);
 		insp_kv(o, "bundle", p->name);
 		insp_kv(o, "engine", engine_name(p->engine));
 		insp_kvu(o, "progs", r->n_progs);
@@ -223,7 +223,7 @@ static int map_cmd(struct insp_out *o, char **tok, int n)
 	char msg[400] = "";
 	int err = 0;
 	pthread_mutex_lock(&rt.reload_lock);
-	const struct rt_policy *p = atomic_load(&rt.active);
+	const struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	if (!p) {
 		snprintf(msg, sizeof(msg), "no active policy");
 		err = -ENOENT;

@@ -22,23 +22,23 @@ static void report_init(struct ncclbpf_reload_report *r)
 
 static uint64_t active_version(void)
 {
-	/* Only called under reload_lock, which is the only writer of rt.active. */
-	struct rt_policy *p = atomic_load(&rt.active);
-	return p ? p->version : 0;
+	/* Only called under reload_lock, which is the only writer of rt_active. */
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
+	return p ? p->hot.version : 0;
 }
 
 static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t t0)
 {
 	uint64_t carry0 = rt_now_ns();
-	struct rt_policy *old = atomic_load(&rt.active);
+	struct rt_policy *old = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	if (old && p->obj && old->obj)
 		r->maps_kept = rt_bundle_carry_maps(p, old);
 	r->carry_ns = rt_now_ns() - carry0;
-	p->version = atomic_fetch_add(&rt.next_version, 1);
+	p->hot.version = atomic_fetch_add(&rt.next_version, 1);
 	p->hash = p->image ? ncclbpf_cp_hash(p->image, p->image_len)
 			   : ncclbpf_cp_hash(p->name, strlen(p->name));
 	atomic_store(&p->refs, 1); /* the process default's reference */
-	r->version = p->version;
+	r->version = p->hot.version;
 	r->engine = p->engine;
 	p->load = *r; /* before publication: the policy is immutable once active */
 	rt_activate(p, 0, &r->swap_ns, &r->retire_ns);
@@ -73,16 +73,16 @@ static void set_native(struct rt_policy *p, const struct ncclbpf_native_policy *
 {
 	snprintf(p->name, sizeof(p->name), "native:%s", np->name ? np->name : "?");
 	p->engine = NCCLBPF_ENGINE_NATIVE;
-	p->tuner = (struct rt_hook){.fn = np->tuner, .arg = np->arg};
-	p->chunk = (struct rt_hook){.fn = np->chunk, .arg = np->arg};
+	p->hot.tuner = (struct rt_hook){.fn = np->tuner, .arg = np->arg};
+	p->hot.chunk = (struct rt_hook){.fn = np->chunk, .arg = np->arg};
 	p->release = np->release;
 	p->release_arg = np->arg;
 	r->n_progs = (np->tuner != NULL) + (np->chunk != NULL);
 	if (np->sz >= offsetof(struct ncclbpf_native_policy, profiler_needs) +
 			  sizeof(np->profiler_needs) &&
 	    np->profiler) {
-		p->profiler = (struct rt_hook){.fn = np->profiler, .arg = np->arg};
-		p->profiler_needs = NCCLBPF_RT_PROF_PROGRAM | np->profiler_needs;
+		p->hot.profiler = (struct rt_hook){.fn = np->profiler, .arg = np->arg};
+		p->hot.profiler_needs = NCCLBPF_RT_PROF_PROGRAM | np->profiler_needs;
 		r->n_progs++;
 	}
 }
@@ -180,7 +180,7 @@ int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
 static int map_op(const char *name, const void *key, void *value, int update)
 {
 	pthread_mutex_lock(&rt.reload_lock);
-	struct rt_policy *p = atomic_load(&rt.active);
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	struct ebpf_map *m = p ? rt_bundle_find_map(p, name) : NULL;
 	int err = -ENOENT;
 	if (m)

@@ -11,28 +11,17 @@
 struct ebpf_prog;
 struct ebpf_object;
 
-typedef uint64_t (*rt_fn)(uint64_t r1, uint64_t r2);
-
-/* One attached program: JIT code or native function (fn != NULL, called as fn(ctx, arg)), or
- * the interpreter on prog. */
-struct rt_hook {
-	rt_fn fn;
-	uint64_t arg;
-	const struct ebpf_prog *prog;
-	uint32_t code_size; /* JIT machine code bytes (0: not compiled), for `ncclbpf stat` */
-};
+/* Runtime-side names of the public hot-path types (runtime.h). */
+typedef ncclbpf_rt_fn rt_fn;
+#define rt_hook ncclbpf_rt_hook
 
 /* Net hooks in NCCLBPF_NET_* order minus one (connect, accept, isend, irecv, complete). */
 #define RT_NET_HOOKS 5
 
 /* A loaded policy. Immutable once published; freed only after an epoch drain. */
 struct rt_policy {
-	uint64_t version;
-	int engine; /* enum ncclbpf_engine_kind */
-	struct rt_hook tuner;
-	struct rt_hook chunk;
-	struct rt_hook profiler;
-	uint32_t profiler_needs;	  /* NCCLBPF_RT_PROF_* of the profiler program (0: none) */
+	struct ncclbpf_rt_policy_hot hot; /* first: read by the inline entries of runtime.h */
+	int engine;			  /* enum ncclbpf_engine_kind */
 	struct rt_hook net[RT_NET_HOOKS]; /* SEC("net/connect") .. SEC("net/complete") */
 	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
 	void (*release)(uint64_t arg); /* native policies: called when freed */
@@ -48,12 +37,14 @@ struct rt_policy {
 	uint64_t hash;
 };
 
+/* The process-wide active policy (runtime.h names it for the inline entries). Own cache line
+ * (runtime.c): every hook call reads it, and rt's locks are taken by slow paths (reloads,
+ * inspection) that must not bounce the hot path's line. */
+#define rt_active ncclbpf_rt_active_
+
 struct rt_state {
-	_Atomic(struct rt_policy *) active;
-	/* Own cache line: every hook call reads active, and the locks below are taken by slow
-	 * paths (reloads, inspection) that must not bounce the hot path's line. */
-	_Alignas(64) pthread_mutex_t lock; /* refcount, comms registry, configuration */
-	pthread_mutex_t reload_lock;	   /* serialises reloads */
+	pthread_mutex_t lock;	     /* refcount, comms registry, configuration */
+	pthread_mutex_t reload_lock; /* serialises reloads */
 	int refcount;
 	/* configuration (from the environment at the first acquire) */
 	char policy_path[4096];

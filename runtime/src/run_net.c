@@ -14,7 +14,7 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 	if (slot >= RT_NET_HOOKS)
 		return -EINVAL;
 	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
 	int err = -ENOENT;
 	if (p) {
 		const struct rt_hook *h = &p->net[slot];
@@ -35,7 +35,7 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 int ncclbpf_rt_net_active(void)
 {
 	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
 	int any = 0;
 	for (int i = 0; p && i < RT_NET_HOOKS; i++)
 		any |= p->net[i].fn || p->net[i].prog;

@@ -45,84 +45,25 @@ uint64_t rt_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* --- Hot path ----------------------------------------------------------------------------- */
+/* --- Hot path (the entries themselves are inline in runtime.h) ----------------------------- */
 
-static inline int run_hook(int which, void *ctx, uint64_t *version,
-			   _Atomic(struct rt_policy *) *slot)
-{
-	/* One epoch section per call, shared with the engine: it keeps the policy (code, maps)
-	 * and any map value the program looks up alive until the call is over. */
-	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(slot, memory_order_acquire);
-	int err = -ENOENT;
-	if (p) {
-		const struct rt_hook *h = which ? &p->chunk : &p->tuner;
-		/* Everything read from p before the call: nothing then lives across it, so the
-		 * common (JIT) case needs no callee-saved registers (measured: jit_bench §2). */
-		*version = p->version;
-		if (__builtin_expect(h->fn != NULL, 1)) {
-			h->fn((uint64_t)(uintptr_t)ctx, h->arg);
-			err = 0;
-		} else if (h->prog) {
-			err = rt_bundle_run_interp(h->prog, ctx);
-		}
-	}
-	ebpf_epoch_exit();
-	return err;
-}
+_Alignas(64) struct rt_policy *ncclbpf_rt_active_;
+/* Keeps rt (its locks are taken by slow paths) off the active pointer's cache line. */
+static _Alignas(64) char active_line_pad[64] __attribute__((used));
 
-int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version)
-{
-	return run_hook(0, ctx, version, &rt.active);
-}
+_Static_assert(offsetof(struct rt_policy, hot) == 0,
+	       "runtime.h's inline entries read a policy as its hot part");
 
-int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
+int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx)
 {
-	return run_hook(1, ctx, version, &rt.active);
-}
-
-/* A communicator of the control plane runs the policy bound to it (cp_member.c switches it at
- * agreed seqs); one load and compare more than the process-wide path. */
-int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
-			      uint64_t *version)
-{
-	if (__builtin_expect(c->cp != NULL, 0))
-		return run_hook(0, ctx, version, (_Atomic(struct rt_policy *) *)&c->cp_policy);
-	return run_hook(0, ctx, version, &rt.active);
-}
-
-int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
-			      uint64_t *version)
-{
-	if (__builtin_expect(c->cp != NULL, 0))
-		return run_hook(1, ctx, version, (_Atomic(struct rt_policy *) *)&c->cp_policy);
-	return run_hook(1, ctx, version, &rt.active);
-}
-
-/* The profiler hook: same epoch discipline as run_hook; the context is never written (the
- * verifier keeps profiler programs to reads). */
-int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx)
-{
-	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
-	int err = -ENOENT;
-	if (p) {
-		if (p->profiler.fn) {
-			p->profiler.fn((uint64_t)(uintptr_t)ctx, p->profiler.arg);
-			err = 0;
-		} else if (p->profiler.prog) {
-			err = rt_bundle_run_interp(p->profiler.prog, (void *)ctx);
-		}
-	}
-	ebpf_epoch_exit();
-	return err;
+	return rt_bundle_run_interp(prog, ctx);
 }
 
 uint32_t ncclbpf_rt_profiler_needs(void)
 {
 	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
-	uint32_t needs = p ? p->profiler_needs : 0;
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
+	uint32_t needs = p ? p->hot.profiler_needs : 0;
 	ebpf_epoch_exit();
 	return needs;
 }
@@ -166,7 +107,7 @@ void rt_policy_free(struct rt_policy *p)
 void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns)
 {
 	uint64_t t0 = rt_now_ns();
-	struct rt_policy *old = atomic_exchange_explicit(&rt.active, p, memory_order_acq_rel);
+	struct rt_policy *old = __atomic_exchange_n(&rt_active, p, __ATOMIC_ACQ_REL);
 	uint64_t t1 = rt_now_ns();
 	if (old) {
 		/* Calls that loaded old before the exchange may still run it: the epoch reclaimer
@@ -263,7 +204,7 @@ static void first_load(void)
 enum ncclbpf_policy_state ncclbpf_rt_policy_state(void)
 {
 	ebpf_epoch_enter();
-	int active = atomic_load_explicit(&rt.active, memory_order_acquire) != NULL;
+	int active = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE) != NULL;
 	ebpf_epoch_exit();
 	if (active)
 		return NCCLBPF_POLICY_ACTIVE;
@@ -389,8 +330,8 @@ void ncclbpf_rt_get_stats(struct ncclbpf_rt_stats *out)
 	out->watching = rt_watch_running();
 	/* Reading the version requires the policy to stay alive while we look at it. */
 	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
-	out->active_version = p ? p->version : 0;
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
+	out->active_version = p ? p->hot.version : 0;
 	ebpf_epoch_exit();
 }
 

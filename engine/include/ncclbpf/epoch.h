@@ -24,24 +24,31 @@ void ebpf_epoch_exit_slow(void);
 
 #ifndef __cplusplus
 #include <stdatomic.h>
-/* The per-thread reader record's public head, so that entering and leaving a section inline
- * into the hot path (a TLS load, a counter and one store each way). Internal to the engine. */
+/* The calling thread's reader record, in static TLS so that entering and leaving a section
+ * inline into the hot path as a compare, a store of gate and a store of state (no pointer to
+ * follow, no global flag to test). Internal to the engine.
+ *
+ * gate (owner thread only) says which path the next enter/exit takes: 0 = not registered yet;
+ * depth + 1 where membarrier orders readers (enter is then a plain store); and
+ * EBPF_EPOCH_GATE_SLOW | (depth + 1) where it does not (every enter/exit goes out of line, for
+ * a full barrier). */
+#define EBPF_EPOCH_GATE_SLOW 0x80000000u
 struct ebpf_epoch_reader {
-	_Alignas(64) _Atomic uint64_t state; /* 0 = outside; (epoch << 1) | 1 = inside */
-	uint32_t nest;			     /* owner thread only */
+	_Atomic uint64_t state; /* 0 = outside; (epoch << 1) | 1 = inside; read by reclaimers */
+	uint32_t gate;
+	uint32_t unused;
+	void *rec; /* the thread's record in epoch.c */
 };
-extern __thread struct ebpf_epoch_reader *ebpf_epoch_tls_
-    __attribute__((tls_model("initial-exec")));
+extern __thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
 extern _Atomic uint64_t ebpf_epoch_global_;
-extern int ebpf_epoch_plain_enter_; /* 1: membarrier orders readers, so enter is a plain store */
 
 static inline void ebpf_epoch_enter(void)
 {
-	struct ebpf_epoch_reader *r = ebpf_epoch_tls_;
+	struct ebpf_epoch_reader *r = &ebpf_epoch_tls_;
+	uint32_t g = r->gate;
 
-	if (__builtin_expect(r != NULL && ebpf_epoch_plain_enter_, 1)) {
-		if (r->nest++)
-			return;
+	if (__builtin_expect(g == 1, 1)) {
+		r->gate = 2;
 		/* Release so that a reclaimer reading this state also sees everything this thread
 		 * did in its previous section (the exit store alone may be overwritten). */
 		atomic_store_explicit(
@@ -49,21 +56,26 @@ static inline void ebpf_epoch_enter(void)
 		    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed) << 1) | 1,
 		    memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
-		return;
+	} else if (g - 2u < EBPF_EPOCH_GATE_SLOW - 2u) {
+		r->gate = g + 1; /* nested: the outermost section already protects */
+	} else {
+		ebpf_epoch_enter_slow();
 	}
-	ebpf_epoch_enter_slow();
 }
 
 static inline void ebpf_epoch_exit(void)
 {
-	struct ebpf_epoch_reader *r = ebpf_epoch_tls_;
+	struct ebpf_epoch_reader *r = &ebpf_epoch_tls_;
+	uint32_t g = r->gate;
 
-	if (__builtin_expect(r != NULL && r->nest == 1, 1)) {
-		r->nest = 0;
+	if (__builtin_expect(g == 2, 1)) {
+		r->gate = 1;
 		atomic_store_explicit(&r->state, 0, memory_order_release);
-		return;
+	} else if (g - 3u < EBPF_EPOCH_GATE_SLOW - 3u) {
+		r->gate = g - 1;
+	} else {
+		ebpf_epoch_exit_slow();
 	}
-	ebpf_epoch_exit_slow();
 }
 #endif
 /* Non-zero when the calling thread is inside an epoch section. */

@@ -71,30 +71,103 @@ enum ncclbpf_engine_kind {
 };
 
 /* --- Hot path ----------------------------------------------------------------------------- */
+/* The hot path is inline (C only) so that an adapter's hook pays no call into the runtime: one
+ * epoch section, one load of the active policy, one indirect call of its JIT code. The measured
+ * cost over calling a no-op C function through a pointer is in benchmarks/jit_bench.c (§2).
+ *
+ * One attached program: JIT code or native function (fn != NULL, called as fn(ctx, arg)), or
+ * the interpreter on prog. */
+typedef uint64_t (*ncclbpf_rt_fn)(uint64_t ctx, uint64_t arg);
+struct ebpf_prog;
+struct ncclbpf_rt_hook {
+	ncclbpf_rt_fn fn;
+	uint64_t arg;
+	const struct ebpf_prog *prog;
+	uint32_t code_size; /* JIT machine code bytes (0: not compiled), for `ncclbpf stat` */
+};
+
+/* The first member of the runtime's (private) loaded policy: what the inline entries read. */
+struct ncclbpf_rt_policy_hot {
+	uint64_t version;
+	struct ncclbpf_rt_hook tuner;	 /* SEC("tuner") */
+	struct ncclbpf_rt_hook chunk;	 /* SEC("tuner/chunk") */
+	struct ncclbpf_rt_hook profiler; /* SEC("profiler") or SEC("profiler/proxy") */
+	uint32_t profiler_needs;	 /* NCCLBPF_RT_PROF_* (0: no profiler program) */
+};
+
+/* Private to the runtime; named here only so that the inline entries can load them. */
+struct rt_policy;
+extern struct rt_policy *ncclbpf_rt_active_; /* accessed with __atomic builtins only */
+int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx);
+
+#define NCCLBPF_RT_PROF_PROGRAM 1u
+#define NCCLBPF_RT_PROF_PROXY	2u
+
+#ifndef __cplusplus
+#include "ncclbpf/epoch.h"
+
+/* Runs the hook at byte offset off of the policy in *slot. One epoch section per call, shared
+ * with the engine: it keeps the policy (code, maps) and any map value the program looks up alive
+ * until the call is over. Everything is read from the policy before the call, so that nothing
+ * but the epoch exit lives across it. */
+static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, size_t off, void *ctx,
+				       uint64_t *version)
+{
+	ebpf_epoch_enter();
+	const struct ncclbpf_rt_policy_hot *p =
+	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(slot,
+										__ATOMIC_ACQUIRE);
+	int err = -2; /* -ENOENT */
+	if (p) {
+		const struct ncclbpf_rt_hook *h =
+		    (const struct ncclbpf_rt_hook *)(const void *)((const char *)p + off);
+		if (version)
+			*version = p->version;
+		if (__builtin_expect(h->fn != NULL, 1)) {
+			h->fn((uint64_t)(uintptr_t)ctx, h->arg);
+			err = 0;
+		} else if (h->prog) {
+			err = ncclbpf_rt__run_interp(h->prog, ctx);
+		}
+	}
+	ebpf_epoch_exit();
+	return err;
+}
+
 /* Runs the active policy's SEC("tuner") (resp. SEC("tuner/chunk")) program on ctx. Returns 0
  * and the policy version that ran, -ENOENT when no active policy has such a program, or
  * -EFAULT when the interpreter stopped the program (call depth).
  * ctx's outputs are whatever the program wrote; the caller validates them. */
-int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version);
-int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version);
-/* The same for one communicator: its bound policy when it takes part in the control plane
- * (control.h), else the process-wide one. Chunk calls follow the tuner call of the same
- * collective, so they run the policy that call switched to. */
-struct ncclbpf_comm;
-int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
-			      uint64_t *version);
-int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
-			      uint64_t *version);
+static inline int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version)
+{
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_,
+				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);
+}
+static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
+{
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_,
+				    offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
+}
 
 /* Profiler hook. A bundle has at most one profiler program; its section says which NCCL events
  * it needs: SEC("profiler") collectives and their per-channel kernel timings,
  * SEC("profiler/proxy") also proxy (network) operations. needs() tells the adapter what to ask
- * NCCL for (0: no program, ask for nothing). run() runs the program on ctx (read-only) and
- * returns 0, -ENOENT (no active profiler program) or -EFAULT (interpreter stopped it). */
-#define NCCLBPF_RT_PROF_PROGRAM 1u
-#define NCCLBPF_RT_PROF_PROXY	2u
+ * NCCL for (0: no program, ask for nothing). run() runs the program on ctx (read-only: the
+ * verifier keeps profiler programs to reads) and returns 0, -ENOENT (no active profiler
+ * program) or -EFAULT (interpreter stopped it). */
+static inline int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx)
+{
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_,
+				    offsetof(struct ncclbpf_rt_policy_hot, profiler), (void *)ctx,
+				    NULL);
+}
+#endif
 uint32_t ncclbpf_rt_profiler_needs(void);
-int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx);
+
+/* The same for one communicator: its bound policy when it takes part in the control plane
+ * (control.h), else the process-wide one. Chunk calls follow the tuner call of the same
+ * collective, so they run the policy that call switched to. Defined after struct ncclbpf_comm. */
+struct ncclbpf_comm;
 
 /* Called from the thread that changed the active policy (reload, unload), after the change, so
  * that an adapter can re-derive what it asks its host for. At most 8 listeners; adding one twice
@@ -202,9 +275,30 @@ struct ncclbpf_comm {
 	 * the policy bound to this communicator (read in an epoch section) and the seq at which
 	 * the tick must look at the control plane (a queued switch or an unresolved fence). */
 	struct ncclbpf_cp_member *cp;
-	void *cp_policy;
+	struct rt_policy *cp_policy;
 	uint64_t cp_next;
 };
+
+#ifndef __cplusplus
+static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
+					    uint64_t *version)
+{
+	struct rt_policy *const *slot = &ncclbpf_rt_active_;
+	if (__builtin_expect(c->cp != NULL, 0))
+		slot = &c->cp_policy;
+	return ncclbpf_rt__run_hook(slot, offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx,
+				    version);
+}
+static inline int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
+					    uint64_t *version)
+{
+	struct rt_policy *const *slot = &ncclbpf_rt_active_;
+	if (__builtin_expect(c->cp != NULL, 0))
+		slot = &c->cp_policy;
+	return ncclbpf_rt__run_hook(slot, offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx,
+				    version);
+}
+#endif
 
 /* Control plane slow path (cp_member.c): applies queued switches due at s, waits (bounded) at
  * an unresolved fence. */
