@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +87,11 @@ static void epoch_init(void)
 	if (pthread_key_create(&rec_key, thread_exit) == 0)
 		key_ok = 1;
 #ifdef SYS_membarrier
+	/* NCCLBPF_EPOCH_MEMBARRIER=0 forces the full-barrier readers (tests cover both modes; an
+	 * operator can rule membarrier out when diagnosing a host). */
+	const char *mb = getenv("NCCLBPF_EPOCH_MEMBARRIER");
+	if (mb && strcmp(mb, "0") == 0)
+		return;
 	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
 	if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)

@@ -44,6 +44,9 @@ if(NCCLBPF_HAVE_TSAN)
     set_tests_properties(${tname}.tsan PROPERTIES TIMEOUT 60 LABELS "tsan;maps"
       ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
   endforeach()
+  add_test(NAME test_epoch.fullbarrier.tsan COMMAND test_epoch_tsan 20000)
+  set_tests_properties(test_epoch.fullbarrier.tsan PROPERTIES TIMEOUT 60 LABELS "tsan;maps"
+    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1;NCCLBPF_EPOCH_MEMBARRIER=0")
 else()
   message(STATUS "ThreadSanitizer not available: map TSan tests not built")
 endif()

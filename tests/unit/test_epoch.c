@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "ncclbpf/epoch.h"
@@ -86,6 +88,12 @@ static void test_basic(void)
 {
 	CHECK(!ebpf_epoch_in_section());
 	ebpf_epoch_enter();
+	/* The mode this run tests: NCCLBPF_EPOCH_MEMBARRIER=0 must give full-barrier readers. */
+	const char *mb = getenv("NCCLBPF_EPOCH_MEMBARRIER");
+	int slow = (ebpf_epoch_tls_.gate & EBPF_EPOCH_GATE_SLOW) != 0;
+	printf("epoch readers: %s\n", slow ? "full barrier" : "membarrier (plain stores)");
+	if (mb && strcmp(mb, "0") == 0)
+		CHECK(slow);
 	ebpf_epoch_enter();
 	CHECK(ebpf_epoch_in_section());
 	ebpf_epoch_exit();
@@ -198,11 +206,90 @@ static void test_stress(int swaps)
 	free(atomic_load(&cur));
 }
 
+/* Three levels: the inner two take the inline nested path; only the outermost exit ends the
+ * section (a retire from inside stays alive until then). */
+static void test_deep_nesting(void)
+{
+	atomic_store(&freed_flag, 0);
+	ebpf_epoch_enter();
+	ebpf_epoch_enter();
+	ebpf_epoch_enter();
+	ebpf_epoch_retire(malloc(8), set_flag);
+	ebpf_epoch_exit();
+	ebpf_epoch_exit();
+	CHECK(ebpf_epoch_in_section());
+	for (int i = 0; i < 10; i++)
+		ebpf_epoch_reclaim();
+	CHECK(atomic_load(&freed_flag) == 0);
+	ebpf_epoch_exit();
+	CHECK(!ebpf_epoch_in_section());
+	CHECK(ebpf_epoch_synchronize() == 0);
+	CHECK(atomic_load(&freed_flag) == 1);
+}
+
+/* Readers whose threads come and go while another thread scans their (thread-local) records:
+ * a scan must never read the record of a thread that has exited (TSan/ASan builds). */
+static _Atomic int churn_stop;
+
+static void *churn_reader(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 200; i++) {
+		ebpf_epoch_enter();
+		struct obj *o = atomic_load(&cur);
+		if (o && atomic_load(&o->magic) != MAGIC)
+			atomic_fetch_add(&bad_reads, 1);
+		ebpf_epoch_exit();
+	}
+	return NULL;
+}
+
+static void *churn_spawner(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&churn_stop)) {
+		pthread_t t[4];
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, churn_reader, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	}
+	return NULL;
+}
+
+static void test_thread_churn(int swaps)
+{
+	struct ebpf_epoch_stats before, after;
+	pthread_t sp;
+	ebpf_epoch_get_stats(&before);
+	atomic_store(&bad_reads, 0);
+	atomic_store(&churn_stop, 0);
+	atomic_store(&cur, new_obj());
+	pthread_create(&sp, NULL, churn_spawner, NULL);
+	for (int i = 0; i < swaps; i++) {
+		struct obj *old = atomic_exchange(&cur, new_obj());
+		ebpf_epoch_retire(old, poison_free);
+		if (i % 64 == 0)
+			CHECK(ebpf_epoch_synchronize() == 0);
+	}
+	atomic_store(&churn_stop, 1);
+	pthread_join(sp, NULL);
+	CHECK(ebpf_epoch_synchronize() == 0);
+	ebpf_epoch_get_stats(&after);
+	CHECK_EQ_U64(atomic_load(&bad_reads), 0);
+	CHECK_EQ_U64(after.retired - before.retired, (uint64_t)swaps);
+	CHECK_EQ_U64(after.retired, after.freed);
+	free(atomic_load(&cur));
+	atomic_store(&cur, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	test_basic();
+	test_deep_nesting();
 	test_reader_blocks_free();
 	test_thread_exit_orphans();
 	test_stress(argc > 1 ? atoi(argv[1]) : 50000);
+	test_thread_churn(argc > 1 ? atoi(argv[1]) / 10 : 5000);
 	return check_summary("epoch");
 }
