@@ -299,12 +299,35 @@ static void test_proxy_and_bogus(void)
 	CHECK_EQ_U64(x.duration_ns, 10);
 	ps_stop(&a, kb); /* after the collective ended: ignored */
 	CHECK(coll_end(0x77, 3, 12, &x) == 0 && x._pad0 == 1);
+	/* No host stop yet and more channels than announced: the reference count reaches zero at
+	 * the announced count + 1 channel stops, and COLL_END covers every one of them (the scan
+	 * for finished channels must not stop after the announced count). */
+	ncclProfilerEventDescr_v6_t dc;
+	memset(&dc, 0, sizeof(dc));
+	dc.type = ncclProfileColl;
+	dc.coll.seqNumber = 13;
+	dc.coll.func = "AllReduce";
+	dc.coll.count = 8;
+	dc.coll.datatype = "ncclFloat32";
+	dc.coll.nChannels = 1;
+	dc.coll.algo = "RING";
+	dc.coll.proto = "LL";
+	void *c5 = ps_start(&a, ctx, &dc);
+	CHECK(c5 != NULL);
+	ps_kch(&a, ctx, c5, 3, 2, 100, 130);
+	CHECK(coll_end(0x77, 3, 13, &x) == -ENOENT);
+	ps_kch(&a, ctx, c5, 3, 9, 50, 120);
+	CHECK(coll_end(0x77, 3, 13, &x) == 0);
+	CHECK_EQ_U64(x.start_ns, 50);
+	CHECK_EQ_U64(x.duration_ns, 80);
+	ps_stop(&a, c5); /* the late host stop: the record is gone, ignored */
+	CHECK(coll_end(0x77, 3, 13, &x) == 0 && x._pad0 == 1);
 	last_info[0] = 0;
 	CHECK(ps_finalize(&a, ctx) == ncclSuccess);
 	CHECK(strstr(last_info, "1 foreign-process") != NULL);
 	/* Collective 9's channels never reported: finalize released it. */
-	CHECK(strstr(last_info, "4 collectives, 2 timed, 1 open at finalize") != NULL);
-	if (!strstr(last_info, "4 collectives, 2 timed, 1 open at finalize"))
+	CHECK(strstr(last_info, "5 collectives, 3 timed, 1 open at finalize") != NULL);
+	if (!strstr(last_info, "5 collectives, 3 timed, 1 open at finalize"))
 		fprintf(stderr, "finalize said: %s\n", last_info);
 }
 
