@@ -186,7 +186,7 @@ static void test_percpu_hash(void)
  * that differ only in their last word, or only in one byte of a middle word, are distinct. */
 static void test_word_keys(void)
 {
-	static const uint32_t sizes[] = {12, 16, 24, 32, 40};
+	static const uint32_t sizes[] = {8, 12, 16, 24, 32, 40};
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		uint32_t ks = sizes[s];
 		struct ebpf_map *m = mk(EBPF_MAP_TYPE_HASH, ks, 8, 64);

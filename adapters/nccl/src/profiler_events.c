@@ -110,7 +110,8 @@ struct prof_comm *prof_comm_new(uint64_t comm_id, int rank, int n_ranks, int n_n
 /* The live collective a handle names (and which of its channels, -1 for itself), or NULL. A
  * stale handle to a recycled record cannot be told apart; the pool's FIFO order makes that a
  * ~PROF_COLL_SLOTS-allocations-old handle. */
-static struct prof_coll *live_coll(const void *handle, int *channel)
+static inline __attribute__((always_inline)) struct prof_coll *live_coll(const void *handle,
+									 int *channel)
 {
 	struct prof_coll *c = prof_coll_of(handle, channel);
 	if (c && atomic_load_explicit(&c->state, memory_order_acquire) == PROF_EV_COLL)
