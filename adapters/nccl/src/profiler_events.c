@@ -337,16 +337,21 @@ void *prof_proxy_start(struct prof_comm *c, void *parent, pid_t pid, uint8_t cha
 	return ev;
 }
 
-void prof_kch_end(void *handle, uint64_t gpu_end)
+ncclResult_t prof_record_state(void *handle, ncclProfilerEventState_v4_t state,
+			       ncclProfilerEventStateArgs_v4_t *args)
 {
+	if (state != ncclProfilerKernelChStop || !args)
+		return ncclSuccess;
+	uint64_t gpu_end = args->kernelCh.pTimer;
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (!p || ch < 0)
-		return;
+		return ncclSuccess;
 	uint32_t gen = atomic_load_explicit(&p->gen, memory_order_relaxed);
 	if (atomic_load_explicit(&p->ch_state[ch], memory_order_acquire) ==
 	    (gen << 2 | PROF_CH_RUNNING))
 		atomic_store_explicit(&p->ch_end[ch], gpu_end, memory_order_relaxed);
+	return ncclSuccess;
 }
 
 static void kch_stop(struct prof_coll *p, int ch)
@@ -394,7 +399,7 @@ static void proxy_stop(struct prof_proxy *ev)
 		coll_put(p);
 }
 
-void prof_stop(void *handle)
+ncclResult_t prof_stop(void *handle)
 {
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
@@ -403,12 +408,13 @@ void prof_stop(void *handle)
 			kch_stop(p, ch);
 		else
 			coll_host_stop(p); /* the GPU side ends with the channels */
-		return;
+		return ncclSuccess;
 	}
 	struct prof_proxy *x = prof_proxy_of(handle);
 	if (x)
 		proxy_stop(x);
 	/* else NULL (an event we did not track), stale, or not ours */
+	return ncclSuccess;
 }
 
 /* --- Finalize ------------------------------------------------------------------------------- */
