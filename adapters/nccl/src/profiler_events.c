@@ -178,10 +178,9 @@ static void coll_free(struct prof_coll *coll)
  * frees the record. */
 static void coll_finish(struct prof_coll *coll, uint32_t last)
 {
-	uint32_t st = PROF_EV_COLL;
-	if (!atomic_compare_exchange_strong_explicit(&coll->state, &st, PROF_EV_DYING,
-						     memory_order_acq_rel, memory_order_relaxed))
-		return; /* swept by finalize meanwhile */
+	/* The caller took the reference count to zero, so it alone owns the record (finalize's
+	 * sweep takes the references the same way): no compare-and-swap on the state. */
+	atomic_store_explicit(&coll->state, PROF_EV_DYING, memory_order_relaxed);
 	struct prof_comm *c = atomic_load_explicit(&coll->comm, memory_order_relaxed);
 	if (!c || !wants(NCCLBPF_PROF_COLL_END)) {
 		coll_free(coll);
@@ -439,11 +438,19 @@ void prof_comm_free(struct prof_comm *c)
 	}
 	for (uint32_t i = 0, n = prof_coll_used(); i < n; i++) {
 		struct prof_coll *ev = prof_coll_at(i);
-		uint32_t st = PROF_EV_COLL;
 		if (atomic_load_explicit(&ev->comm, memory_order_relaxed) != c ||
-		    !atomic_compare_exchange_strong_explicit(
-			&ev->state, &st, PROF_EV_DYING, memory_order_acq_rel, memory_order_relaxed))
+		    atomic_load_explicit(&ev->state, memory_order_acquire) != PROF_EV_COLL)
 			continue;
+		/* Take every remaining reference at once: whoever takes the count to zero owns
+		 * the record (a last-reference drop in flight meanwhile keeps it). */
+		uint32_t r = atomic_load_explicit(&ev->pending, memory_order_relaxed);
+		while (PROF_REFS(r) && !atomic_compare_exchange_weak_explicit(
+					   &ev->pending, &r, r & PROF_HOST_DONE,
+					   memory_order_acq_rel, memory_order_relaxed))
+			;
+		if (!PROF_REFS(r))
+			continue;
+		atomic_store_explicit(&ev->state, PROF_EV_DYING, memory_order_relaxed);
 		open++;
 		coll_free(ev);
 	}
