@@ -8,7 +8,10 @@
  * side, one reserved per channel it announced (nChannels), one per proxy-operation child; its
  * record is released, and COLL_END delivered, when the last one is dropped. Kernel channels live
  * inside their collective's record (their handles point into it), so a channel event costs no
- * allocation and two atomic read-modify-writes. Everything else NCCL may send
+ * allocation and one atomic read-modify-write (its stop drops its reference). The program runs
+ * on COLL_START, KERNEL_CH and COLL_END (and PROXY_OP when asked for); an event it does not
+ * need (NCCLBPF_RT_PROF_END_ONLY, where the runtime defines it) builds no context and runs
+ * nothing. Everything else NCCL may send
  * (groups, p2p, API and launch events, proxy steps/control, net plugin, CE events) is answered
  * with a NULL handle. Every function is safe to call concurrently from any thread and with any
  * handle value. */
