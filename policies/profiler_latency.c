@@ -21,6 +21,19 @@ struct lat_key {
 	__u32 _pad;
 };
 
+/* The key as the program builds it: three 64-bit words, each written with one store, so that
+ * the map's hash and compare read them back without store-forwarding stalls (two 32-bit stores
+ * read back as one 64-bit word stall the load). Same bytes as struct lat_key on the
+ * little-endian hosts the runtime supports. */
+union lat_key_words {
+	struct lat_key k;
+	__u64 w[3];
+};
+_Static_assert(sizeof(union lat_key_words) == sizeof(struct lat_key), "key words");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "lat_key_words assumes a little-endian layout"
+#endif
+
 struct lat_val {
 	__u64 count;	/* collectives */
 	__u64 total_ns; /* sum of GPU latencies: mean = total_ns / count */
@@ -89,7 +102,7 @@ static __always_inline __u32 log2_u64(__u64 x)
 SEC("profiler")
 int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 {
-	struct lat_key key = {};
+	union lat_key_words key;
 	struct lat_val *v;
 	struct lat_event *e;
 	__u64 d;
@@ -97,12 +110,11 @@ int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 	if (ctx->event != NCCLBPF_PROF_COLL_END)
 		return 0;
 	d = ctx->duration_ns;
-	key.comm_id = ctx->comm_id;
-	key.rank = ctx->rank;
-	key.coll_type = ctx->coll_type;
-	key.bucket = log2_u64(ctx->n_bytes);
+	key.w[0] = ctx->comm_id;
+	key.w[1] = (__u64)ctx->rank | (__u64)ctx->coll_type << 32; /* rank, coll_type */
+	key.w[2] = log2_u64(ctx->n_bytes);			   /* bucket, _pad = 0 */
 
-	v = bpf_map_lookup_elem(&latency, &key);
+	v = bpf_map_lookup_elem(&latency, &key.k);
 	if (!v) {
 		struct lat_val init = {.count = 1,
 				       .total_ns = d,
@@ -111,9 +123,9 @@ int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 				       .last_ns = d,
 				       .last_seq = ctx->seq};
 		/* Another thread may have inserted it meanwhile: then add to theirs. */
-		if (bpf_map_update_elem(&latency, &key, &init, BPF_NOEXIST) == 0)
+		if (bpf_map_update_elem(&latency, &key.k, &init, BPF_NOEXIST) == 0)
 			goto stream;
-		v = bpf_map_lookup_elem(&latency, &key);
+		v = bpf_map_lookup_elem(&latency, &key.k);
 		if (!v)
 			goto stream;
 	}

@@ -10,11 +10,13 @@ endif()
 # (SEC("profiler/proxy")).
 set(PROF_POLICY_DIR ${CMAKE_CURRENT_BINARY_DIR}/profiler_policies)
 set(PROF_POLICIES)
-foreach(variant "" "_proxy")
+foreach(variant "" "_proxy" "_end")
   set(out ${PROF_POLICY_DIR}/prof_record${variant}.o)
   set(defs)
   if(variant STREQUAL "_proxy")
     set(defs -DPROXY)
+  elseif(variant STREQUAL "_end")
+    set(defs -DEND_ONLY)
   endif()
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${PROF_POLICY_DIR}
@@ -45,7 +47,7 @@ endfunction()
 
 ncclbpf_prof_test(test_profiler SOURCES ${PROF_TEST_DIR}/test_profiler.c
   ARGS ${PROF_POLICY_DIR}/prof_record.o ${PROF_POLICY_DIR}/prof_record_proxy.o
-       ${NCCLBPF_POLICY_DIR})
+       ${NCCLBPF_POLICY_DIR} ${PROF_POLICY_DIR}/prof_record_end.o)
 ncclbpf_prof_test(test_profiler_stress SOURCES ${PROF_TEST_DIR}/test_profiler_stress.c
   ARGS 4 3 20000 ${PROF_POLICY_DIR}/prof_record.o
   ASAN_ARGS 2 3 5000 ${PROF_POLICY_DIR}/prof_record.o)

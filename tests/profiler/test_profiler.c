@@ -7,7 +7,7 @@
  * and stale handles are harmless; pool exhaustion drops and counts, then recovers; a tuner that
  * reads a profiler-written map is refused.
  *
- * usage: test_profiler RECORD.o RECORD_PROXY.o POLICY_DIR */
+ * usage: test_profiler RECORD.o RECORD_PROXY.o POLICY_DIR [RECORD_END.o] */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,7 +23,7 @@ extern const ncclProfiler_v4_t ncclProfiler_v4;
 extern const ncclProfiler_v5_t ncclProfiler_v5;
 extern const ncclProfiler_v6_t ncclProfiler_v6;
 
-static const char *record_o, *record_proxy_o, *policy_dir;
+static const char *record_o, *record_proxy_o, *policy_dir, *record_end_o;
 /* NCCL's activation mask: one process-global int (nccl-plugin-abi.md §2.3). */
 static int mask;
 
@@ -183,6 +183,40 @@ static void test_releases(void)
 	CHECK_EQ_U64(count_of(NCCLBPF_PROF_PROXY_OP), 0); /* not asked for */
 }
 
+/* A SEC("profiler/coll_end") program is run on finished collectives only: the adapter still
+ * asks NCCL for Coll and KernelCh (they make up a COLL_END) but runs nothing on them. Only once
+ * the runtime knows the section (NCCLBPF_RT_PROF_END_ONLY). */
+static void test_end_only(void)
+{
+#ifdef NCCLBPF_RT_PROF_END_ONLY
+	if (!record_end_o)
+		return;
+	CHECK(load(record_end_o) == 0);
+	CHECK((ncclbpf_rt_profiler_needs() & NCCLBPF_RT_PROF_END_ONLY) != 0);
+	uint64_t s0 = count_of(NCCLBPF_PROF_COLL_START), k0 = count_of(NCCLBPF_PROF_KERNEL_CH);
+	uint64_t e0 = count_of(NCCLBPF_PROF_COLL_END);
+	struct prof_api a = api(5);
+	mask = 0;
+	void *ctx = NULL;
+	CHECK(ps_init(&a, &ctx, &mask, 0xE0, 1, 2, 1, logger) == ncclSuccess);
+	CHECK_EQ_U64(mask, ncclProfileColl | ncclProfileKernelCh);
+	for (int i = 0; i < 10; i++) {
+		void *coll = ps_coll_host(&a, ctx, 1, (uint64_t)i, "AllGather", 64, "ncclInt8", 2,
+					  "RING", "SIMPLE");
+		CHECK(coll != NULL);
+		ps_kch(&a, ctx, coll, 1, 0, 100, 150 + (uint64_t)i);
+		ps_kch(&a, ctx, coll, 1, 1, 90, 140);
+		struct ncclbpf_profiler_ctx x;
+		CHECK(coll_end(0xE0, 1, (uint64_t)i, &x) == 0);
+		CHECK_EQ_U64(x.duration_ns, 60 + (uint64_t)i);
+	}
+	CHECK_EQ_U64(count_of(NCCLBPF_PROF_COLL_START), s0);
+	CHECK_EQ_U64(count_of(NCCLBPF_PROF_KERNEL_CH), k0);
+	CHECK_EQ_U64(count_of(NCCLBPF_PROF_COLL_END), e0 + 10);
+	CHECK(ps_finalize(&a, ctx) == ncclSuccess);
+#endif
+}
+
 /* --- Proxy events, PXN, bogus handles --------------------------------------------------------- */
 
 static void test_proxy_and_bogus(void)
@@ -299,12 +333,35 @@ static void test_proxy_and_bogus(void)
 	CHECK_EQ_U64(x.duration_ns, 10);
 	ps_stop(&a, kb); /* after the collective ended: ignored */
 	CHECK(coll_end(0x77, 3, 12, &x) == 0 && x._pad0 == 1);
+	/* No host stop yet and more channels than announced: the reference count reaches zero at
+	 * the announced count + 1 channel stops, and COLL_END covers every one of them (the scan
+	 * for finished channels must not stop after the announced count). */
+	ncclProfilerEventDescr_v6_t dc;
+	memset(&dc, 0, sizeof(dc));
+	dc.type = ncclProfileColl;
+	dc.coll.seqNumber = 13;
+	dc.coll.func = "AllReduce";
+	dc.coll.count = 8;
+	dc.coll.datatype = "ncclFloat32";
+	dc.coll.nChannels = 1;
+	dc.coll.algo = "RING";
+	dc.coll.proto = "LL";
+	void *c5 = ps_start(&a, ctx, &dc);
+	CHECK(c5 != NULL);
+	ps_kch(&a, ctx, c5, 3, 2, 100, 130);
+	CHECK(coll_end(0x77, 3, 13, &x) == -ENOENT);
+	ps_kch(&a, ctx, c5, 3, 9, 50, 120);
+	CHECK(coll_end(0x77, 3, 13, &x) == 0);
+	CHECK_EQ_U64(x.start_ns, 50);
+	CHECK_EQ_U64(x.duration_ns, 80);
+	ps_stop(&a, c5); /* the late host stop: the record is gone, ignored */
+	CHECK(coll_end(0x77, 3, 13, &x) == 0 && x._pad0 == 1);
 	last_info[0] = 0;
 	CHECK(ps_finalize(&a, ctx) == ncclSuccess);
 	CHECK(strstr(last_info, "1 foreign-process") != NULL);
 	/* Collective 9's channels never reported: finalize released it. */
-	CHECK(strstr(last_info, "4 collectives, 2 timed, 1 open at finalize") != NULL);
-	if (!strstr(last_info, "4 collectives, 2 timed, 1 open at finalize"))
+	CHECK(strstr(last_info, "5 collectives, 3 timed, 1 open at finalize") != NULL);
+	if (!strstr(last_info, "5 collectives, 3 timed, 1 open at finalize"))
 		fprintf(stderr, "finalize said: %s\n", last_info);
 }
 
@@ -379,11 +436,13 @@ int main(int argc, char **argv)
 	record_o = argv[1];
 	record_proxy_o = argv[2];
 	policy_dir = argv[3];
+	record_end_o = argc > 4 ? argv[4] : NULL;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	unsetenv("NCCLBPF_POLICY");
 	ncclbpf_rt_acquire();
 	test_mask();
 	test_releases();
+	test_end_only();
 	test_proxy_and_bogus();
 	test_exhaustion();
 	test_direct_loop_rejected();

@@ -182,11 +182,48 @@ static void test_percpu_hash(void)
 	ebpf_map__free(m);
 }
 
+/* Keys of several words (compared word by word inline up to 32 bytes, by memcmp beyond): keys
+ * that differ only in their last word, or only in one byte of a middle word, are distinct. */
+static void test_word_keys(void)
+{
+	static const uint32_t sizes[] = {8, 12, 16, 24, 32, 40};
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		uint32_t ks = sizes[s];
+		struct ebpf_map *m = mk(EBPF_MAP_TYPE_HASH, ks, 8, 64);
+		if (!m) {
+			CHECK(0);
+			continue;
+		}
+		unsigned char k[40];
+		int bad = 0;
+		/* Key i: all bytes 0x5a except byte (i % ks), which is i. */
+		for (uint64_t i = 0; i < 32; i++) {
+			memset(k, 0x5a, sizeof(k));
+			k[(ks - 1 - i) % ks] = (unsigned char)i;
+			bad += ebpf_map__update_elem(m, k, &i, EBPF_NOEXIST) != 0;
+		}
+		for (uint64_t i = 0; i < 32; i++) {
+			memset(k, 0x5a, sizeof(k));
+			k[(ks - 1 - i) % ks] = (unsigned char)i;
+			uint64_t *v = ebpf_map__lookup_elem(m, k);
+			bad += !v || *v != i;
+		}
+		memset(k, 0x5a, sizeof(k));
+		k[ks - 1] = 0x7f; /* differs from every key above in the last byte only */
+		bad += ebpf_map__lookup_elem(m, k) != NULL;
+		CHECK(bad == 0);
+		if (bad)
+			fprintf(stderr, "key size %u: %d wrong\n", ks, bad);
+		ebpf_map__free(m);
+	}
+}
+
 int main(void)
 {
 	test_create_errors();
 	test_hash();
 	test_hash_many();
+	test_word_keys();
 	test_percpu_hash();
 	CHECK(ebpf_epoch_synchronize() == 0);
 	return check_summary("maps_hash");

@@ -64,21 +64,6 @@ static ncclResult_t finalize(void *context)
 	return ncclSuccess;
 }
 
-static ncclResult_t stop_event(void *handle)
-{
-	prof_stop(handle);
-	return ncclSuccess;
-}
-
-/* The state arguments are the same union in v4, v5 and v6. */
-static ncclResult_t record_state(void *handle, ncclProfilerEventState_t state,
-				 ncclProfilerEventStateArgs_v4_t *args)
-{
-	if (state == ncclProfilerKernelChStop && args)
-		prof_kch_end(handle, args->kernelCh.pTimer);
-	return ncclSuccess;
-}
-
 /* The members read below sit at the same offsets in all three descriptors (static asserts in
  * nccl_profiler.h); only the type field's width differs. */
 #define START_EVENT(D, TYPE)                                                                       \
@@ -155,8 +140,8 @@ EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
     .name = "NCCLbpf",
     .init = init_v4,
     .startEvent = start_v4,
-    .stopEvent = stop_event,
-    .recordEventState = record_state,
+    .stopEvent = prof_stop,
+    .recordEventState = prof_record_state,
     .finalize = finalize,
 };
 
@@ -164,8 +149,8 @@ EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
     .name = "NCCLbpf",
     .init = init_v5,
     .startEvent = start_v5,
-    .stopEvent = stop_event,
-    .recordEventState = record_state,
+    .stopEvent = prof_stop,
+    .recordEventState = prof_record_state,
     .finalize = finalize,
 };
 
@@ -173,7 +158,7 @@ EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {
     .name = "NCCLbpf",
     .init = init_v6,
     .startEvent = start_v6,
-    .stopEvent = stop_event,
-    .recordEventState = record_state,
+    .stopEvent = prof_stop,
+    .recordEventState = prof_record_state,
     .finalize = finalize,
 };

@@ -14,6 +14,10 @@
 #include "profiler_pool.h"
 
 static _Atomic int wanted_mask;
+/* Program events (bit 1 << NCCLBPF_PROF_*) the active program is run on. An event outside it
+ * costs no context, no clock read and no program dispatch; the record keeping is the same. */
+static _Atomic uint32_t run_events;
+#define EV(e) (1u << (e))
 static _Atomic(int *) nccl_mask;
 /* NCCL's mask int is only written while a communicator lives (it is NCCL's global, but a host
  * that passed something shorter-lived, like a test harness, is safe too). */
@@ -31,6 +35,28 @@ static int mask_for(uint32_t needs)
 	return m;
 }
 
+static uint32_t events_for(uint32_t needs)
+{
+	if (!(needs & NCCLBPF_RT_PROF_PROGRAM))
+		return 0;
+	uint32_t ev =
+	    EV(NCCLBPF_PROF_COLL_START) | EV(NCCLBPF_PROF_COLL_END) | EV(NCCLBPF_PROF_KERNEL_CH);
+#ifdef NCCLBPF_RT_PROF_END_ONLY
+	/* The program declared that it only handles finished collectives (it must not see the
+	 * others: running it on them would be wasted work, never a different answer). */
+	if (needs & NCCLBPF_RT_PROF_END_ONLY)
+		ev = EV(NCCLBPF_PROF_COLL_END);
+#endif
+	if (needs & NCCLBPF_RT_PROF_PROXY)
+		ev |= EV(NCCLBPF_PROF_PROXY_OP);
+	return ev;
+}
+
+static inline int wants(uint32_t event)
+{
+	return (atomic_load_explicit(&run_events, memory_order_relaxed) & EV(event)) != 0;
+}
+
 int prof_wanted_mask(void)
 {
 	return atomic_load_explicit(&wanted_mask, memory_order_relaxed);
@@ -38,7 +64,9 @@ int prof_wanted_mask(void)
 
 void prof_refresh(void)
 {
-	int m = mask_for(ncclbpf_rt_profiler_needs());
+	uint32_t needs = ncclbpf_rt_profiler_needs();
+	int m = mask_for(needs);
+	atomic_store_explicit(&run_events, events_for(needs), memory_order_relaxed);
 	atomic_store_explicit(&wanted_mask, m, memory_order_relaxed);
 	int *p = atomic_load_explicit(&nccl_mask, memory_order_acquire);
 	/* NCCL reads its int with relaxed atomics at each API call (§2.3). */
@@ -82,7 +110,8 @@ struct prof_comm *prof_comm_new(uint64_t comm_id, int rank, int n_ranks, int n_n
 /* The live collective a handle names (and which of its channels, -1 for itself), or NULL. A
  * stale handle to a recycled record cannot be told apart; the pool's FIFO order makes that a
  * ~PROF_COLL_SLOTS-allocations-old handle. */
-static struct prof_coll *live_coll(const void *handle, int *channel)
+static inline __attribute__((always_inline)) struct prof_coll *live_coll(const void *handle,
+									 int *channel)
 {
 	struct prof_coll *c = prof_coll_of(handle, channel);
 	if (c && atomic_load_explicit(&c->state, memory_order_acquire) == PROF_EV_COLL)
@@ -94,7 +123,7 @@ static struct prof_coll *live_coll(const void *handle, int *channel)
 static int ref_get_unless_zero(struct prof_coll *c)
 {
 	uint32_t r = atomic_load_explicit(&c->pending, memory_order_relaxed);
-	while (r) {
+	while (PROF_REFS(r)) {
 		if (atomic_compare_exchange_weak_explicit(
 			&c->pending, &r, r + 1, memory_order_acquire, memory_order_relaxed))
 			return 1;
@@ -144,22 +173,32 @@ static void coll_free(struct prof_coll *coll)
 	prof_coll_put(coll);
 }
 
-/* Drops one reference; the last one delivers COLL_END: GPU time from the earliest start to the
- * latest end over the channels that reported both. */
-static void coll_put(struct prof_coll *coll)
+/* The last reference was dropped (pending word `last` before the drop): delivers COLL_END, GPU
+ * time from the earliest start to the latest end over the channels that reported both, and
+ * frees the record. */
+static void coll_finish(struct prof_coll *coll, uint32_t last)
 {
-	if (atomic_fetch_sub_explicit(&coll->pending, 1, memory_order_acq_rel) != 1)
-		return;
-	uint32_t st = PROF_EV_COLL;
-	if (!atomic_compare_exchange_strong_explicit(&coll->state, &st, PROF_EV_DYING,
-						     memory_order_acq_rel, memory_order_relaxed))
-		return; /* swept by finalize meanwhile */
+	/* The caller took the reference count to zero, so it alone owns the record (finalize's
+	 * sweep takes the references the same way): no compare-and-swap on the state. */
+	atomic_store_explicit(&coll->state, PROF_EV_DYING, memory_order_relaxed);
 	struct prof_comm *c = atomic_load_explicit(&coll->comm, memory_order_relaxed);
+	if (!c || !wants(NCCLBPF_PROF_COLL_END)) {
+		coll_free(coll);
+		return;
+	}
 	uint32_t done = atomic_load_explicit(&coll->gen, memory_order_relaxed) << 2 | PROF_CH_DONE;
+	/* Every DONE channel dropped one reference before the count reached zero: the announced
+	 * channels, plus the host side's reference when no host stop came. So the scan can stop
+	 * once it found that many: NCCL numbers a collective's channels from 0, so it reads
+	 * n_channels words instead of PROF_MAX_CH. (A channel beyond those announced that
+	 * stopped concurrently with the last reference may be missed; the full scan could miss
+	 * it too, by reading its word a moment earlier.) */
+	uint32_t n_done = coll->n_channels + !(last & PROF_HOST_DONE), found = 0;
 	uint64_t lo = UINT64_MAX, hi = 0;
-	for (int i = 0; i < PROF_MAX_CH; i++) {
+	for (int i = 0; i < PROF_MAX_CH && found < n_done; i++) {
 		if (atomic_load_explicit(&coll->ch_state[i], memory_order_relaxed) != done)
 			continue;
+		found++;
 		uint64_t e = atomic_load_explicit(&coll->ch_end[i], memory_order_relaxed);
 		if (!e)
 			continue;
@@ -167,13 +206,35 @@ static void coll_put(struct prof_coll *coll)
 		lo = s < lo ? s : lo;
 		hi = e > hi ? e : hi;
 	}
-	if (c && hi) {
+	if (hi) {
 		struct ncclbpf_profiler_ctx x;
 		fill_ctx(&x, coll, c, NCCLBPF_PROF_COLL_END);
 		run(&x, lo, hi);
 		atomic_fetch_add_explicit(&c->colls_end, 1, memory_order_relaxed);
 	}
 	coll_free(coll);
+}
+
+/* Drops one reference (a channel's or a proxy child's); the last one finishes the record. */
+static void coll_put(struct prof_coll *coll)
+{
+	uint32_t old = atomic_fetch_sub_explicit(&coll->pending, 1, memory_order_acq_rel);
+	if (PROF_REFS(old) == 1)
+		coll_finish(coll, old);
+}
+
+/* The host side's stop: drops its reference once (a repeated stop finds PROF_HOST_DONE). */
+static void coll_host_stop(struct prof_coll *coll)
+{
+	uint32_t old = atomic_load_explicit(&coll->pending, memory_order_relaxed);
+	do {
+		if ((old & PROF_HOST_DONE) || !PROF_REFS(old))
+			return;
+	} while (
+	    !atomic_compare_exchange_weak_explicit(&coll->pending, &old, (old | PROF_HOST_DONE) - 1,
+						   memory_order_acq_rel, memory_order_relaxed));
+	if (PROF_REFS(old) == 1)
+		coll_finish(coll, old | PROF_HOST_DONE);
 }
 
 /* --- Event entry points --------------------------------------------------------------------- */
@@ -201,10 +262,11 @@ void *prof_coll_start(struct prof_comm *c, uint64_t seq, const char *func, size_
 	/* Kernel channels are requested whenever a program runs, so NCCL sends one KernelCh per
 	 * channel the collective uses, possibly long after the host stop: their references are
 	 * taken now, before any can arrive. */
-	atomic_store_explicit(&ev->host_done, 0, memory_order_relaxed);
 	atomic_store_explicit(&ev->pending, 1u + n_channels, memory_order_relaxed);
 	atomic_store_explicit(&ev->state, PROF_EV_COLL, memory_order_release);
 	atomic_fetch_add_explicit(&c->colls, 1, memory_order_relaxed);
+	if (!wants(NCCLBPF_PROF_COLL_START))
+		return ev;
 
 	struct ncclbpf_profiler_ctx x;
 	fill_ctx(&x, ev, c, NCCLBPF_PROF_COLL_START);
@@ -274,16 +336,21 @@ void *prof_proxy_start(struct prof_comm *c, void *parent, pid_t pid, uint8_t cha
 	return ev;
 }
 
-void prof_kch_end(void *handle, uint64_t gpu_end)
+ncclResult_t prof_record_state(void *handle, ncclProfilerEventState_v4_t state,
+			       ncclProfilerEventStateArgs_v4_t *args)
 {
+	if (state != ncclProfilerKernelChStop || !args)
+		return ncclSuccess;
+	uint64_t gpu_end = args->kernelCh.pTimer;
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (!p || ch < 0)
-		return;
+		return ncclSuccess;
 	uint32_t gen = atomic_load_explicit(&p->gen, memory_order_relaxed);
 	if (atomic_load_explicit(&p->ch_state[ch], memory_order_acquire) ==
 	    (gen << 2 | PROF_CH_RUNNING))
 		atomic_store_explicit(&p->ch_end[ch], gpu_end, memory_order_relaxed);
+	return ncclSuccess;
 }
 
 static void kch_stop(struct prof_coll *p, int ch)
@@ -299,7 +366,7 @@ static void kch_stop(struct prof_coll *p, int ch)
 	atomic_store_explicit(&p->ch_state[ch], gen << 2 | PROF_CH_DONE, memory_order_relaxed);
 	uint64_t e = atomic_load_explicit(&p->ch_end[ch], memory_order_relaxed);
 	struct prof_comm *c = atomic_load_explicit(&p->comm, memory_order_relaxed);
-	if (e && c) {
+	if (e && c && wants(NCCLBPF_PROF_KERNEL_CH)) {
 		struct ncclbpf_profiler_ctx x;
 		fill_ctx(&x, p, c, NCCLBPF_PROF_KERNEL_CH);
 		x.channel = (uint32_t)ch;
@@ -331,21 +398,22 @@ static void proxy_stop(struct prof_proxy *ev)
 		coll_put(p);
 }
 
-void prof_stop(void *handle)
+ncclResult_t prof_stop(void *handle)
 {
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (p) {
 		if (ch >= 0)
 			kch_stop(p, ch);
-		else if (!atomic_exchange_explicit(&p->host_done, 1, memory_order_relaxed))
-			coll_put(p); /* host side done; the GPU side ends with the channels */
-		return;
+		else
+			coll_host_stop(p); /* the GPU side ends with the channels */
+		return ncclSuccess;
 	}
 	struct prof_proxy *x = prof_proxy_of(handle);
 	if (x)
 		proxy_stop(x);
 	/* else NULL (an event we did not track), stale, or not ours */
+	return ncclSuccess;
 }
 
 /* --- Finalize ------------------------------------------------------------------------------- */
@@ -357,7 +425,7 @@ void prof_comm_free(struct prof_comm *c)
 	/* NCCL finalizes after its proxy thread stopped, so no callback for c is in flight; what
 	 * is still held belongs to collectives whose channels never reported. Release it. */
 	uint64_t open = 0;
-	for (uint32_t i = 0; i < PROF_PROXY_SLOTS; i++) {
+	for (uint32_t i = 0, n = prof_proxy_used(); i < n; i++) {
 		struct prof_proxy *ev = prof_proxy_at(i);
 		uint32_t st = PROF_EV_PROXY;
 		if (atomic_load_explicit(&ev->comm, memory_order_relaxed) != c ||
@@ -368,13 +436,21 @@ void prof_comm_free(struct prof_comm *c)
 		atomic_store_explicit(&ev->state, PROF_EV_FREE, memory_order_release);
 		prof_proxy_put(ev);
 	}
-	for (uint32_t i = 0; i < PROF_COLL_SLOTS; i++) {
+	for (uint32_t i = 0, n = prof_coll_used(); i < n; i++) {
 		struct prof_coll *ev = prof_coll_at(i);
-		uint32_t st = PROF_EV_COLL;
 		if (atomic_load_explicit(&ev->comm, memory_order_relaxed) != c ||
-		    !atomic_compare_exchange_strong_explicit(
-			&ev->state, &st, PROF_EV_DYING, memory_order_acq_rel, memory_order_relaxed))
+		    atomic_load_explicit(&ev->state, memory_order_acquire) != PROF_EV_COLL)
 			continue;
+		/* Take every remaining reference at once: whoever takes the count to zero owns
+		 * the record (a last-reference drop in flight meanwhile keeps it). */
+		uint32_t r = atomic_load_explicit(&ev->pending, memory_order_relaxed);
+		while (PROF_REFS(r) && !atomic_compare_exchange_weak_explicit(
+					   &ev->pending, &r, r & PROF_HOST_DONE,
+					   memory_order_acq_rel, memory_order_relaxed))
+			;
+		if (!PROF_REFS(r))
+			continue;
+		atomic_store_explicit(&ev->state, PROF_EV_DYING, memory_order_relaxed);
 		open++;
 		coll_free(ev);
 	}

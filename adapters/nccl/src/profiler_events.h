@@ -8,7 +8,10 @@
  * side, one reserved per channel it announced (nChannels), one per proxy-operation child; its
  * record is released, and COLL_END delivered, when the last one is dropped. Kernel channels live
  * inside their collective's record (their handles point into it), so a channel event costs no
- * allocation and two atomic read-modify-writes. Everything else NCCL may send
+ * allocation and one atomic read-modify-write (its stop drops its reference). The program runs
+ * on COLL_START, KERNEL_CH and COLL_END (and PROXY_OP when asked for); an event it does not
+ * need (NCCLBPF_RT_PROF_END_ONLY, where the runtime defines it) builds no context and runs
+ * nothing. Everything else NCCL may send
  * (groups, p2p, API and launch events, proxy steps/control, net plugin, CE events) is answered
  * with a NULL handle. Every function is safe to call concurrently from any thread and with any
  * handle value. */
@@ -21,6 +24,7 @@
 #include <sys/types.h>
 
 #include "nccl_common.h"
+#include "nccl_profiler.h"
 
 struct prof_comm {
 	uint64_t comm_id;
@@ -53,8 +57,11 @@ void *prof_coll_start(struct prof_comm *c, uint64_t seq, const char *func, size_
 void *prof_kch_start(struct prof_comm *c, void *parent, uint8_t channel, uint64_t gpu_start);
 void *prof_proxy_start(struct prof_comm *c, void *parent, pid_t pid, uint8_t channel, int peer,
 		       int n_steps, int chunk_size);
-void prof_stop(void *handle);
-/* KernelChStop's GPU end time; every other state is ignored. */
-void prof_kch_end(void *handle, uint64_t gpu_end);
+/* stopEvent and recordEventState themselves (the same in v4, v5 and v6), so that these two
+ * callbacks, two thirds of all calls, reach the event code without a call in between.
+ * recordEventState looks only at KernelChStop's GPU end time. */
+ncclResult_t prof_stop(void *handle);
+ncclResult_t prof_record_state(void *handle, ncclProfilerEventState_v4_t state,
+			       ncclProfilerEventStateArgs_v4_t *args);
 
 #endif

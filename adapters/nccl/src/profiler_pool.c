@@ -17,8 +17,10 @@ struct fifo {
 	uint32_t n;
 };
 
-static struct prof_coll colls[PROF_COLL_SLOTS] __attribute__((aligned(64)));
-static struct prof_proxy proxies[PROF_PROXY_SLOTS] __attribute__((aligned(64)));
+struct prof_coll prof_colls_[PROF_COLL_SLOTS] __attribute__((aligned(64)));
+struct prof_proxy prof_proxies_[PROF_PROXY_SLOTS] __attribute__((aligned(64)));
+#define colls	prof_colls_
+#define proxies prof_proxies_
 static struct cell coll_cells[PROF_COLL_SLOTS], proxy_cells[PROF_PROXY_SLOTS];
 static struct fifo coll_fifo = {.cells = coll_cells, .n = PROF_COLL_SLOTS};
 static struct fifo proxy_fifo = {.cells = proxy_cells, .n = PROF_PROXY_SLOTS};
@@ -128,32 +130,6 @@ void prof_proxy_put(struct prof_proxy *p)
 	fifo_put(&proxy_fifo, (uint32_t)(p - proxies));
 }
 
-struct prof_coll *prof_coll_of(const void *handle, int *channel)
-{
-	uintptr_t off = (uintptr_t)handle - (uintptr_t)colls;
-	if (off >= sizeof(colls))
-		return NULL;
-	size_t in = off % sizeof(struct prof_coll);
-	struct prof_coll *c = &colls[off / sizeof(struct prof_coll)];
-	if (in == 0) {
-		*channel = -1;
-		return c;
-	}
-	size_t ch0 = offsetof(struct prof_coll, ch_state);
-	if (in < ch0 || in >= ch0 + sizeof(c->ch_state) || (in - ch0) % sizeof(c->ch_state[0]))
-		return NULL;
-	*channel = (int)((in - ch0) / sizeof(c->ch_state[0]));
-	return c;
-}
-
-struct prof_proxy *prof_proxy_of(const void *handle)
-{
-	uintptr_t off = (uintptr_t)handle - (uintptr_t)proxies;
-	if (off >= sizeof(proxies) || off % sizeof(struct prof_proxy))
-		return NULL;
-	return &proxies[off / sizeof(struct prof_proxy)];
-}
-
 struct prof_coll *prof_coll_at(uint32_t i)
 {
 	return i < PROF_COLL_SLOTS ? &colls[i] : NULL;
@@ -162,4 +138,20 @@ struct prof_coll *prof_coll_at(uint32_t i)
 struct prof_proxy *prof_proxy_at(uint32_t i)
 {
 	return i < PROF_PROXY_SLOTS ? &proxies[i] : NULL;
+}
+
+static uint32_t used(struct fifo *f)
+{
+	uint32_t n = atomic_load_explicit(&f->fresh, memory_order_relaxed);
+	return n < f->n ? n : f->n;
+}
+
+uint32_t prof_coll_used(void)
+{
+	return used(&coll_fifo);
+}
+
+uint32_t prof_proxy_used(void)
+{
+	return used(&proxy_fifo);
 }

@@ -33,14 +33,19 @@ enum prof_ev_state {
 /* Kernel-channel state word: (record generation << 2) | one of these. A word from an earlier
  * use of the record never matches the current generation. */
 enum { PROF_CH_IDLE = 0, PROF_CH_RUNNING = 1, PROF_CH_DONE = 2 };
+#define PROF_HOST_DONE 0x80000000u
+#define PROF_REFS(p)   ((p) & ~PROF_HOST_DONE)
 
 struct prof_comm;
 
 struct prof_coll {
-	_Atomic uint32_t state;	    /* enum prof_ev_state */
-	_Atomic uint32_t gen;	    /* incremented at every allocation */
-	_Atomic uint32_t pending;   /* host side + announced channels not yet stopped */
-	_Atomic uint32_t host_done; /* host stopEvent seen (guards a second one) */
+	_Atomic uint32_t state; /* enum prof_ev_state */
+	_Atomic uint32_t gen;	/* incremented at every allocation */
+	/* References in the low 31 bits (host side, announced channels not yet stopped, proxy
+	 * children); PROF_HOST_DONE once the host stopEvent dropped its reference (so that a
+	 * second one cannot), in the same word: a host stop is one read-modify-write. */
+	_Atomic uint32_t pending;
+	uint32_t _pad0;
 	_Atomic(struct prof_comm *) comm;
 	uint64_t seq;
 	uint64_t n_bytes;
@@ -80,12 +85,43 @@ struct prof_proxy *prof_proxy_get(void);
 void prof_coll_put(struct prof_coll *c);
 void prof_proxy_put(struct prof_proxy *p);
 
+/* The record arrays (profiler_pool.c), visible so that decoding a handle inlines into every
+ * callback. */
+extern struct prof_coll prof_colls_[PROF_COLL_SLOTS];
+extern struct prof_proxy prof_proxies_[PROF_PROXY_SLOTS];
+
 /* What a handle names: a collective (channel < 0) or one of its channels, a proxy record, or
  * nothing of ours (NULL, out of range, misaligned). */
-struct prof_coll *prof_coll_of(const void *handle, int *channel);
-struct prof_proxy *prof_proxy_of(const void *handle);
-/* Record i, for finalize's sweep. */
+static inline struct prof_coll *prof_coll_of(const void *handle, int *channel)
+{
+	uintptr_t off = (uintptr_t)handle - (uintptr_t)prof_colls_;
+	if (off >= sizeof(prof_colls_))
+		return NULL;
+	size_t in = off % sizeof(struct prof_coll);
+	struct prof_coll *c = &prof_colls_[off / sizeof(struct prof_coll)];
+	if (in == 0) {
+		*channel = -1;
+		return c;
+	}
+	size_t ch0 = offsetof(struct prof_coll, ch_state);
+	if (in < ch0 || in >= ch0 + sizeof(c->ch_state) || (in - ch0) % sizeof(c->ch_state[0]))
+		return NULL;
+	*channel = (int)((in - ch0) / sizeof(c->ch_state[0]));
+	return c;
+}
+
+static inline struct prof_proxy *prof_proxy_of(const void *handle)
+{
+	uintptr_t off = (uintptr_t)handle - (uintptr_t)prof_proxies_;
+	if (off >= sizeof(prof_proxies_) || off % sizeof(struct prof_proxy))
+		return NULL;
+	return &prof_proxies_[off / sizeof(struct prof_proxy)];
+}
+/* Record i, for finalize's sweep. Records [used(), SLOTS) have never been handed out (the
+ * count only grows), so a sweep stops there instead of touching the whole array. */
 struct prof_coll *prof_coll_at(uint32_t i);
 struct prof_proxy *prof_proxy_at(uint32_t i);
+uint32_t prof_coll_used(void);
+uint32_t prof_proxy_used(void);
 
 #endif

@@ -54,6 +54,16 @@ void *ebpf_ringbuf__reserve(struct ebpf_map *map, uint64_t size, uint64_t flags)
 		return NULL;
 	}
 	uint64_t len = ROUND_UP8(size + RB_HDR);
+	/* Full (the consumer is behind): fail without taking the lock. A reservation may fail
+	 * whenever the consumer is behind; space it freed a moment ago being missed here is the
+	 * same answer as this call coming a moment earlier. The check under the lock below is the
+	 * one that decides a reservation. */
+	uint64_t prod0 = atomic_load_explicit(&rb->prod_pos, memory_order_relaxed);
+	uint64_t cons0 = atomic_load_explicit(&rb->cons_pos, memory_order_relaxed);
+	if (prod0 + len - cons0 > rb->mask + 1) {
+		map_stat_inc(&rb->m.n_update_fails);
+		return NULL;
+	}
 	while (atomic_exchange_explicit(&rb->prod_lock, 1, memory_order_acquire))
 		while (atomic_load_explicit(&rb->prod_lock, memory_order_relaxed))
 			sched_yield();

@@ -1,7 +1,9 @@
 /* Test profiler program: records what the adapter delivers so that tests can check it.
  * counts[event] counts events by kind; colls[(comm, rank, seq)] keeps each COLL_END (and how
  * often it came); last_kch / last_proxy keep the latest KERNEL_CH / PROXY_OP context.
- * Built as SEC("profiler") and, with -DPROXY, as SEC("profiler/proxy"). */
+ * Built as SEC("profiler"), with -DPROXY as SEC("profiler/proxy") and with -DEND_ONLY as
+ * SEC("profiler/coll_end") (a section the runtime knows once it defines
+ * NCCLBPF_RT_PROF_END_ONLY; test_profiler uses it only then). */
 #include "ncclbpf.h"
 
 struct coll_key {
@@ -60,6 +62,8 @@ static __always_inline void copy(struct ncclbpf_profiler_ctx *d, struct ncclbpf_
 
 #ifdef PROXY
 SEC("profiler/proxy")
+#elif defined(END_ONLY)
+SEC("profiler/coll_end")
 #else
 SEC("profiler")
 #endif
