@@ -99,7 +99,7 @@ static __always_inline __u32 log2_u64(__u64 x)
 	return r;
 }
 
-SEC("profiler")
+SEC("profiler/coll_end")
 int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 {
 	union lat_key_words key;

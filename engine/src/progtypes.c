@@ -125,6 +125,18 @@ static const struct ebpf_prog_type prog_types[] = {
 	.insn_budget = 4096,
     },
     {
+	/* The same program type, run on finished collectives (COLL_END) only. */
+	.name = "profiler_coll_end",
+	.section = "profiler/coll_end",
+	.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
+	.fields = profiler_fields,
+	.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
+	.helper_allow = HELPERS_WITH_RINGBUF,
+	.ret_min = 0,
+	.ret_max = 0,
+	.insn_budget = 4096,
+    },
+    {
 	/* The same program type for bundles that also want proxy (network) operation events:
 	 * the section is how a bundle tells the profiler adapter to ask NCCL for them. */
 	.name = "profiler_proxy",

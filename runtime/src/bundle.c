@@ -27,6 +27,8 @@ static const struct {
     {"profiler", offsetof(struct rt_policy, hot.profiler), NCCLBPF_RT_PROF_PROGRAM},
     {"profiler/proxy", offsetof(struct rt_policy, hot.profiler),
      NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_PROXY},
+    {"profiler/coll_end", offsetof(struct rt_policy, hot.profiler),
+     NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_END_ONLY},
     {"net/connect", offsetof(struct rt_policy, net[0]), 0},
     {"net/accept", offsetof(struct rt_policy, net[1]), 0},
     {"net/isend", offsetof(struct rt_policy, net[2]), 0},

@@ -390,7 +390,7 @@ static void test_policies(void)
 	    {"noop.o", "noop", "tuner", 0},
 	    {"size_aware.o", "size_aware", "tuner", 0},
 	    {"table_tuner.o", "table_tuner", "tuner", 1},
-	    {"profiler_latency.o", "profiler_latency", "profiler", 2},
+	    {"profiler_latency.o", "profiler_latency", "profiler_coll_end", 2},
 	    {"unsafe/null_deref.o", "null_deref", "profiler", 1},
 	    {"unsafe/map_oob.o", "map_oob", "profiler", 1},
 	    {"unsafe/ctx_write_input.o", "ctx_write_input", "tuner", 0},

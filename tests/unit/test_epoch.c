@@ -146,6 +146,7 @@ struct obj {
 static _Atomic(struct obj *) cur;
 static _Atomic int stop;
 static _Atomic uint64_t bad_reads, reads;
+static _Atomic int readers_running; /* readers that completed a section */
 
 static void poison_free(void *p)
 {
@@ -164,7 +165,8 @@ static void *stress_reader(void *arg)
 			bad += atomic_load_explicit(&o->magic, memory_order_relaxed) != MAGIC ||
 			       o->payload != 42;
 		ebpf_epoch_exit();
-		n++;
+		if (n++ == 0)
+			atomic_fetch_add(&readers_running, 1);
 	}
 	atomic_fetch_add(&reads, n);
 	atomic_fetch_add(&bad_reads, bad);
@@ -193,6 +195,10 @@ static void test_stress(int swaps)
 		if (i % 5000 == 0)
 			CHECK(ebpf_epoch_synchronize() == 0);
 	}
+	/* On a loaded machine the swaps may finish before a reader ran: let every reader overlap
+	 * at least one section with the swaps' aftermath before stopping them. */
+	while (atomic_load(&readers_running) < 3)
+		sleep_ms(1);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 3; i++)
 		pthread_join(rd[i], NULL);

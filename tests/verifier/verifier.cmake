@@ -52,7 +52,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(noop 0 "noop \\(tuner\\): accepted" verify ${P}/noop.o)
   verify_cli(size_aware 0 "size_aware \\(tuner\\): accepted" verify ${P}/size_aware.o)
   verify_cli(table_tuner 0 "table_tuner \\(tuner\\): accepted" verify ${P}/table_tuner.o)
-  verify_cli(profiler_latency 0 "profiler_latency \\(profiler\\): accepted"
+  verify_cli(profiler_latency 0 "profiler_latency \\(profiler/coll_end\\): accepted"
              verify ${P}/profiler_latency.o)
   verify_cli(log 0 "R1=ctx.*processed [0-9]+ insns" verify ${P}/size_aware.o --log)
   verify_cli(prog_filter 0 "size_aware \\(tuner\\): accepted" verify ${P}/size_aware.o --prog size_aware)

@@ -89,10 +89,11 @@ struct ncclbpf_rt_hook {
 /* The first member of the runtime's (private) loaded policy: what the inline entries read. */
 struct ncclbpf_rt_policy_hot {
 	uint64_t version;
-	struct ncclbpf_rt_hook tuner;	 /* SEC("tuner") */
-	struct ncclbpf_rt_hook chunk;	 /* SEC("tuner/chunk") */
-	struct ncclbpf_rt_hook profiler; /* SEC("profiler") or SEC("profiler/proxy") */
-	uint32_t profiler_needs;	 /* NCCLBPF_RT_PROF_* (0: no profiler program) */
+	struct ncclbpf_rt_hook tuner; /* SEC("tuner") */
+	struct ncclbpf_rt_hook chunk; /* SEC("tuner/chunk") */
+	struct ncclbpf_rt_hook
+	    profiler;		 /* SEC("profiler"), "profiler/coll_end" or "profiler/proxy" */
+	uint32_t profiler_needs; /* NCCLBPF_RT_PROF_* (0: no profiler program) */
 };
 
 /* Private to the runtime; named here only so that the inline entries can load them. */
@@ -102,6 +103,9 @@ int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx);
 
 #define NCCLBPF_RT_PROF_PROGRAM 1u
 #define NCCLBPF_RT_PROF_PROXY	2u
+/* SEC("profiler/coll_end"): the program is run on COLL_END only (the adapter still asks NCCL
+ * for Coll and KernelCh events, which make up a COLL_END, but builds no context for them). */
+#define NCCLBPF_RT_PROF_END_ONLY 4u
 
 #ifndef __cplusplus
 #include "ncclbpf/epoch.h"
