@@ -12,7 +12,11 @@
  * half the round trip (B-A ns: median paired difference, the hooks' cost per message and
  * side). Bandwidth: one direction, a window of 4 messages in flight.
  *
- *   ncclbpf-net-bench [--lib LIB] [--policy OBJ] [--reps N] [--sizes a,b,...] [--time S] */
+ * Hook path (--inner, default: the test's fake inner plugin when built): the per-message CPU
+ * cost of the plugin's wrappers and hooks with no sockets, A vs B (hook_path below).
+ *
+ *   ncclbpf-net-bench [--lib LIB] [--policy OBJ] [--reps N] [--sizes a,b,...] [--time S]
+ *                     [--inner FAKE_LIB | --inner ''] */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <math.h>
@@ -26,6 +30,9 @@
 #endif
 #ifndef NET_BENCH_DEFAULT_POLICY
 #define NET_BENCH_DEFAULT_POLICY NULL
+#endif
+#ifndef NET_BENCH_DEFAULT_INNER
+#define NET_BENCH_DEFAULT_INNER NULL
 #endif
 
 #define MAX_SIZES 16
@@ -335,15 +342,87 @@ static void fmt_size(size_t n, char *buf, size_t len)
 		snprintf(buf, len, "%zu B", n);
 }
 
+/* --- hook path: the plugin's per-message work without sockets ------------------------------
+ * With NCCLBPF_NET_INNER set to the test's fake inner plugin (tests/net/fake_inner.c: moves
+ * bytes with memcpy in one process), a message is irecv + isend + test until both are done,
+ * through the exported table as NCCL calls it: our wrappers, hooks and clock reads plus the
+ * fake's own small cost, with no I/O and no waiting. One process per configuration and
+ * repetition; the figure is the fastest of several slices (CPU-bound, so noise only adds). */
+#define HP_MSG	 64
+#define HP_SLICE 20000
+
+static double hook_path_child(const char *lib, const char *inner, const char *policy)
+{
+	setenv("NCCLBPF_NET_INNER", inner, 1);
+	if (policy)
+		setenv("NCCLBPF_POLICY", policy, 1);
+	else
+		unsetenv("NCCLBPF_POLICY");
+	setenv("NCCLBPF_WATCH", "0", 1);
+	struct nh_lib l;
+	void *ctx = NULL, *lc = NULL;
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	struct nh_setup st;
+	if (nh_open(&l, lib, 12) || l.t->init(&ctx, 42, NULL, nh_logger, NULL) != ncclSuccess ||
+	    l.t->listen(ctx, 0, handle, &lc) != ncclSuccess ||
+	    nh_connect_accept(&l, ctx, 0, handle, lc, &st, 10))
+		return -1;
+	static char sbuf[HP_MSG], rbuf[HP_MSG];
+	double best = 1e30;
+	for (int k = 0; k < 15; k++) {
+		uint64_t t0 = nh_now_ns();
+		for (int i = 0; i < HP_SLICE; i++) {
+			void *rq, *sq, *bufs[1] = {rbuf};
+			size_t caps[1] = {HP_MSG};
+			int tags[1] = {0}, sz[1];
+			if (nh_irecv(&l, st.recv, 1, bufs, caps, tags, NULL, &rq) ||
+			    nh_isend(&l, st.send, sbuf, HP_MSG, 0, NULL, &sq) ||
+			    nh_wait(&l, sq, NULL, 10) || nh_wait(&l, rq, sz, 10))
+				return -1;
+		}
+		double ns = (double)(nh_now_ns() - t0) / HP_SLICE;
+		best = ns < best ? ns : best;
+	}
+	l.t->closeSend(st.send);
+	l.t->closeRecv(st.recv);
+	l.t->closeListen(lc);
+	l.t->finalize(ctx);
+	return best;
+}
+
+static int hook_path(const char *lib, const char *inner, const char *policy, double *ns)
+{
+	int fd[2];
+	if (pipe(fd))
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(fd[0]);
+		alarm(600);
+		double v = hook_path_child(lib, inner, policy);
+		_exit(nh_write_all(fd[1], &v, sizeof(v)) || v < 0 ? 1 : 0);
+	}
+	close(fd[1]);
+	int bad = nh_read_all(fd[0], ns, sizeof(*ns));
+	close(fd[0]);
+	int stt;
+	waitpid(pid, &stt, 0);
+	return bad || !WIFEXITED(stt) || WEXITSTATUS(stt) ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *lib = NET_BENCH_DEFAULT_LIB, *policy = NET_BENCH_DEFAULT_POLICY;
+	const char *inner = NET_BENCH_DEFAULT_INNER;
 	int reps = 3;
 	static const struct option lo[] = {
 	    {"lib", 1, 0, 'l'},	 {"policy", 1, 0, 'p'}, {"reps", 1, 0, 'r'}, {"sizes", 1, 0, 's'},
-	    {"time", 1, 0, 't'}, {"help", 0, 0, 'h'},	{0, 0, 0, 0}};
+	    {"time", 1, 0, 't'}, {"inner", 1, 0, 'i'},	{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "l:p:r:s:t:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:p:r:s:t:i:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			lib = optarg;
@@ -356,6 +435,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			budget_s = atof(optarg);
+			break;
+		case 'i':
+			inner = *optarg ? optarg : NULL;
 			break;
 		case 's': {
 			n_sizes = 0;
@@ -374,8 +456,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr, "usage: ncclbpf-net-bench [--lib LIB] [--policy OBJ] "
-					"[--reps N] [--sizes 8,4K,1M] [--time S]\n");
+			fprintf(stderr,
+				"usage: ncclbpf-net-bench [--lib LIB] [--policy OBJ] "
+				"[--reps N] [--sizes 8,4K,1M] [--time S] [--inner FAKE_LIB|'']\n");
 			return 2;
 		}
 	}
@@ -446,5 +529,25 @@ int main(int argc, char **argv)
 		worst = cost > worst ? cost : worst;
 	}
 	printf("# hook cost (bandwidth, worst size): %.2f %%\n", worst * 100);
+	if (inner) {
+		/* A and B alternate, one process each, order rotated per repetition. */
+		double ha[99], hb[99], hd[99];
+		for (int k = 0; k < reps; k++)
+			for (int j = 0; j < 2; j++) {
+				int b = (j + k) % 2;
+				if (hook_path(lib, inner, b ? policy : NULL, b ? &hb[k] : &ha[k])) {
+					fprintf(stderr,
+						"ncclbpf-net-bench: hook path run failed\n");
+					return 1;
+				}
+			}
+		for (int k = 0; k < reps; k++)
+			hd[k] = hb[k] - ha[k];
+		double mhd = median(hd, reps);
+		printf("# hook path (no sockets, fake inner plugin, %d B messages, both sides): A "
+		       "%.1f "
+		       "ns, B %.1f ns per message; B-A %.1f ns (median of %d paired runs)\n",
+		       HP_MSG, median(ha, reps), median(hb, reps), mhd, reps);
+	}
 	return 0;
 }
