@@ -10,6 +10,11 @@ target_compile_definitions(ncclbpf-net-bench PRIVATE
   NET_BENCH_DEFAULT_POLICY="${PROJECT_BINARY_DIR}/policies/net_counters.o")
 set_target_properties(ncclbpf-net-bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
 add_dependencies(ncclbpf-net-bench nccl_ncclbpf)
+if(TARGET nccl_net_fake)
+  target_compile_definitions(ncclbpf-net-bench PRIVATE
+    NET_BENCH_DEFAULT_INNER="$<TARGET_FILE:nccl_net_fake>")
+  add_dependencies(ncclbpf-net-bench nccl_net_fake)
+endif()
 if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
   add_test(NAME net_bench_smoke COMMAND ncclbpf-net-bench --reps 1 --sizes 8,1M --time 0.02)
   set_tests_properties(net_bench_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120

@@ -2,8 +2,10 @@
  * read-only context. Same protocol as the tuner hooks (runtime.c): one epoch section per call,
  * the active policy read once, no lock, no allocation. */
 #include <errno.h>
+#include <time.h>
 
 #include "ncclbpf/epoch.h"
+#include "ncclbpf/net_hot.h"
 #include "rt_internal.h"
 
 int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
@@ -29,6 +31,48 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 		}
 	}
 	ebpf_epoch_exit();
+	return err;
+}
+
+static inline int hook_set(const struct rt_hook *h)
+{
+	return h->fn != NULL || h->prog != NULL;
+}
+
+int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret)
+{
+	uint32_t op = x->op;
+	uint32_t slot = op == NCCLBPF_NET_COMPLETE_RECV ? NCCLBPF_NET_COMPLETE - 1 : op - 1;
+	uint64_t t = 0;
+	x->time_ns = 0;
+	x->duration_ns = 0;
+	*now = 0;
+	if (slot >= RT_NET_HOOKS)
+		return -EINVAL;
+	int post = op == NCCLBPF_NET_ISEND || op == NCCLBPF_NET_IRECV;
+	ebpf_epoch_enter();
+	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	int err = -ENOENT;
+	if (p) {
+		const struct rt_hook *h = &p->net[slot];
+		int run = hook_set(h);
+		if (run || (post && hook_set(&p->net[NCCLBPF_NET_COMPLETE - 1]))) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+			x->time_ns = t;
+			if (!post && t0)
+				x->duration_ns = t - t0;
+		}
+		if (h->fn) {
+			*ret = h->fn((uint64_t)(uintptr_t)x, h->arg);
+			err = 0;
+		} else if (h->prog) {
+			err = rt_bundle_run_interp_r0(h->prog, x, ret);
+		}
+	}
+	ebpf_epoch_exit();
+	*now = t; /* from a local: nothing the program does can change it */
 	return err;
 }
 

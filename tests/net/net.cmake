@@ -36,7 +36,7 @@ set(NET_POLICY_DIR ${PROJECT_BINARY_DIR}/tests/net/policies)
 set(NET_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_POLICIES)
-  foreach(p deny probe)
+  foreach(p deny probe probe_complete)
     set(out ${NET_POLICY_DIR}/${p}.o)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_POLICY_DIR}
@@ -94,6 +94,8 @@ if(NCCLBPF_BUILD_POLICIES)
   net_case(inner_deny ARGS inner $<TARGET_FILE:nccl_net_fake> ${NET_POLICY_DIR}/deny.o)
   net_case(probe ARGS probe ${NET_POLICY_DIR}/probe.o ${CMAKE_CURRENT_BINARY_DIR}
     ENV "NCCL_SOCKET_IFNAME=lo")
+  net_case(probe_complete ARGS probe_complete ${NET_POLICY_DIR}/probe_complete.o
+    ${CMAKE_CURRENT_BINARY_DIR})
   net_case(pace ARGS pace ${NET_POLICY_DIR}/pace100.o 100)
   # The shipped policies attached to a real exchange: loopback is on the allow-list; the
   # counters run on every completion of a 4-rank ring.

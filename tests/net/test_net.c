@@ -572,13 +572,15 @@ static int count_lines(const char *text, const char *prefix)
 struct probe_arg {
 	const char *policy;
 	const char *dir;
+	int complete_only; /* probe_complete.o: SEC("net/complete") only */
 };
 
 static int probe_rank(int id, int n, int (*pipes)[2], void *arg)
 {
 	struct probe_arg *a = arg;
 	char path[512];
-	snprintf(path, sizeof(path), "%s/probe.rank%d.log", a->dir, id);
+	snprintf(path, sizeof(path), "%s/probe%s.rank%d.log", a->dir,
+		 a->complete_only ? "_complete" : "", id);
 	FILE *f = freopen(path, "w+", stderr);
 	if (!f)
 		return 1;
@@ -622,6 +624,23 @@ static int probe_rank(int id, int n, int (*pipes)[2], void *arg)
 		}                                                                                  \
 	} while (0)
 	/* 127.0.0.1 as the context's u32 (network order read on a little-endian host). */
+	if (a->complete_only) {
+		/* Exactly one line per request (3 sends, 3 receives), each with a posting time
+		 * although no isend/irecv program needed one. */
+		LINE(count_lines(text, "probe complete op=5 bytes=10 ") == 1, "send complete 10");
+		LINE(count_lines(text, "probe complete op=5 bytes=200000 ") == 1,
+		     "send complete 200000");
+		LINE(count_lines(text, "probe complete op=5 bytes=0 ") == 1, "send complete 0");
+		LINE(count_lines(text, "probe complete op=6 bytes=10 ") == 1, "recv complete 10");
+		LINE(count_lines(text, "probe complete op=6 bytes=200000 ") == 1,
+		     "recv complete 200000");
+		LINE(count_lines(text, "probe complete op=6 bytes=0 ") == 1, "recv complete 0");
+		LINE(count_lines(text, "timed=1") == 6, "completions with time and duration: %d",
+		     count_lines(text, "timed=1"));
+		LINE(count_lines(text, "probe ") == 6, "%d probe lines (want 6)",
+		     count_lines(text, "probe "));
+		goto done;
+	}
 	LINE(count_lines(text, "probe connect dev=0 comm=1234abcd addr=100007f") == 1,
 	     "connect line");
 	LINE(count_lines(text, "probe accept dev=0 comm=1234abcd addr=100007f") == 1,
@@ -639,6 +658,7 @@ static int probe_rank(int id, int n, int (*pipes)[2], void *arg)
 	LINE(count_lines(text, "probe ") == 14, "%d probe lines (want 14)",
 	     count_lines(text, "probe "));
 	LINE(count_lines(text, "port=0") == 0, "a connect/accept port of 0");
+done:
 	if (!ok)
 		fprintf(stdout, "[rank %d] log:\n%s\n", id, text);
 	fflush(stdout);
@@ -814,6 +834,9 @@ int main(int argc, char **argv)
 		bad = run_inner(argv[3], argc >= 5 ? argv[4] : NULL);
 	} else if (!strcmp(mode, "probe") && argc >= 5) {
 		struct probe_arg a = {.policy = argv[3], .dir = argv[4]};
+		bad = run_ranks(2, probe_rank, &a, 60);
+	} else if (!strcmp(mode, "probe_complete") && argc >= 5) {
+		struct probe_arg a = {.policy = argv[3], .dir = argv[4], .complete_only = 1};
 		bad = run_ranks(2, probe_rank, &a, 60);
 	} else if (!strcmp(mode, "pace") && argc >= 5) {
 		struct pace_arg a = {.policy = argv[3], .mbps = atof(argv[4])};

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "ncclbpf/net_hot.h"
 #include "ncclbpf/runtime.h"
 #include "net_log.h"
 
@@ -16,14 +17,12 @@ uint64_t net_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t now,
-	     uint64_t duration_ns, uint64_t *ret)
+int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
+	     uint64_t *now, uint64_t *ret)
 {
 	struct ncclbpf_net_ctx x = {
 	    .comm_id = who->comm_id,
 	    .bytes = bytes,
-	    .time_ns = now,
-	    .duration_ns = duration_ns,
 	    .op = op,
 	    .dev = who->dev,
 	    .peer = 0xffffffffu,
@@ -32,8 +31,11 @@ int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag
 	    ._pad0 = 0,
 	};
 	memcpy(x.peer_addr, who->peer.addr, sizeof(x.peer_addr));
-	uint64_t r0 = 0;
-	if (ncclbpf_rt_run_net(&x, &r0) != 0)
+	uint64_t r0 = 0, t = 0;
+	int err = ncclbpf_rt_net_event(&x, t0, &t, &r0);
+	if (now)
+		*now = t;
+	if (err != 0)
 		return 0;
 	*ret = r0;
 	return 1;

@@ -18,9 +18,12 @@ struct net_who {
 
 uint64_t net_now_ns(void);
 
-/* Runs the program for op; returns 1 and its r0 in *ret when one ran, 0 when none. */
-int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t now,
-	     uint64_t duration_ns, uint64_t *ret);
+/* Runs the program for op; returns 1 and its r0 in *ret when one ran, 0 when none. The clock
+ * is read only when a program will see the time (ncclbpf_rt_net_event): *now (may be NULL)
+ * gets it, or 0; for ISEND/IRECV that is the request's posting time, which a completion passes
+ * back as t0 (duration_ns = its time - t0; 0 when t0 is 0). */
+int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
+	     uint64_t *now, uint64_t *ret);
 
 /* Token bucket of one connection (virtual-time form): a message of bytes at rate_mbps
  * (10^6 bytes/s; 0 = unpaced) may start at the returned time; a connection idle for a while

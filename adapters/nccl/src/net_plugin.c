@@ -63,7 +63,8 @@ struct nb_comm {
 	const void *pend_data;
 	size_t pend_size;
 	int pend_tag, pend_n;
-	uint64_t pend_t0, pend_start;
+	int pend_paced;		      /* the isend program asked for a rate */
+	uint64_t pend_t0, pend_start; /* t0: posting time, 0 when no program needed it */
 	uint64_t pace_vt;
 	unsigned hint;
 	struct nb_req reqs[NB_MAXREQS];
@@ -138,7 +139,7 @@ static int tcp_admit(void *arg, const struct tcp_peer *peer)
 	struct admit_arg *a = arg;
 	a->who.peer = *peer;
 	uint64_t ret = NCCLBPF_NET_ALLOW;
-	if (net_hook(a->op, &a->who, 0, 0, net_now_ns(), 0, &ret) && ret == NCCLBPF_NET_DENY) {
+	if (net_hook(a->op, &a->who, 0, 0, 0, NULL, &ret) && ret == NCCLBPF_NET_DENY) {
 		net_log_refusal(a->op, &a->who);
 		return 0;
 	}
@@ -285,7 +286,7 @@ static ncclResult_t net_listen(void *ctx, int dev, void *handle, void **listen_c
 static int inner_admit(uint32_t op, const struct net_who *who)
 {
 	uint64_t ret = NCCLBPF_NET_ALLOW;
-	if (net_hook(op, who, 0, 0, net_now_ns(), 0, &ret) && ret == NCCLBPF_NET_DENY) {
+	if (net_hook(op, who, 0, 0, 0, NULL, &ret) && ret == NCCLBPF_NET_DENY) {
 		net_log_refusal(op, who);
 		return 0;
 	}
@@ -461,19 +462,24 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 	struct nb_comm *c = nb_get(send_comm, NB_SEND);
 	if (!c)
 		return ncclInvalidArgument;
-	uint64_t now = net_now_ns();
+	uint64_t now = 0;
 	if (!(c->pend && c->pend_data == data && c->pend_size == size && c->pend_tag == tag)) {
+		/* now: 0 when no program needs the time (no clock read then). */
 		uint64_t rate = 0;
-		if (!net_hook(NCCLBPF_NET_ISEND, &c->who, size, tag, now, 0, &rate))
+		if (!net_hook(NCCLBPF_NET_ISEND, &c->who, size, tag, 0, &now, &rate))
 			rate = 0;
 		c->pend = 1;
 		c->pend_data = data;
 		c->pend_size = size;
 		c->pend_tag = tag;
 		c->pend_t0 = now;
-		c->pend_start = net_pace(&c->pace_vt, rate, size, now);
+		/* Unpaced (rate 0) starts at once; a program ran when rate > 0, so now is set. */
+		c->pend_paced = rate != 0;
+		c->pend_start = now ? net_pace(&c->pace_vt, rate, size, now) : 0;
+	} else if (c->pend_paced) {
+		now = net_now_ns(); /* NCCL calls again while paced */
 	}
-	if (now < c->pend_start)
+	if (c->pend_paced && now < c->pend_start)
 		return ncclSuccess; /* paced: NCCL calls again */
 	struct nb_req *r = req_get(c);
 	if (!r)
@@ -507,15 +513,14 @@ static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes
 	struct nb_comm *c = nb_get(recv_comm, NB_RECV);
 	if (!c || n < 1 || n > NCCL_NET_MAX_REQUESTS || !data || !sizes)
 		return ncclInvalidArgument;
-	uint64_t now = net_now_ns();
 	int tag0 = tags ? tags[0] : 0;
 	uint64_t total = 0;
 	for (int i = 0; i < n; i++)
 		total += sizes[i];
 	if (!(c->pend && c->pend_data == data[0] && c->pend_n == n && c->pend_tag == tag0 &&
 	      c->pend_size == total)) {
-		uint64_t ignored;
-		net_hook(NCCLBPF_NET_IRECV, &c->who, total, tag0, now, 0, &ignored);
+		uint64_t ignored, now = 0;
+		net_hook(NCCLBPF_NET_IRECV, &c->who, total, tag0, 0, &now, &ignored);
 		c->pend = 1;
 		c->pend_data = data[0];
 		c->pend_n = n;
@@ -588,7 +593,7 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 		return res;
 	struct nb_comm *c = r->c;
 	if (r->op != RQ_FLUSH) {
-		uint64_t now = net_now_ns(), ignored, bytes = r->bytes;
+		uint64_t ignored, bytes = r->bytes;
 		uint32_t op = NCCLBPF_NET_COMPLETE;
 		if (r->op == RQ_RECV) {
 			/* What arrived, not what was posted. */
@@ -598,7 +603,8 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 			for (int i = 0; i < r->n; i++)
 				bytes += (uint64_t)(s[i] < 0 ? 0 : s[i]);
 		}
-		net_hook(op, &c->who, bytes, r->tag, now, now - r->t0, &ignored);
+		/* Once per request: the first test() that sees it done. */
+		net_hook(op, &c->who, bytes, r->tag, r->t0, NULL, &ignored);
 	}
 	if (!(r->op == RQ_RECV && c->consumed_frees))
 		r->used = 0;
