@@ -5,7 +5,6 @@
 #include <time.h>
 
 #include "ncclbpf/epoch.h"
-#include "ncclbpf/net_hot.h"
 #include "rt_internal.h"
 
 int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
@@ -51,7 +50,7 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 		return -EINVAL;
 	int post = op == NCCLBPF_NET_ISEND || op == NCCLBPF_NET_IRECV;
 	ebpf_epoch_enter();
-	struct rt_policy *p = atomic_load_explicit(&rt.active, memory_order_acquire);
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
 	int err = -ENOENT;
 	if (p) {
 		const struct rt_hook *h = &p->net[slot];

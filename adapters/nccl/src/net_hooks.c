@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "ncclbpf/net_hot.h"
 #include "ncclbpf/runtime.h"
 #include "net_log.h"
 

@@ -183,6 +183,20 @@ int ncclbpf_rt_add_activate_listener(ncclbpf_activate_fn fn);
  * NCCLBPF_NET_COMPLETE_RECV; both completions run SEC("net/complete")). Returns 0 and the
  * program's return value in *ret, or -ENOENT when no active policy has that program. */
 int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
+/* The net adapter's hot path (adapters/nccl/src/net_hooks.c). */
+/* Runs the active policy's program for x->op on x, in one epoch section, and reads the clock
+ * only when something will see the time:
+ * - *now and x->time_ns are the CLOCK_MONOTONIC time in ns when a program runs for x->op, or,
+ *   for ISEND and IRECV, when a SEC("net/complete") program is attached (its duration needs
+ *   the posting time); otherwise 0. The caller keeps *now as the request's posting time.
+ * - for completions, x->duration_ns = time_ns - t0, or 0 when t0 is 0 (the request was posted
+ *   while no program needed a time: one was attached since).
+ * The caller fills every other field; x is its scratch copy, and the program runs on it
+ * directly (no second copy: every net context field is read-only to programs, verifier). *now
+ * comes from a local, whatever the program does. Returns 0 and the program's r0 in *ret when
+ * a program ran, -ENOENT when none is attached for the op, -EINVAL for an unknown op. */
+int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret);
+
 /* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
 int ncclbpf_rt_net_active(void);
 
