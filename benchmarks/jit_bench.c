@@ -193,20 +193,27 @@ __attribute__((noinline)) static uint64_t native_noop(uint64_t a, uint64_t b)
 	return 0;
 }
 
+/* One timed round of n calls of fn through a pointer: ns per call. */
+static double call_round(uint64_t (*volatile fn)(uint64_t, uint64_t), long n)
+{
+	uint64_t t0 = now_ns(), r = 0;
+
+	for (long i = 0; i < n; i++)
+		r += fn((uint64_t)i, 0);
+	double ns = (double)(now_ns() - t0) / (double)n;
+	if (r == 42)
+		printf("?");
+	return ns;
+}
+
 static double per_call(uint64_t (*volatile fn)(uint64_t, uint64_t), long n)
 {
 	double best = 1e30;
 
 	for (int t = 0; t < (quick ? 1 : 9); t++) {
-		uint64_t t0 = now_ns(), r = 0;
-
-		for (long i = 0; i < n; i++)
-			r += fn((uint64_t)i, 0);
-		double ns = (double)(now_ns() - t0) / (double)n;
+		double ns = call_round(fn, n);
 		if (ns < best)
 			best = ns;
-		if (r == 42)
-			printf("?");
 	}
 	return best;
 }
@@ -235,24 +242,18 @@ static double per_run(const struct ebpf_prog *p, enum ebpf_engine e, long n)
  * context, with the no-op policy loaded from policy_dir: inline, as the adapters' hooks use it. */
 static struct ncclbpf_tuner_ctx rt_ctx;
 
-static double per_rt_call(long n)
+static double rt_round(long n)
 {
-	double best = 1e30;
+	uint64_t t0 = now_ns(), r = 0, ver = 0;
 
-	for (int t = 0; t < (quick ? 1 : 9); t++) {
-		uint64_t t0 = now_ns(), r = 0, ver = 0;
-
-		for (long i = 0; i < n; i++) {
-			rt_ctx.seq = (uint64_t)i;
-			r += (uint64_t)ncclbpf_rt_run_tuner(&rt_ctx, &ver);
-		}
-		double ns = (double)(now_ns() - t0) / (double)n;
-		if (ns < best)
-			best = ns;
-		if (r == 42)
-			printf("?");
+	for (long i = 0; i < n; i++) {
+		rt_ctx.seq = (uint64_t)i;
+		r += (uint64_t)ncclbpf_rt_run_tuner(&rt_ctx, &ver);
 	}
-	return best;
+	double ns = (double)(now_ns() - t0) / (double)n;
+	if (r == 42)
+		printf("?");
+	return ns;
 }
 
 /* The same entry inside a function that the caller reaches through a pointer, as NCCL reaches
@@ -264,6 +265,19 @@ __attribute__((noinline)) static uint64_t hook_shaped(uint64_t seq, uint64_t unu
 	(void)unused;
 	rt_ctx.seq = seq;
 	return (uint64_t)ncclbpf_rt_run_tuner(&rt_ctx, &ver);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (sorts v). */
+static double median_d(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static int bench_calls(const char *policy_dir)
@@ -292,13 +306,31 @@ static int bench_calls(const char *policy_dir)
 		setenv("NCCLBPF_WATCH", "0", 1);
 		ncclbpf_rt_acquire();
 		if (ncclbpf_rt_reload(path, &rep) == 0) {
-			double tr2 = per_rt_call(n), th = per_call(hook_shaped, n);
+			/* Interleaved rounds, each entry round paired with a C round just before
+			 * it: a shared machine's drift (frequency, neighbours) cancels in the
+			 * differences, which best-of-N figures taken minutes apart do not. */
+			enum { ROUNDS = 15 };
+			int rounds = quick ? 1 : ROUNDS;
+			long m = quick ? n : n / 4;
+			double c[ROUNDS], e[ROUNDS], h[ROUNDS], de[ROUNDS], dh[ROUNDS];
+			for (int t = 0; t < rounds; t++) {
+				c[t] = call_round(native_noop, m);
+				e[t] = rt_round(m);
+				h[t] = call_round(hook_shaped, m);
+				de[t] = e[t] - c[t];
+				dh[t] = h[t] - c[t];
+			}
+			printf(
+			    "   runtime entry, %d paired rounds x %ld calls (medians; differences "
+			    "paired per round)\n",
+			    rounds, m);
+			printf("   C function through a pointer   %6.2f\n", median_d(c, rounds));
 			printf("   runtime entry (ncclbpf_rt_run_tuner, noop.o, JIT)  %6.2f   "
 			       "(+%.2f ns over C)\n",
-			       tr2, tr2 - tc);
+			       median_d(e, rounds), median_d(de, rounds));
 			printf("   hook through a pointer running that entry   %6.2f   "
 			       "(+%.2f ns over C)\n",
-			       th, th - tc);
+			       median_d(h, rounds), median_d(dh, rounds));
 		} else {
 			printf("   runtime entry: %s\n", rep.msg);
 		}

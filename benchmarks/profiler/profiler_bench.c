@@ -180,9 +180,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		printf("%-8s %6d %12.1f %12.2f %14.2f %+11.2f ns/event\n", names[i], masks[i],
 		       ns[i], ns[i] / events, ns[i] / calls, (ns[i] - ns[1]) / events);
+	/* The target is the cost the program adds over the adapter with none (issue #8). */
 	printf("program attached (latency) vs none: %.2fx per event, +%.1f ns/event; target < 50 "
-	       "ns/event: %s\n",
+	       "ns/event added: %s\n",
 	       ns[1] > 0 ? ns[3] / ns[1] : 0.0, (ns[3] - ns[1]) / events,
-	       ns[3] / events < 50 ? "met" : "NOT met");
+	       (ns[3] - ns[1]) / events < 50 ? "met" : "NOT met");
 	return masks[0] == 0 && masks[3] != 0 ? 0 : 1;
 }
