@@ -74,11 +74,11 @@ static pthread_key_t rec_key;
 static int key_ok;
 static int use_membarrier;
 /* initial-exec: read without a __tls_get_addr call on the hot path. The engine ships inside a
- * dlopen()ed plugin; these 24 bytes of static TLS are always available there (glibc keeps a
- * surplus for exactly this). */
+ * dlopen()ed plugin; these 16 bytes of static TLS are always available there (glibc keeps a
+ * surplus for exactly this). Zero-initialised: "not registered" (epoch.h). */
 __thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
-#define tls_rec	      ((struct epoch_rec *)ebpf_epoch_tls_.rec)
-#define GATE_DEPTH(g) ((g) & ~EBPF_EPOCH_GATE_SLOW) /* depth + 1; 0: not registered */
+#define tls_rec	       ((struct epoch_rec *)ebpf_epoch_tls_.rec)
+#define STATE_DEPTH(s) ((uint32_t)(s) >> 2)
 
 static void thread_exit(void *arg);
 
@@ -136,8 +136,8 @@ static struct epoch_rec *rec_register(void)
 	if (key_ok)
 		pthread_setspecific(rec_key, r);
 	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
-	atomic_store_explicit(&rd->state, 0, memory_order_relaxed);
-	rd->gate = use_membarrier ? 1 : EBPF_EPOCH_GATE_SLOW | 1;
+	atomic_store_explicit(&rd->state, use_membarrier ? EBPF_EPOCH_FAST : 0,
+			      memory_order_relaxed);
 	rd->rec = r;
 	pthread_mutex_lock(&rd_lock);
 	r->rd = rd;
@@ -154,35 +154,41 @@ static inline struct epoch_rec *rec_get(void)
 void ebpf_epoch_enter_slow(void)
 {
 	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
-	if (!rd->gate)
+	if (!rd->rec)
 		rec_register();
-	uint32_t g = rd->gate++;
-	if (GATE_DEPTH(g) != 1)
-		return; /* nested */
-	uint64_t s = (atomic_load_explicit(&global_epoch, memory_order_relaxed) << 1) | 1;
-	if (!(g & EBPF_EPOCH_GATE_SLOW)) {
+	uint64_t s = atomic_load_explicit(&rd->state, memory_order_relaxed);
+	if (s & EBPF_EPOCH_INSIDE) { /* nested */
+		atomic_store_explicit(&rd->state, s + EBPF_EPOCH_DEPTH1, memory_order_relaxed);
+		return;
+	}
+	uint64_t v =
+	    (atomic_load_explicit(&global_epoch, memory_order_relaxed) << EBPF_EPOCH_SHIFT) |
+	    EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_INSIDE | (s & EBPF_EPOCH_FAST);
+	if (s & EBPF_EPOCH_FAST) {
 		/* Release: see ebpf_epoch_enter. */
-		atomic_store_explicit(&rd->state, s, memory_order_release);
+		atomic_store_explicit(&rd->state, v, memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
 	} else {
-		atomic_exchange_explicit(&rd->state, s, memory_order_seq_cst);
+		atomic_exchange_explicit(&rd->state, v, memory_order_seq_cst);
 	}
 }
 
 void ebpf_epoch_exit_slow(void)
 {
 	struct ebpf_epoch_reader *rd = &ebpf_epoch_tls_;
-	uint32_t g = rd->gate;
-	if (GATE_DEPTH(g) <= 1)
+	uint64_t s = atomic_load_explicit(&rd->state, memory_order_relaxed);
+	if (!(s & EBPF_EPOCH_INSIDE))
 		return; /* unbalanced exit: ignore rather than corrupt the state */
-	rd->gate = g - 1;
-	if (GATE_DEPTH(g) == 2)
-		atomic_store_explicit(&rd->state, 0, memory_order_release);
+	if (STATE_DEPTH(s) > 1)
+		atomic_store_explicit(&rd->state, s - EBPF_EPOCH_DEPTH1, memory_order_relaxed);
+	else
+		atomic_store_explicit(&rd->state, s & EBPF_EPOCH_FAST, memory_order_release);
 }
 
 int ebpf_epoch_in_section(void)
 {
-	return GATE_DEPTH(ebpf_epoch_tls_.gate) > 1;
+	return (atomic_load_explicit(&ebpf_epoch_tls_.state, memory_order_relaxed) &
+		EBPF_EPOCH_INSIDE) != 0;
 }
 
 /* Orders every reader's earlier announcement before our scan of the records. */
@@ -212,7 +218,8 @@ static uint64_t try_advance(void)
 		if (!r->rd)
 			continue;
 		uint64_t s = atomic_load_explicit(&r->rd->state, memory_order_acquire);
-		behind = (s & 1) && (s >> 1) != e;
+		behind =
+		    (s & EBPF_EPOCH_INSIDE) && (uint32_t)(s >> EBPF_EPOCH_SHIFT) != (uint32_t)e;
 	}
 	pthread_mutex_unlock(&rd_lock);
 	if (behind)
@@ -377,8 +384,7 @@ static void thread_exit(void *arg)
 	pthread_mutex_lock(&rd_lock);
 	r->rd = NULL;
 	pthread_mutex_unlock(&rd_lock);
-	rd->gate = 0;
-	atomic_store_explicit(&rd->state, 0, memory_order_release);
+	atomic_store_explicit(&rd->state, 0, memory_order_release); /* not registered */
 	rd->rec = NULL;
 	pthread_mutex_lock(&r->lock);
 	pthread_mutex_lock(&orphan_lock);

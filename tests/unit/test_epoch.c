@@ -90,7 +90,7 @@ static void test_basic(void)
 	ebpf_epoch_enter();
 	/* The mode this run tests: NCCLBPF_EPOCH_MEMBARRIER=0 must give full-barrier readers. */
 	const char *mb = getenv("NCCLBPF_EPOCH_MEMBARRIER");
-	int slow = (ebpf_epoch_tls_.gate & EBPF_EPOCH_GATE_SLOW) != 0;
+	int slow = !(atomic_load(&ebpf_epoch_tls_.state) & EBPF_EPOCH_FAST);
 	printf("epoch readers: %s\n", slow ? "full barrier" : "membarrier (plain stores)");
 	if (mb && strcmp(mb, "0") == 0)
 		CHECK(slow);

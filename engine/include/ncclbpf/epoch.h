@@ -24,19 +24,25 @@ void ebpf_epoch_exit_slow(void);
 
 #ifndef __cplusplus
 #include <stdatomic.h>
-/* The calling thread's reader record, in static TLS so that entering and leaving a section
- * inline into the hot path as a compare, a store of gate and a store of state (no pointer to
- * follow, no global flag to test). Internal to the engine.
+/* The calling thread's reader record, in static TLS, so that entering and leaving a section
+ * inline into the hot path as one load, one compare and one store each way. Internal to the
+ * engine.
  *
- * gate (owner thread only) says which path the next enter/exit takes: 0 = not registered yet;
- * depth + 1 where membarrier orders readers (enter is then a plain store); and
- * EBPF_EPOCH_GATE_SLOW | (depth + 1) where it does not (every enter/exit goes out of line, for
- * a full barrier). */
-#define EBPF_EPOCH_GATE_SLOW 0x80000000u
+ * One word says everything, and reclaimers read it:
+ *   bit 0 (INSIDE)  inside a section;
+ *   bit 1 (FAST)    registered, and membarrier orders readers, so the inline path applies
+ *                   (0: not registered yet, or full-barrier readers: every enter/exit goes out of
+ *                   line); a zeroed TLS block therefore always takes the slow path first;
+ *   bits 2..31      nesting depth while inside (DEPTH1 = outermost);
+ *   bits 32..63     the global epoch announced at the outermost enter, modulo 2^32 (an announced
+ *                   epoch that is behind blocks the next advance, so aliasing would need 2^32
+ *                   advances while the reader sits between its load of the epoch and its store). */
+#define EBPF_EPOCH_INSIDE 1ull
+#define EBPF_EPOCH_FAST	  2ull
+#define EBPF_EPOCH_DEPTH1 4ull
+#define EBPF_EPOCH_SHIFT  32
 struct ebpf_epoch_reader {
-	_Atomic uint64_t state; /* 0 = outside; (epoch << 1) | 1 = inside; read by reclaimers */
-	uint32_t gate;
-	uint32_t unused;
+	_Atomic uint64_t state;
 	void *rec; /* the thread's record in epoch.c */
 };
 extern __thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
@@ -45,19 +51,22 @@ extern _Atomic uint64_t ebpf_epoch_global_;
 static inline void ebpf_epoch_enter(void)
 {
 	struct ebpf_epoch_reader *r = &ebpf_epoch_tls_;
-	uint32_t g = r->gate;
+	uint64_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
 
-	if (__builtin_expect(g == 1, 1)) {
-		r->gate = 2;
+	if (__builtin_expect(s == EBPF_EPOCH_FAST, 1)) {
 		/* Release so that a reclaimer reading this state also sees everything this thread
 		 * did in its previous section (the exit store alone may be overwritten). */
 		atomic_store_explicit(
 		    &r->state,
-		    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed) << 1) | 1,
+		    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed)
+		     << EBPF_EPOCH_SHIFT) |
+			EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE,
 		    memory_order_release);
 		atomic_signal_fence(memory_order_seq_cst);
-	} else if (g - 2u < EBPF_EPOCH_GATE_SLOW - 2u) {
-		r->gate = g + 1; /* nested: the outermost section already protects */
+	} else if ((s & (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) ==
+		   (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) {
+		/* nested: the outermost section already protects */
+		atomic_store_explicit(&r->state, s + EBPF_EPOCH_DEPTH1, memory_order_relaxed);
 	} else {
 		ebpf_epoch_enter_slow();
 	}
@@ -66,13 +75,15 @@ static inline void ebpf_epoch_enter(void)
 static inline void ebpf_epoch_exit(void)
 {
 	struct ebpf_epoch_reader *r = &ebpf_epoch_tls_;
-	uint32_t g = r->gate;
+	uint64_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
 
-	if (__builtin_expect(g == 2, 1)) {
-		r->gate = 1;
-		atomic_store_explicit(&r->state, 0, memory_order_release);
-	} else if (g - 3u < EBPF_EPOCH_GATE_SLOW - 3u) {
-		r->gate = g - 1;
+	if (__builtin_expect(
+		(uint32_t)s == (EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE), 1)) {
+		atomic_store_explicit(&r->state, EBPF_EPOCH_FAST, memory_order_release);
+	} else if ((s & (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) ==
+		       (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE) &&
+		   (uint32_t)s > (EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) {
+		atomic_store_explicit(&r->state, s - EBPF_EPOCH_DEPTH1, memory_order_relaxed);
 	} else {
 		ebpf_epoch_exit_slow();
 	}
