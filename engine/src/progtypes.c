@@ -86,6 +86,15 @@ static const struct ebpf_ctx_field net_fields[] = {
 				    (1ull << (132 - 128)) | (1ull << (133 - 128))                  \
 	}
 
+#define PROFILER_TYPE(type_name, sec)                                                              \
+	{                                                                                          \
+		.name = type_name, .section = sec,                                                 \
+		.ctx_size = sizeof(struct ncclbpf_profiler_ctx), .fields = profiler_fields,        \
+		.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),                  \
+		.helper_allow = HELPERS_WITH_RINGBUF, .ret_min = 0, .ret_max = 0,                  \
+		.insn_budget = 4096,                                                               \
+	}
+
 static const struct ebpf_prog_type prog_types[] = {
     {
 	.name = "tuner",
@@ -113,42 +122,11 @@ static const struct ebpf_prog_type prog_types[] = {
 	.insn_budget = 4096,
 	.flags = EBPF_PROG_TYPE_F_RANK_CONSISTENT,
     },
-    {
-	.name = "profiler",
-	.section = "profiler",
-	.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
-	.fields = profiler_fields,
-	.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
-	.helper_allow = HELPERS_WITH_RINGBUF,
-	.ret_min = 0,
-	.ret_max = 0,
-	.insn_budget = 4096,
-    },
-    {
-	/* The same program type, run on finished collectives (COLL_END) only. */
-	.name = "profiler_coll_end",
-	.section = "profiler/coll_end",
-	.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
-	.fields = profiler_fields,
-	.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
-	.helper_allow = HELPERS_WITH_RINGBUF,
-	.ret_min = 0,
-	.ret_max = 0,
-	.insn_budget = 4096,
-    },
-    {
-	/* The same program type for bundles that also want proxy (network) operation events:
-	 * the section is how a bundle tells the profiler adapter to ask NCCL for them. */
-	.name = "profiler_proxy",
-	.section = "profiler/proxy",
-	.ctx_size = sizeof(struct ncclbpf_profiler_ctx),
-	.fields = profiler_fields,
-	.n_fields = sizeof(profiler_fields) / sizeof(profiler_fields[0]),
-	.helper_allow = HELPERS_WITH_RINGBUF,
-	.ret_min = 0,
-	.ret_max = 0,
-	.insn_budget = 4096,
-    },
+    /* One program type under three sections: the section tells the profiler adapter which
+     * events to run it on (all, COLL_END only) and what to ask NCCL for (proxy operations). */
+    PROFILER_TYPE("profiler", "profiler"),
+    PROFILER_TYPE("profiler_coll_end", "profiler/coll_end"),
+    PROFILER_TYPE("profiler_proxy", "profiler/proxy"),
     {
 	.name = "net",
 	.section = "net/",

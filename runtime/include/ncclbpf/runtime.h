@@ -298,23 +298,22 @@ struct ncclbpf_comm {
 };
 
 #ifndef __cplusplus
+/* The policy slot c runs: its bound policy under the control plane, else the process's. */
+static inline struct rt_policy *const *ncclbpf_rt__comm_slot(const struct ncclbpf_comm *c)
+{
+	return __builtin_expect(c->cp != NULL, 0) ? &c->cp_policy : &ncclbpf_rt_active_;
+}
 static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
 					    uint64_t *version)
 {
-	struct rt_policy *const *slot = &ncclbpf_rt_active_;
-	if (__builtin_expect(c->cp != NULL, 0))
-		slot = &c->cp_policy;
-	return ncclbpf_rt__run_hook(slot, offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx,
-				    version);
+	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c),
+				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);
 }
 static inline int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
 					    uint64_t *version)
 {
-	struct rt_policy *const *slot = &ncclbpf_rt_active_;
-	if (__builtin_expect(c->cp != NULL, 0))
-		slot = &c->cp_policy;
-	return ncclbpf_rt__run_hook(slot, offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx,
-				    version);
+	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c),
+				    offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
 }
 #endif
 
