@@ -20,3 +20,8 @@ if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
   set_tests_properties(net_bench_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
     PASS_REGULAR_EXPRESSION "1 MiB .*hook cost")
 endif()
+if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES AND TARGET nccl_net_fake)
+  add_test(NAME net_bench_hook_path_smoke COMMAND ncclbpf-net-bench --reps 1 --hook-path-only)
+  set_tests_properties(net_bench_hook_path_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "# hook path .* B-A -?[0-9.]+ ns")
+endif()

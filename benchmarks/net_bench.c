@@ -413,16 +413,25 @@ static int hook_path(const char *lib, const char *inner, const char *policy, dou
 	return bad || !WIFEXITED(stt) || WEXITSTATUS(stt) ? -1 : 0;
 }
 
+static int socket_runs(const char *lib, const char *policy, int reps);
+static int hook_path_runs(const char *lib, const char *inner, const char *policy, int reps);
+
 int main(int argc, char **argv)
 {
 	const char *lib = NET_BENCH_DEFAULT_LIB, *policy = NET_BENCH_DEFAULT_POLICY;
 	const char *inner = NET_BENCH_DEFAULT_INNER;
-	int reps = 3;
-	static const struct option lo[] = {
-	    {"lib", 1, 0, 'l'},	 {"policy", 1, 0, 'p'}, {"reps", 1, 0, 'r'}, {"sizes", 1, 0, 's'},
-	    {"time", 1, 0, 't'}, {"inner", 1, 0, 'i'},	{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	int reps = 3, hook_only = 0;
+	static const struct option lo[] = {{"lib", 1, 0, 'l'},
+					   {"policy", 1, 0, 'p'},
+					   {"reps", 1, 0, 'r'},
+					   {"sizes", 1, 0, 's'},
+					   {"time", 1, 0, 't'},
+					   {"inner", 1, 0, 'i'},
+					   {"hook-path-only", 0, 0, 'H'},
+					   {"help", 0, 0, 'h'},
+					   {0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "l:p:r:s:t:i:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:p:r:s:t:i:Hh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			lib = optarg;
@@ -438,6 +447,9 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			inner = *optarg ? optarg : NULL;
+			break;
+		case 'H':
+			hook_only = 1;
 			break;
 		case 's': {
 			n_sizes = 0;
@@ -458,7 +470,8 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 				"usage: ncclbpf-net-bench [--lib LIB] [--policy OBJ] "
-				"[--reps N] [--sizes 8,4K,1M] [--time S] [--inner FAKE_LIB|'']\n");
+				"[--reps N] [--sizes 8,4K,1M] [--time S] [--inner FAKE_LIB|''] "
+				"[--hook-path-only]\n");
 			return 2;
 		}
 	}
@@ -468,6 +481,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_DFL);
+	if (hook_only && !inner) {
+		fprintf(stderr, "ncclbpf-net-bench: --hook-path-only needs --inner\n");
+		return 2;
+	}
+	if (!hook_only && socket_runs(lib, policy, reps))
+		return 1;
+	if (inner && hook_path_runs(lib, inner, policy, reps))
+		return 1;
+	return 0;
+}
+
+/* The transport over loopback sockets: A, B, C configurations, latency and bandwidth. */
+static int socket_runs(const char *lib, const char *policy, int reps)
+{
 	const char *ifname = getenv("NCCL_SOCKET_IFNAME");
 	printf("# net transport benchmark: 2 processes, loopback%s%s, %d rep(s) interleaved, "
 	       "median; %.2f s per size and measurement\n",
@@ -482,7 +509,7 @@ int main(int argc, char **argv)
 		if (config_start(&cf[x], lib, pol[x], nso[x])) {
 			fprintf(stderr, "ncclbpf-net-bench: cannot start configuration %c\n",
 				'A' + x);
-			return 1;
+			return -1;
 		}
 	static double v[NCONF][2][MAX_SIZES][99]; /* [config][lat, bw][size][rep] */
 	int failed = 0;
@@ -498,7 +525,7 @@ int main(int argc, char **argv)
 		failed |= config_stop(&cf[x]) != 0;
 	if (failed) {
 		fprintf(stderr, "ncclbpf-net-bench: a run failed\n");
-		return 1;
+		return -1;
 	}
 	printf("%10s %9s %9s %8s %8s %9s %9s %8s %15s %9s %7s\n", "size", "lat A us", "lat B us",
 	       "B-A ns", "B/A", "bw A GB/s", "bw B GB/s", "B/A", "B/A q1..q3", "bw C GB/s", "A/C");
@@ -529,25 +556,26 @@ int main(int argc, char **argv)
 		worst = cost > worst ? cost : worst;
 	}
 	printf("# hook cost (bandwidth, worst size): %.2f %%\n", worst * 100);
-	if (inner) {
-		/* A and B alternate, one process each, order rotated per repetition. */
-		double ha[99], hb[99], hd[99];
-		for (int k = 0; k < reps; k++)
-			for (int j = 0; j < 2; j++) {
-				int b = (j + k) % 2;
-				if (hook_path(lib, inner, b ? policy : NULL, b ? &hb[k] : &ha[k])) {
-					fprintf(stderr,
-						"ncclbpf-net-bench: hook path run failed\n");
-					return 1;
-				}
+	return 0;
+}
+
+/* A and B alternate, one process each, order rotated per repetition. */
+static int hook_path_runs(const char *lib, const char *inner, const char *policy, int reps)
+{
+	double ha[99], hb[99], hd[99];
+	for (int k = 0; k < reps; k++)
+		for (int j = 0; j < 2; j++) {
+			int b = (j + k) % 2;
+			if (hook_path(lib, inner, b ? policy : NULL, b ? &hb[k] : &ha[k])) {
+				fprintf(stderr, "ncclbpf-net-bench: hook path run failed\n");
+				return -1;
 			}
-		for (int k = 0; k < reps; k++)
-			hd[k] = hb[k] - ha[k];
-		double mhd = median(hd, reps);
-		printf("# hook path (no sockets, fake inner plugin, %d B messages, both sides): A "
-		       "%.1f "
-		       "ns, B %.1f ns per message; B-A %.1f ns (median of %d paired runs)\n",
-		       HP_MSG, median(ha, reps), median(hb, reps), mhd, reps);
-	}
+		}
+	for (int k = 0; k < reps; k++)
+		hd[k] = hb[k] - ha[k];
+	double mhd = median(hd, reps);
+	printf("# hook path (no sockets, fake inner plugin, %d B messages, both sides): A %.1f "
+	       "ns, B %.1f ns per message; B-A %.1f ns (median of %d paired runs)\n",
+	       HP_MSG, median(ha, reps), median(hb, reps), mhd, reps);
 	return 0;
 }

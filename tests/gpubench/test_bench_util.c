@@ -56,19 +56,20 @@ static void test_args(void)
 	CHECK(parse(&o, err, "") == 0);
 	CHECK(o.nranks == 2 && o.min_bytes == 8 && o.max_bytes == 64u << 20 && o.factor == 2);
 	CHECK(o.iters == 20 && o.warmup == 5 && o.reps == 1 && o.check == 1 && o.target_ms == 0);
+	CHECK(o.hold_s == 0);
 	CHECK(o.ops[GB_ALLREDUCE] && !o.ops[GB_ALLGATHER] && o.algo == -1 && o.proto == -1);
 	CHECK(!strcmp(o.type->name, "float") && !o.env_forced && !o.csv);
 
 	CHECK(parse(&o, err,
 		    "-n 4 -o allgather,reducescatter -b 1K -e 1M -f 4 -i 7 -w 2 -r 3 "
 		    "--algo Ring --proto LL128 --channels 8 --csv x.csv --timeout 10 "
-		    "--target-ms 20 --no-check --no-plugin -d bf16") == 0);
+		    "--target-ms 20 --no-check --no-plugin -d bf16 --hold 30") == 0);
 	CHECK(o.nranks == 4 && !o.ops[GB_ALLREDUCE] && o.ops[GB_ALLGATHER] &&
 	      o.ops[GB_REDUCESCATTER] && !o.ops[GB_BROADCAST]);
 	CHECK(o.min_bytes == 1024 && o.max_bytes == 1u << 20 && o.factor == 4 && o.iters == 7);
 	CHECK(o.warmup == 2 && o.reps == 3 && o.algo == 1 && o.proto == 1 && o.channels == 8);
 	CHECK(!strcmp(o.csv, "x.csv") && o.timeout_s == 10 && o.target_ms == 20 && !o.check);
-	CHECK(o.no_plugin && o.type->size == 2 && o.type->nccl == 9);
+	CHECK(o.no_plugin && o.type->size == 2 && o.type->nccl == 9 && o.hold_s == 30);
 	CHECK(parse(&o, err, "-o all") == 0 && o.ops[0] && o.ops[1] && o.ops[2] && o.ops[3]);
 	CHECK(parse(&o, err, "-h") == 1);
 
@@ -76,6 +77,7 @@ static void test_args(void)
 		const char *args, *err;
 	} bad[] = {
 	    {"-n 0", "-n: ranks must be 1..64, not '0'"},
+	    {"--hold 0", "--hold: seconds must be 1..3600, not '0'"},
 	    {"-n 65", "-n: ranks must be 1..64, not '65'"},
 	    {"-o allreduce,alltoall", "-o: unknown collective 'alltoall'"},
 	    {"-b 1X", "-b: bad size '1X'"},

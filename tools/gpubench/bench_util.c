@@ -95,28 +95,31 @@ int gb_parse_size(const char *s, size_t *out)
 
 void gb_usage(FILE *out)
 {
-	fprintf(
-	    out,
-	    "usage: ncclbpf-gpubench [-n RANKS] [-o "
-	    "allreduce,allgather,reducescatter,broadcast|all]\n"
-	    "         [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]\n"
-	    "         [-d TYPE] [--in-place] [--no-check] [--csv FILE] [--timeout SEC]\n"
-	    "         [--algo ALGO] [--proto PROTO] [--channels N]\n"
-	    "         [--plugin LIB] [--policy BUNDLE] [--no-plugin] [--target-ms MS]\n"
-	    "  Ranks are processes on GPU rank %% nGPUs with distinct NCCL_HOSTIDs.\n"
-	    "  -r: each size is timed REPS times (ITERS operations each): mean, min, max.\n"
-	    "  --target-ms: per size, fewer iterations (at least 2) where ITERS x REPS would\n"
-	    "  take longer than MS (timed on the last warm-up operation; needs -w >= 1).\n"
-	    "  -d: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default "
-	    "float)\n"
-	    "  --algo tree|ring|pat|collnet_direct|collnet_chain|nvls|nvls_tree, --proto\n"
-	    "  ll|ll128|simple, --channels N: forced through NCCL_ALGO, NCCL_PROTO,\n"
-	    "  NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=N in the ranks' environment.\n"
-	    "  --plugin sets NCCL_TUNER_PLUGIN, --policy NCCLBPF_POLICY, --no-plugin\n"
-	    "  NCCL_TUNER_PLUGIN=none. GPUBENCH_TRACE_DIR=dir records each rank's tuner calls\n"
-	    "  (NCCLBPF_TRACE) as dir/trace.rankN; rows then show what NCCL used.\n"
-	    "  --csv: one line per collective and size (ncclbpf tune reads it).\n"
-	    "  --timeout: kill all ranks after SEC seconds (exit 3); a failed rank ends all.\n");
+	fprintf(out,
+		"usage: ncclbpf-gpubench [-n RANKS] [-o "
+		"allreduce,allgather,reducescatter,broadcast|all]\n"
+		"         [-b MIN] [-e MAX] [-f FACTOR] [-i ITERS] [-w WARMUP] [-r REPS]\n"
+		"         [-d TYPE] [--in-place] [--no-check] [--csv FILE] [--timeout SEC]\n"
+		"         [--algo ALGO] [--proto PROTO] [--channels N]\n"
+		"         [--plugin LIB] [--policy BUNDLE] [--no-plugin] [--target-ms MS]\n"
+		"         [--hold SEC]\n"
+		"  Ranks are processes on GPU rank %% nGPUs with distinct NCCL_HOSTIDs.\n"
+		"  -r: each size is timed REPS times (ITERS operations each): mean, min, max.\n"
+		"  --target-ms: per size, fewer iterations (at least 2) where ITERS x REPS would\n"
+		"  take longer than MS (timed on the last warm-up operation; needs -w >= 1).\n"
+		"  -d: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 (default "
+		"float)\n"
+		"  --algo tree|ring|pat|collnet_direct|collnet_chain|nvls|nvls_tree, --proto\n"
+		"  ll|ll128|simple, --channels N: forced through NCCL_ALGO, NCCL_PROTO,\n"
+		"  NCCL_MIN_NCHANNELS=NCCL_MAX_NCHANNELS=N in the ranks' environment.\n"
+		"  --plugin sets NCCL_TUNER_PLUGIN, --policy NCCLBPF_POLICY, --no-plugin\n"
+		"  NCCL_TUNER_PLUGIN=none. GPUBENCH_TRACE_DIR=dir records each rank's tuner calls\n"
+		"  (NCCLBPF_TRACE) as dir/trace.rankN; rows then show what NCCL used.\n"
+		"  --csv: one line per collective and size (ncclbpf tune reads it).\n"
+		"  --timeout: kill all ranks after SEC seconds (exit 3); a failed rank ends all.\n"
+		"  --hold: after the last size, each rank prints its pid and waits SEC seconds\n"
+		"  before destroying its communicator (read its policy maps live meanwhile:\n"
+		"  ncclbpf map dump PID MAP).\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -161,7 +164,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		O_ALGO,
 		O_PROTO,
 		O_CHANNELS,
-		O_TARGET
+		O_TARGET,
+		O_HOLD
 	};
 	static const struct option lo[] = {{"no-check", no_argument, 0, O_NOCHECK},
 					   {"plugin", required_argument, 0, O_PLUGIN},
@@ -174,6 +178,7 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 					   {"proto", required_argument, 0, O_PROTO},
 					   {"channels", required_argument, 0, O_CHANNELS},
 					   {"target-ms", required_argument, 0, O_TARGET},
+					   {"hold", required_argument, 0, O_HOLD},
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	int c, v;
@@ -266,6 +271,10 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		case O_TARGET:
 			if (parse_int(optarg, 1, 3600000, &o->target_ms))
 				ERR("--target-ms: must be 1..3600000, not '%s'", optarg);
+			break;
+		case O_HOLD:
+			if (parse_int(optarg, 1, 3600, &o->hold_s))
+				ERR("--hold: seconds must be 1..3600, not '%s'", optarg);
 			break;
 		case 'h':
 			return 1;

@@ -41,6 +41,7 @@ struct gb_opts {
 	const char *csv;
 	int timeout_s; /* 0: none */
 	int target_ms; /* > 0: per size, as many iterations (up to iters) as fit this time */
+	int hold_s;    /* > 0: wait this long before destroying the communicator */
 };
 
 /* Parses argv into o (defaults first). 0: run; 1: help printed to out; -1: err filled. The

@@ -396,6 +396,12 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 		}
 	}
 	free(host);
+	if (o->hold_s > 0) {
+		/* The timeout (if any) still runs: --timeout must exceed the run plus the hold. */
+		printf("gpubench: rank %d pid %d holding %d s\n", rank, (int)getpid(), o->hold_s);
+		fflush(stdout);
+		sleep((unsigned)o->hold_s);
+	}
 	CUDACHECK(cudaFree(dev_wrong));
 	CUDACHECK(cudaFree(dev_scratch));
 	NCCLCHECK(ncclCommDestroy(comm));
