@@ -29,3 +29,23 @@ if(NCCLBPF_BUILD_POLICIES)
             $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gpu_scripts)
   set_tests_properties(gpu_scripts PROPERTIES TIMEOUT 600 LABELS cli)
 endif()
+
+# gpubench --ab's in-job policy switch against the shipped plugin (hot reload + inspection).
+if(NCCLBPF_BUILD_POLICIES)
+  set(AB_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
+  if(NCCLBPF_SANITIZERS)
+    set(AB_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf_asan>)
+  endif()
+  ncclbpf_test(test_ab_swap
+    SOURCES ${GPUBENCH_TEST_DIR}/test_ab_swap.c ${PROJECT_SOURCE_DIR}/tools/gpubench/ab_swap.c
+            ${PROJECT_SOURCE_DIR}/tools/ncclbpf/inspect_client.c
+    LIBS dl ARGS $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}
+    ASAN_ARGS ${AB_ASAN_LIB} ${NCCLBPF_POLICY_DIR} LABELS plugin TIMEOUT 60)
+  foreach(t test_ab_swap test_ab_swap_asan)
+    if(TARGET ${t})
+      target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/tools/gpubench
+        ${PROJECT_SOURCE_DIR}/tools/ncclbpf ${NCCL_ADAPTER_INCLUDES} ${PROJECT_SOURCE_DIR}/tests/plugin)
+      add_dependencies(${t} policies nccl_ncclbpf)
+    endif()
+  endforeach()
+endif()

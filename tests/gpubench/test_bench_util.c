@@ -70,6 +70,8 @@ static void test_args(void)
 	CHECK(o.warmup == 2 && o.reps == 3 && o.algo == 1 && o.proto == 1 && o.channels == 8);
 	CHECK(!strcmp(o.csv, "x.csv") && o.timeout_s == 10 && o.target_ms == 20 && !o.check);
 	CHECK(o.no_plugin && o.type->size == 2 && o.type->nccl == 9 && o.hold_s == 30);
+	CHECK(parse(&o, err, "--ab a.o,dir/b.o -w 1") == 0 && !strcmp(o.ab_base, "a.o") &&
+	      !strcmp(o.ab_test, "dir/b.o"));
 	CHECK(parse(&o, err, "-o all") == 0 && o.ops[0] && o.ops[1] && o.ops[2] && o.ops[3]);
 	CHECK(parse(&o, err, "-h") == 1);
 
@@ -78,6 +80,14 @@ static void test_args(void)
 	} bad[] = {
 	    {"-n 0", "-n: ranks must be 1..64, not '0'"},
 	    {"--hold 0", "--hold: seconds must be 1..3600, not '0'"},
+	    {"--ab a.o", "--ab: need BASE,TEST (two bundle paths), not 'a.o'"},
+	    {"--ab a.o,", "--ab: need BASE,TEST (two bundle paths), not 'a.o,'"},
+	    {"--ab ,b.o", "--ab: need BASE,TEST (two bundle paths), not ',b.o'"},
+	    {"--ab a.o,b.o,c.o", "--ab: need BASE,TEST (two bundle paths), not 'a.o,b.o,c.o'"},
+	    {"--ab a.o,b.o --policy p.o",
+	     "--ab excludes --policy, --no-plugin and --target-ms, and needs -w >= 1"},
+	    {"--ab a.o,b.o -w 0",
+	     "--ab excludes --policy, --no-plugin and --target-ms, and needs -w >= 1"},
 	    {"-n 65", "-n: ranks must be 1..64, not '65'"},
 	    {"-o allreduce,alltoall", "-o: unknown collective 'alltoall'"},
 	    {"-b 1X", "-b: bad size '1X'"},
@@ -195,6 +205,23 @@ static void test_stats(void)
 	CHECK(s.mean == 0 && s.sd == 0);
 }
 
+/* Paired ratios: a slow block hits base and test alike and must cancel in the ratio. */
+static void test_ab_stats(void)
+{
+	struct gb_ab a;
+	double base[] = {10, 20, 10, 10, 11}, test[] = {10.1, 20.2, 10.1, 10.2, 11.0};
+	gb_ab_stats(base, test, 5, &a);
+	CHECK(a.n == 5 && a.base_us == 10 && fabs(a.test_us - 10.2) < 1e-12);
+	CHECK(fabs(a.ratio - 1.01) < 1e-12 && fabs(a.q1 - 1.01) < 1e-12);
+	CHECK(fabs(a.q3 - 1.01) < 1e-12);	 /* ratios 1.00 1.01 1.01 1.01 1.02 */
+	CHECK(base[1] == 20 && test[4] == 11.0); /* inputs untouched */
+	double b2[] = {4, 2}, t2[] = {2, 3};
+	gb_ab_stats(b2, t2, 2, &a);
+	CHECK(a.base_us == 3 && a.test_us == 2.5 && a.ratio == 1.0 && a.q1 == 0.5 && a.q3 == 1.5);
+	gb_ab_stats(base, test, 0, &a);
+	CHECK(a.n == 0 && a.ratio == 0);
+}
+
 static void test_decisions(void)
 {
 	struct gb_opts o;
@@ -287,6 +314,7 @@ int main(void)
 	test_counts();
 	test_adapt_iters();
 	test_stats();
+	test_ab_stats();
 	test_decisions();
 	test_values();
 	test_csv();

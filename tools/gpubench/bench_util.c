@@ -165,7 +165,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		O_PROTO,
 		O_CHANNELS,
 		O_TARGET,
-		O_HOLD
+		O_HOLD,
+		O_AB
 	};
 	static const struct option lo[] = {{"no-check", no_argument, 0, O_NOCHECK},
 					   {"plugin", required_argument, 0, O_PLUGIN},
@@ -179,6 +180,7 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 					   {"channels", required_argument, 0, O_CHANNELS},
 					   {"target-ms", required_argument, 0, O_TARGET},
 					   {"hold", required_argument, 0, O_HOLD},
+					   {"ab", required_argument, 0, O_AB},
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	int c, v;
@@ -276,6 +278,17 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 			if (parse_int(optarg, 1, 3600, &o->hold_s))
 				ERR("--hold: seconds must be 1..3600, not '%s'", optarg);
 			break;
+		case O_AB: {
+			const char *comma = strchr(optarg, ',');
+			size_t nb = comma ? (size_t)(comma - optarg) : 0;
+			if (!comma || !nb || !comma[1] || strchr(comma + 1, ',') ||
+			    nb >= sizeof o->ab_base || strlen(comma + 1) >= sizeof o->ab_test)
+				ERR("--ab: need BASE,TEST (two bundle paths), not '%s'", optarg);
+			memcpy(o->ab_base, optarg, nb);
+			o->ab_base[nb] = 0;
+			snprintf(o->ab_test, sizeof o->ab_test, "%s", comma + 1);
+			break;
+		}
 		case 'h':
 			return 1;
 		default:
@@ -290,6 +303,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		ERR("--target-ms needs at least one warm-up operation (-w)");
 	if (o->no_plugin && (o->plugin || o->policy))
 		ERR("--no-plugin excludes --plugin and --policy");
+	if (o->ab_base[0] && (o->policy || o->no_plugin || o->target_ms > 0 || o->warmup < 1))
+		ERR("--ab excludes --policy, --no-plugin and --target-ms, and needs -w >= 1");
 	static const char *const env_names[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
 						"NCCL_MAX_NCHANNELS"};
 	int forced[4] = {o->algo >= 0, o->proto >= 0, o->channels > 0, o->channels > 0};
@@ -533,6 +548,48 @@ double gb_load(const struct gb_type *t, const void *buf, size_t i)
 		return d;
 	}
 	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median_sorted(const double *v, int n)
+{
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void gb_ab_stats(const double *base, const double *test, int n, struct gb_ab *out)
+{
+	memset(out, 0, sizeof *out);
+	if (n <= 0 || n > 1000)
+		return;
+	double b[1000], t[1000], r[1000];
+	for (int i = 0; i < n; i++) {
+		b[i] = base[i];
+		t[i] = test[i];
+		r[i] = base[i] > 0 ? test[i] / base[i] : 0;
+	}
+	qsort(b, (size_t)n, sizeof *b, cmp_double);
+	qsort(t, (size_t)n, sizeof *t, cmp_double);
+	qsort(r, (size_t)n, sizeof *r, cmp_double);
+	out->n = n;
+	out->base_us = median_sorted(b, n);
+	out->test_us = median_sorted(t, n);
+	out->ratio = median_sorted(r, n);
+	out->q1 = r[(n - 1) / 4];
+	out->q3 = r[n - 1 - (n - 1) / 4];
+}
+
+void gb_print_ab(FILE *f, const struct gb_opts *o, const struct gb_row *r)
+{
+	fprintf(f,
+		"# ab %zu B: base %.2f us, test %.2f us (medians of %d blocks of %d ops); "
+		"test/base %.4f (median of paired ratios; q1..q3 %.4f..%.4f) base=%s test=%s\n",
+		r->size, r->ab.base_us, r->ab.test_us, r->ab.n, r->iters ? r->iters : o->iters,
+		r->ab.ratio, r->ab.q1, r->ab.q3, o->ab_base, o->ab_test);
 }
 
 void gb_stats_of(const double *v, int n, struct gb_stats *s)

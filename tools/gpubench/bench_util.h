@@ -42,6 +42,9 @@ struct gb_opts {
 	int timeout_s; /* 0: none */
 	int target_ms; /* > 0: per size, as many iterations (up to iters) as fit this time */
 	int hold_s;    /* > 0: wait this long before destroying the communicator */
+	/* --ab BASE,TEST: per repetition, a block with each bundle (order alternating), switched
+	 * in the running job by hot reload (ab_swap.h); NULL: off. */
+	char ab_base[1024], ab_test[1024];
 };
 
 /* Parses argv into o (defaults first). 0: run; 1: help printed to out; -1: err filled. The
@@ -102,16 +105,29 @@ int gb_decision_add_line(struct gb_decision *d, const char *line, long pid);
 void gb_decision_strings(const struct gb_decision *d, const struct gb_opts *o, char algo[16],
 			 char proto[16], char ch[16]);
 
+/* --ab per size: medians over the repetitions, and the median (quartiles) of the per-repetition
+ * ratio test/base, each ratio taken from two adjacent blocks of the same job. */
+struct gb_ab {
+	int n;
+	double base_us, test_us;
+	double ratio, q1, q3;
+};
+/* Sorts copies; base[i] and test[i] are the blocks of repetition i. n <= 1000. */
+void gb_ab_stats(const double *base, const double *test, int n, struct gb_ab *out);
+
 struct gb_row {
 	enum gb_op op;
 	size_t size, count;
-	int iters; /* iterations per repetition for this size (0: o->iters) */
-	struct gb_stats time_us;
+	int iters;		 /* iterations per repetition for this size (0: o->iters) */
+	struct gb_stats time_us; /* with --ab: of the base blocks */
+	struct gb_ab ab;	 /* with --ab */
 	unsigned long long wrong;
 	char algo[16], proto[16], ch[16];
 };
 void gb_print_header(FILE *f, const struct gb_opts *o, enum gb_op op, int ngpus);
 void gb_print_row(FILE *f, const struct gb_opts *o, const struct gb_row *r);
+/* With --ab: one "# ab ..." line for the row. */
+void gb_print_ab(FILE *f, const struct gb_opts *o, const struct gb_row *r);
 /* The CSV columns and their meaning: docs/tuning.md ("The CSV"), the one definition. */
 extern const char gb_csv_header[];
 void gb_print_csv_row(FILE *f, const struct gb_opts *o, const struct gb_row *r);

@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "ab_swap.h"
 #include "bench_util.h"
 
 #define DIE(...)                                                                                   \
@@ -232,9 +233,48 @@ static double agree_time(enum gb_op op, double mine, int nranks, ncclComm_t comm
 /* Times one size REPS times and checks a fresh run; fills r (wrong: this rank's count). With
  * --target-ms the last warm-up operation is timed to choose the iteration count; tr (rank 0's
  * trace reader, else NULL) then skips the records of the warm-up and of that exchange. */
+static double timed_block(enum gb_op op, const struct bufs *b, size_t send, size_t recv,
+			  ncclDataType_t dt, ncclComm_t comm, cudaStream_t s, int iters,
+			  cudaEvent_t t0, cudaEvent_t t1)
+{
+	CUDACHECK(cudaEventRecord(t0, s));
+	for (int i = 0; i < iters; i++)
+		NCCLCHECK(launch(op, b->sb, b->rb, send, recv, dt, comm, s));
+	CUDACHECK(cudaEventRecord(t1, s));
+	CUDACHECK(cudaStreamSynchronize(s));
+	float ms = 0;
+	CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
+	return ms * 1000.0 / iters;
+}
+
+/* --ab: per repetition one block with each bundle, the order alternating. Every rank switches
+ * its own plugin and waits until the new version is active; the warm-up operations after the
+ * switch complete only once every rank has switched, so each timed block runs one bundle on
+ * all ranks. */
+static void run_ab(const struct gb_opts *o, enum gb_op op, const struct bufs *b, size_t send,
+		   size_t recv, ncclDataType_t dt, ncclComm_t comm, cudaStream_t s, int iters,
+		   cudaEvent_t t0, cudaEvent_t t1, struct gb_swap *swap, struct gb_row *r)
+{
+	static double us[2][1000];
+	for (int rep = 0; rep < o->reps; rep++)
+		for (int j = 0; j < 2; j++) {
+			int test = (j + rep) % 2;
+			char err[600];
+			if (gb_swap_to(swap, test ? o->ab_test : o->ab_base, 10000, err,
+				       sizeof err) != 0)
+				DIE("rank %d: --ab: %s", g_rank, err);
+			for (int i = 0; i < o->warmup; i++)
+				NCCLCHECK(launch(op, b->sb, b->rb, send, recv, dt, comm, s));
+			CUDACHECK(cudaStreamSynchronize(s));
+			us[test][rep] = timed_block(op, b, send, recv, dt, comm, s, iters, t0, t1);
+		}
+	gb_stats_of(us[0], o->reps, &r->time_us);
+	gb_ab_stats(us[0], us[1], o->reps, &r->ab);
+}
+
 static void run_size(const struct gb_opts *o, enum gb_op op, size_t bytes, int rank,
 		     ncclComm_t comm, cudaStream_t s, void *host, struct gb_row *r,
-		     double *dev_scratch, struct trace_reader *tr)
+		     double *dev_scratch, struct trace_reader *tr, struct gb_swap *swap)
 {
 	size_t send, recv, size;
 	gb_counts(op, bytes, o->nranks, o->type->size, &send, &recv, &size);
@@ -267,18 +307,14 @@ static void run_size(const struct gb_opts *o, enum gb_op op, size_t bytes, int r
 			trace_scan(tr, NULL);
 	}
 	r->iters = iters;
-	double us[1000];
-	for (int rep = 0; rep < o->reps; rep++) {
-		CUDACHECK(cudaEventRecord(t0, s));
-		for (int i = 0; i < iters; i++)
-			NCCLCHECK(launch(op, b.sb, b.rb, send, recv, dt, comm, s));
-		CUDACHECK(cudaEventRecord(t1, s));
-		CUDACHECK(cudaStreamSynchronize(s));
-		float ms = 0;
-		CUDACHECK(cudaEventElapsedTime(&ms, t0, t1));
-		us[rep] = ms * 1000.0 / iters;
+	if (swap) {
+		run_ab(o, op, &b, send, recv, dt, comm, s, iters, t0, t1, swap, r);
+	} else {
+		double us[1000];
+		for (int rep = 0; rep < o->reps; rep++)
+			us[rep] = timed_block(op, &b, send, recv, dt, comm, s, iters, t0, t1);
+		gb_stats_of(us, o->reps, &r->time_us);
 	}
-	gb_stats_of(us, o->reps, &r->time_us);
 
 	r->wrong = 0;
 	if (o->check) {
@@ -321,6 +357,17 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 		setenv("NCCL_TUNER_PLUGIN", o->plugin, 1);
 	if (o->policy)
 		setenv("NCCLBPF_POLICY", o->policy, 1);
+	struct gb_swap swap_state, *swap = NULL;
+	if (o->ab_base[0]) {
+		/* Each rank its own live file (its own watcher), starting with the base bundle. */
+		snprintf(buf, sizeof buf, "%s/ab-policy.rank%d.o", dir, rank);
+		gb_swap_init(&swap_state, buf);
+		char err[600];
+		if (gb_swap_install(o->ab_base, buf, err, sizeof err) != 0)
+			DIE("rank %d: --ab: %s", rank, err);
+		setenv("NCCLBPF_POLICY", buf, 1);
+		swap = &swap_state;
+	}
 	if (getenv("GPUBENCH_TRACE_DIR") && !o->no_plugin) {
 		snprintf(tr.path, sizeof tr.path, "%s/trace.rank%d", getenv("GPUBENCH_TRACE_DIR"),
 			 rank);
@@ -375,7 +422,7 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 			struct gb_row r;
 			memset(&r, 0, sizeof r);
 			run_size(o, (enum gb_op)op, bytes, rank, comm, s, host, &r, dev_scratch,
-				 rank == 0 ? &tr : NULL);
+				 rank == 0 ? &tr : NULL, swap);
 			struct gb_decision d;
 			gb_decision_reset(&d);
 			if (rank == 0)
@@ -387,6 +434,8 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 				total_wrong += r.wrong;
 				gb_decision_strings(&d, o, r.algo, r.proto, r.ch);
 				gb_print_row(stdout, o, &r);
+				if (swap)
+					gb_print_ab(stdout, o, &r);
 				fflush(stdout);
 				if (csv) {
 					gb_print_csv_row(csv, o, &r);
@@ -396,6 +445,10 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 		}
 	}
 	free(host);
+	if (swap) {
+		gb_swap_close(swap);
+		unlink(swap->live);
+	}
 	if (o->hold_s > 0) {
 		/* The timeout (if any) still runs: --timeout must exceed the run plus the hold. */
 		printf("gpubench: rank %d pid %d holding %d s\n", rank, (int)getpid(), o->hold_s);
@@ -526,6 +579,13 @@ int main(int argc, char **argv)
 	char path[600];
 	snprintf(path, sizeof path, "%s/nccl-unique-id", dir);
 	unlink(path);
+	for (int r = 0; o.ab_base[0] && r < o.nranks; r++) {
+		/* A rank that failed leaves its --ab files. */
+		snprintf(path, sizeof path, "%s/ab-policy.rank%d.o", dir, r);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/ab-policy.rank%d.o.tmp", dir, r);
+		unlink(path);
+	}
 	rmdir(dir);
 	if (rc || !reports) {
 		fprintf(stderr, "gpubench: FAILED (%s)\n",
