@@ -25,7 +25,7 @@ ab() { # label sizes iters reps base test
 { ab aa-small 1K-4K 1000 40 $P/noop.o $P/noop.o
   ab small 1K-64K 1000 40 $P/noop.o $P/net_counters.o
   ab mid 256K-1M 200 30 $P/noop.o $P/net_counters.o
-  ab large 16M-64M 10 20 $P/noop.o $P/net_counters.o; }
+  ab large 16M-64M 10 20 $P/noop.o $P/net_counters.o; } 2>&1 | tee $R/ab.txt
 ( export $NET
   for size in 1K 64K; do for it in 1000 3000; do
     f=$R/g.$size.$it.txt
