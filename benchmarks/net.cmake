@@ -20,8 +20,23 @@ if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
   set_tests_properties(net_bench_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
     PASS_REGULAR_EXPRESSION "1 MiB .*hook cost")
 endif()
+# Benchmark-only net policy: net_counters.c without the latency (reads no time field, so no
+# clock reads); compare with --policy2.
+if(NCCLBPF_BUILD_POLICIES)
+  set(NET_BENCH_POLICY_DIR ${PROJECT_BINARY_DIR}/benchmarks/policies)
+  set(out ${NET_BENCH_POLICY_DIR}/net_count_only.o)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_BENCH_POLICY_DIR}
+    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/net_count_only.c -o ${out}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/net_count_only.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF benchmarks/policies/net_count_only.c")
+  add_custom_target(net_bench_policies ALL DEPENDS ${out})
+  add_dependencies(ncclbpf-net-bench net_bench_policies)
+endif()
 if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES AND TARGET nccl_net_fake)
-  add_test(NAME net_bench_hook_path_smoke COMMAND ncclbpf-net-bench --reps 1 --hook-path-only)
+  add_test(NAME net_bench_hook_path_smoke COMMAND ncclbpf-net-bench --reps 1 --hook-path-only
+    --policy2 ${NET_BENCH_POLICY_DIR}/net_count_only.o)
   set_tests_properties(net_bench_hook_path_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "# hook path .* B-A -?[0-9.]+ ns")
+    PASS_REGULAR_EXPRESSION "# hook path .* B-A -?[0-9.]+ ns.*B2-A -?[0-9.]+ ns")
 endif()

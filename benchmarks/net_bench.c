@@ -13,10 +13,11 @@
  * side). Bandwidth: one direction, a window of 4 messages in flight.
  *
  * Hook path (--inner, default: the test's fake inner plugin when built): the per-message CPU
- * cost of the plugin's wrappers and hooks with no sockets, A vs B (hook_path below).
+ * cost of the plugin's wrappers and hooks with no sockets, A vs B (hook_path below); with
+ * --policy2 OBJ also B2, that policy, in the same interleaved runs (same-run A).
  *
- *   ncclbpf-net-bench [--lib LIB] [--policy OBJ] [--reps N] [--sizes a,b,...] [--time S]
- *                     [--inner FAKE_LIB | --inner ''] */
+ *   ncclbpf-net-bench [--lib LIB] [--policy OBJ] [--policy2 OBJ] [--reps N] [--sizes a,b,...]
+ *                     [--time S] [--inner FAKE_LIB | --inner ''] [--hook-path-only] */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <math.h>
@@ -414,30 +415,30 @@ static int hook_path(const char *lib, const char *inner, const char *policy, dou
 }
 
 static int socket_runs(const char *lib, const char *policy, int reps);
-static int hook_path_runs(const char *lib, const char *inner, const char *policy, int reps);
+static int hook_path_runs(const char *lib, const char *inner, const char *policy,
+			  const char *policy2, int reps);
 
 int main(int argc, char **argv)
 {
 	const char *lib = NET_BENCH_DEFAULT_LIB, *policy = NET_BENCH_DEFAULT_POLICY;
-	const char *inner = NET_BENCH_DEFAULT_INNER;
+	const char *inner = NET_BENCH_DEFAULT_INNER, *policy2 = NULL;
 	int reps = 3, hook_only = 0;
-	static const struct option lo[] = {{"lib", 1, 0, 'l'},
-					   {"policy", 1, 0, 'p'},
-					   {"reps", 1, 0, 'r'},
-					   {"sizes", 1, 0, 's'},
-					   {"time", 1, 0, 't'},
-					   {"inner", 1, 0, 'i'},
-					   {"hook-path-only", 0, 0, 'H'},
-					   {"help", 0, 0, 'h'},
-					   {0, 0, 0, 0}};
+	static const struct option lo[] = {{"lib", 1, 0, 'l'},	   {"policy", 1, 0, 'p'},
+					   {"policy2", 1, 0, 'P'}, {"reps", 1, 0, 'r'},
+					   {"sizes", 1, 0, 's'},   {"time", 1, 0, 't'},
+					   {"inner", 1, 0, 'i'},   {"hook-path-only", 0, 0, 'H'},
+					   {"help", 0, 0, 'h'},	   {0, 0, 0, 0}};
 	int c;
-	while ((c = getopt_long(argc, argv, "l:p:r:s:t:i:Hh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:p:P:r:s:t:i:Hh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			lib = optarg;
 			break;
 		case 'p':
 			policy = optarg;
+			break;
+		case 'P':
+			policy2 = optarg;
 			break;
 		case 'r':
 			reps = atoi(optarg);
@@ -468,10 +469,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr,
-				"usage: ncclbpf-net-bench [--lib LIB] [--policy OBJ] "
-				"[--reps N] [--sizes 8,4K,1M] [--time S] [--inner FAKE_LIB|''] "
-				"[--hook-path-only]\n");
+			fprintf(stderr, "usage: ncclbpf-net-bench [--lib LIB] [--policy OBJ] "
+					"[--policy2 OBJ (hook path)] [--reps N] [--sizes 8,4K,1M] "
+					"[--time S] [--inner FAKE_LIB|''] [--hook-path-only]\n");
 			return 2;
 		}
 	}
@@ -487,7 +487,7 @@ int main(int argc, char **argv)
 	}
 	if (!hook_only && socket_runs(lib, policy, reps))
 		return 1;
-	if (inner && hook_path_runs(lib, inner, policy, reps))
+	if (inner && hook_path_runs(lib, inner, policy, policy2, reps))
 		return 1;
 	return 0;
 }
@@ -559,23 +559,35 @@ static int socket_runs(const char *lib, const char *policy, int reps)
 	return 0;
 }
 
-/* A and B alternate, one process each, order rotated per repetition. */
-static int hook_path_runs(const char *lib, const char *inner, const char *policy, int reps)
+/* A and B (and B2) alternate, one process each, order rotated per repetition. */
+static int hook_path_runs(const char *lib, const char *inner, const char *policy,
+			  const char *policy2, int reps)
 {
-	double ha[99], hb[99], hd[99];
+	static double h[3][99], hd[99], hd2[99];
+	const char *pol[3] = {NULL, policy, policy2};
+	int n = policy2 ? 3 : 2;
 	for (int k = 0; k < reps; k++)
-		for (int j = 0; j < 2; j++) {
-			int b = (j + k) % 2;
-			if (hook_path(lib, inner, b ? policy : NULL, b ? &hb[k] : &ha[k])) {
+		for (int j = 0; j < n; j++) {
+			int x = (j + k) % n;
+			if (hook_path(lib, inner, pol[x], &h[x][k])) {
 				fprintf(stderr, "ncclbpf-net-bench: hook path run failed\n");
 				return -1;
 			}
 		}
-	for (int k = 0; k < reps; k++)
-		hd[k] = hb[k] - ha[k];
+	/* the paired differences first: median() sorts its array */
+	for (int k = 0; k < reps; k++) {
+		hd[k] = h[1][k] - h[0][k];
+		hd2[k] = h[2][k] - h[0][k];
+	}
 	double mhd = median(hd, reps);
 	printf("# hook path (no sockets, fake inner plugin, %d B messages, both sides): A %.1f "
 	       "ns, B %.1f ns per message; B-A %.1f ns (median of %d paired runs)\n",
-	       HP_MSG, median(ha, reps), median(hb, reps), mhd, reps);
+	       HP_MSG, median(h[0], reps), median(h[1], reps), mhd, reps);
+	if (policy2) {
+		mhd = median(hd2, reps);
+		printf("# hook path, B: %s, B2: %s: B2 %.1f ns per message; B2-A %.1f ns (median "
+		       "of %d paired runs, same A)\n",
+		       policy, policy2, median(h[2], reps), mhd, reps);
+	}
 	return 0;
 }

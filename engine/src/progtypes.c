@@ -164,3 +164,11 @@ const struct ebpf_prog_type *ebpf_prog_type_by_name(const char *name)
 			return &prog_types[i];
 	return NULL;
 }
+
+uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name)
+{
+	for (uint32_t i = 0; type && name && i < type->n_fields; i++)
+		if (!strcmp(type->fields[i].name, name))
+			return 1ull << (i < 63 ? i : 63);
+	return 0;
+}

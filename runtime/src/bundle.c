@@ -39,19 +39,21 @@ static const struct {
 /* The runtime runs verified code only. The loader verifies every program while loading; a
  * program whose verifier statistics show it was not processed (an engine built with the
  * loader's verification switched off) is verified here the same way (observing programs first,
- * maps they may write are rank-local for the decision makers) before anything runs it. */
+ * maps they may write are rank-local for the decision makers) before anything runs it.
+ * reads[k] gets the context fields the k-th program (object order) may read, from either. */
 static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
-			    uint64_t *in_load_ns)
+			    uint64_t *in_load_ns, uint64_t *reads)
 {
-	uint32_t n = ebpf_object__map_cnt(obj);
+	uint32_t n = ebpf_object__map_cnt(obj), n_progs = ebpf_object__prog_cnt(obj);
 	struct ebpf_map **maps = calloc(n ? n : 1, sizeof(*maps));
 	uint8_t *flags = calloc(n ? n : 1, 1), *written = calloc(n ? n : 1, 1);
 	int ret = maps && flags && written ? 0 : -ENOMEM;
 	for (uint32_t i = 0; i < n && !ret; i++)
 		maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
 	for (int pass = 0; pass < 2 && !ret; pass++) {
+		uint32_t pi = 0; /* program index */
 		for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && !ret;
-		     p = ebpf_object__next_program(obj, p)) {
+		     p = ebpf_object__next_program(obj, p), pi++) {
 			const struct ebpf_prog_type *type = ebpf_program__type(p);
 			const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(p);
 			int decides = !!(type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
@@ -78,10 +80,14 @@ static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_repor
 			if (vs && vs->processed) {
 				r->verify_ns += vs->time_ns; /* the loader did it */
 				*in_load_ns += vs->time_ns;
+				if (pi < n_progs)
+					reads[pi] = vs->ctx_read;
 			} else {
 				ret = ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p),
 						  &vo, &st, err, sizeof(err));
 				r->verify_ns += st.time_ns;
+				if (pi < n_progs)
+					reads[pi] = st.ctx_read;
 				if (ret)
 					snprintf(r->msg, sizeof(r->msg),
 						 "program '%s' (section '%s'): %s",
@@ -99,6 +105,25 @@ static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_repor
 	if (ret == -ENOMEM)
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 	return ret;
+}
+
+/* When each net event reads the clock (rt_policy.net_clock): reads[i] is what the program of
+ * net slot i may read (0 when none is attached). Field bits come from the net program type by
+ * name; a type without the field counts as reading it whenever it reads anything. */
+static void net_clock_flags(struct rt_policy *p, const uint64_t *reads)
+{
+	const struct ebpf_prog_type *t = ebpf_prog_type_by_name("net");
+	uint64_t tb = ebpf_prog_type_field_bit(t, "time_ns");
+	uint64_t db = ebpf_prog_type_field_bit(t, "duration_ns");
+	const int done = NCCLBPF_NET_COMPLETE - 1;
+	tb = tb ? tb : ~0ull;
+	db = db ? db : ~0ull;
+	for (int i = 0; i < RT_NET_HOOKS; i++)
+		p->net_clock[i] = (reads[i] & tb) != 0;
+	/* the completion's duration needs the posting time, and its own time */
+	p->net_clock[NCCLBPF_NET_ISEND - 1] |= (reads[done] & db) != 0;
+	p->net_clock[NCCLBPF_NET_IRECV - 1] |= (reads[done] & db) != 0;
+	p->net_clock[done] |= (reads[done] & db) != 0;
 }
 
 static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,
@@ -213,28 +238,47 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	r->n_progs = ebpf_object__prog_cnt(obj);
 	r->n_maps = ebpf_object__map_cnt(obj);
 	uint64_t verified_in_load = 0;
-	e = verify_if_needed(obj, r, &verified_in_load);
+	/* unknown: may read every field */
+	uint64_t *reads = malloc((r->n_progs ? r->n_progs : 1) * sizeof(*reads));
+	for (uint32_t k = 0; reads && k < r->n_progs; k++)
+		reads[k] = ~0ull;
+	e = reads ? verify_if_needed(obj, r, &verified_in_load, reads) : -ENOMEM;
 	if (e) {
+		if (!reads)
+			snprintf(r->msg, sizeof(r->msg), "out of memory");
+		free(reads);
 		ebpf_object__close(obj);
 		return e;
 	}
 	/* load_ns includes the verifier when the loader ran it. */
 	r->load_ns = load_ns > verified_in_load ? load_ns - verified_in_load : 0;
 	p->obj = obj;
+	uint64_t net_reads[RT_NET_HOOKS] = {0};
+	uint32_t k = 0;
 	for (struct ebpf_program *prog = ebpf_object__next_program(obj, NULL); prog;
-	     prog = ebpf_object__next_program(obj, prog)) {
+	     prog = ebpf_object__next_program(obj, prog), k++) {
 		const char *sec = ebpf_program__section(prog);
 		for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
 			if (strcmp(sec, hooks[i].section))
 				continue;
 			e = attach(p, prog, hooks[i].hook_off, engine, r);
 			if (e) {
+				free(reads);
 				rt_bundle_free(p);
 				return e;
 			}
 			p->hot.profiler_needs |= hooks[i].profiler_needs;
+			if (hooks[i].hook_off >= offsetof(struct rt_policy, net[0])) {
+				size_t n =
+				    (hooks[i].hook_off - offsetof(struct rt_policy, net[0])) /
+				    sizeof(struct rt_hook);
+				if (n < RT_NET_HOOKS)
+					net_reads[n] = k < r->n_progs ? reads[k] : ~0ull;
+			}
 		}
 	}
+	free(reads);
+	net_clock_flags(p, net_reads);
 	/* Report the engine actually used by the tuner hook. */
 	if (engine == NCCLBPF_ENGINE_JIT && p->hot.tuner.prog && !p->hot.tuner.fn)
 		p->engine = NCCLBPF_ENGINE_INTERP;
@@ -249,6 +293,7 @@ void rt_bundle_free(struct rt_policy *p)
 	p->hot.tuner = p->hot.chunk = p->hot.profiler = (struct rt_hook){0};
 	p->hot.profiler_needs = 0;
 	memset(p->net, 0, sizeof(p->net));
+	memset(p->net_clock, 0, sizeof(p->net_clock));
 }
 
 /* Copies every element of old into new (same type and sizes, checked by the caller). */

@@ -23,6 +23,10 @@ struct rt_policy {
 	struct ncclbpf_rt_policy_hot hot; /* first: read by the inline entries of runtime.h */
 	int engine;			  /* enum ncclbpf_engine_kind */
 	struct rt_hook net[RT_NET_HOOKS]; /* SEC("net/connect") .. SEC("net/complete") */
+	/* 1 when the net event of that slot reads the clock (bundle.c, from what the programs
+	 * may read): its program reads time_ns, or, for isend/irecv, the complete program reads
+	 * duration_ns (the posting time), or, for complete, it reads duration_ns. */
+	uint8_t net_clock[RT_NET_HOOKS];
 	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
 	void (*release)(uint64_t arg); /* native policies: called when freed */
 	uint64_t release_arg;

@@ -33,11 +33,6 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 	return err;
 }
 
-static inline int hook_set(const struct rt_hook *h)
-{
-	return h->fn != NULL || h->prog != NULL;
-}
-
 int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret)
 {
 	uint32_t op = x->op;
@@ -48,19 +43,18 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 	*now = 0;
 	if (slot >= RT_NET_HOOKS)
 		return -EINVAL;
-	int post = op == NCCLBPF_NET_ISEND || op == NCCLBPF_NET_IRECV;
 	ebpf_epoch_enter();
 	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
 	int err = -ENOENT;
 	if (p) {
 		const struct rt_hook *h = &p->net[slot];
-		int run = hook_set(h);
-		if (run || (post && hook_set(&p->net[NCCLBPF_NET_COMPLETE - 1]))) {
+		/* Only when a program may read the time (the verifier saw its context reads). */
+		if (p->net_clock[slot]) {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 			x->time_ns = t;
-			if (!post && t0)
+			if (slot == NCCLBPF_NET_COMPLETE - 1 && t0)
 				x->duration_ns = t - t0;
 		}
 		if (h->fn) {

@@ -36,7 +36,7 @@ set(NET_POLICY_DIR ${PROJECT_BINARY_DIR}/tests/net/policies)
 set(NET_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_POLICIES)
-  foreach(p deny probe probe_complete)
+  foreach(p deny probe probe_complete clk_bytes clk_duration clk_time)
     set(out ${NET_POLICY_DIR}/${p}.o)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_POLICY_DIR}
@@ -57,6 +57,20 @@ if(NCCLBPF_BUILD_POLICIES)
   foreach(t ${NET_VARIANTS})
     add_dependencies(${t} net_test_policies policies)
   endforeach()
+endif()
+
+# The clock is read only for programs that may read time_ns/duration_ns (the runtime's
+# ncclbpf_rt_net_event, linked in directly, on the clk_* test policies).
+if(NCCLBPF_BUILD_POLICIES)
+  ncclbpf_test(test_net_clock SOURCES ${NET_TEST_DIR}/test_net_clock.c
+    ARGS ${NET_POLICY_DIR}/clk_bytes.o ${NET_POLICY_DIR}/clk_duration.o ${NET_POLICY_DIR}/clk_time.o
+    LABELS net TIMEOUT 60)
+  target_link_libraries(test_net_clock PRIVATE ncclbpf_runtime)
+  add_dependencies(test_net_clock net_test_policies)
+  if(TARGET test_net_clock_asan)
+    target_link_libraries(test_net_clock_asan PRIVATE ncclbpf_runtime_asan)
+    add_dependencies(test_net_clock_asan net_test_policies)
+  endif()
 endif()
 
 # net_case(NAME [ENV var=value;...] ARGS ...): one test per plugin variant.

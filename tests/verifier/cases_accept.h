@@ -12,6 +12,18 @@
 		}                                                                                  \
 	}
 
+/* R(name, type, reads, insns...): also checks stats.ctx_read against the named fields. */
+#define R(nm, ty, rd, ...)                                                                         \
+	{                                                                                          \
+		.name = nm, .type = ty, .reads = rd, .insns = { __VA_ARGS__ }                      \
+	}
+
+/* net context offsets (include/ncclbpf.h) */
+#define N_BYTES 8
+#define N_TIME	16
+#define N_DUR	24
+#define N_OP	32
+
 static const struct vcase accept_cases[] = {
     AX("return 0", "tuner", 0, 0, 2, RET0),
     AX("raw program returns a constant", NULL, 0, 0, 2, MOV64_IMM(0, 42), EXIT()),
@@ -220,6 +232,26 @@ static const struct vcase accept_cases[] = {
       LDX_MEM(EBPF_W, 2, 1, T_REGBUFF), LDX_MEM(EBPF_W, 3, 1, T_COLL), MOV64_IMM(4, 0),
       JMP_IMM(EBPF_JEQ, 2, 0, 1), MOV64_IMM(4, 1), JMP_IMM(EBPF_JNE, 3, 4, 1),
       ST_MEM(EBPF_W, 1, T_ALGO, 1), RET0),
+    /* ctx_read: which fields a program may read (the net hooks read the clock only for
+     * programs that may read time_ns or duration_ns). */
+    R("ctx_read: no field", "net", "", MOV64_IMM(0, 0), EXIT()),
+    R("ctx_read: one field", "net", "bytes", LDX_MEM(EBPF_DW, 0, 1, N_BYTES),
+      ALU64_IMM(EBPF_RSH, 0, 40), EXIT()),
+    R("ctx_read: narrow read inside a wider field", "net", "duration_ns",
+      LDX_MEM(EBPF_B, 2, 1, N_DUR + 5), RET0),
+    R("ctx_read: read at an offset through a moved ctx pointer", "net", "time_ns", MOV64_REG(2, 1),
+      ALU64_IMM(EBPF_ADD, 2, N_TIME + 4), LDX_MEM(EBPF_W, 3, 2, 0), RET0),
+    R("ctx_read: read on one branch only", "net", "op,duration_ns", LDX_MEM(EBPF_W, 2, 1, N_OP),
+      JMP_IMM(EBPF_JNE, 2, 5, 1), LDX_MEM(EBPF_DW, 3, 1, N_DUR), RET0),
+    R("ctx_read: read in a subprogram", "net", "time_ns", CALL_LOCAL(2), MOV64_IMM(0, 0), EXIT(),
+      LDX_MEM(EBPF_DW, 0, 1, N_TIME), MOV64_IMM(0, 0), EXIT()),
+    R("ctx_read: ctx spilled and reloaded", "net", "bytes", STX_MEM(EBPF_DW, 10, 1, -8),
+      LDX_MEM(EBPF_DW, 2, 10, -8), LDX_MEM(EBPF_W, 3, 2, N_BYTES + 4), RET0),
+    R("ctx_read: tuner writes only", "tuner", "", ST_MEM(EBPF_W, 1, T_ALGO, 1),
+      ST_MEM(EBPF_W, 1, T_CHAN, 16), RET0),
+    R("ctx_read: tuner narrow reads", "tuner", "n_bytes,reg_buff", LDX_MEM(EBPF_B, 2, 1, T_BYTES),
+      LDX_MEM(EBPF_H, 2, 1, T_BYTES + 6), LDX_MEM(EBPF_B, 2, 1, T_REGBUFF + 3), RET0),
 };
 #undef A
 #undef AX
+#undef R

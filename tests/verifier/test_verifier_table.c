@@ -99,6 +99,59 @@ static int write_corpus(const char *dir)
 	return 0;
 }
 
+/* stats.ctx_read holds exactly the fields listed in c->reads. */
+static void check_reads(const struct vcase *c, const struct ebpf_verify_stats *st)
+{
+	const struct ebpf_prog_type *t = ebpf_prog_type_by_name(c->type);
+	char names[256];
+	uint64_t want = 0;
+
+	snprintf(names, sizeof(names), "%s", c->reads);
+	for (char *save, *f = strtok_r(names, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		uint64_t bit = ebpf_prog_type_field_bit(t, f);
+		CHECK(bit != 0); /* the case names a real field */
+		want |= bit;
+	}
+	if (st->ctx_read != want)
+		fprintf(stderr, "'%s': ctx_read 0x%llx, expected 0x%llx (%s)\n", c->name,
+			(unsigned long long)st->ctx_read, (unsigned long long)want, c->reads);
+	CHECK_EQ_U64(st->ctx_read, want);
+}
+
+/* Fields from index 63 on share bit 63; a rejected program's mask is not used. */
+static void check_reads_wide_type(void)
+{
+	static struct ebpf_ctx_field fields[70];
+	static char names[70][8];
+	struct ebpf_prog_type t = {.name = "wide",
+				   .ctx_size = 70 * 8,
+				   .fields = fields,
+				   .n_fields = 70,
+				   .ret_min = 0,
+				   .ret_max = 0,
+				   .insn_budget = 4096};
+	struct ebpf_verify_stats st;
+	char err[256];
+
+	for (int i = 0; i < 70; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i);
+		fields[i] = (struct ebpf_ctx_field){names[i], (uint16_t)(i * 8), 8, EBPF_CTX_READ};
+	}
+	const struct ebpf_insn reads[] = {LDX_MEM(EBPF_DW, 2, 1, 62 * 8),
+					  LDX_MEM(EBPF_DW, 2, 1, 64 * 8),
+					  LDX_MEM(EBPF_W, 2, 1, 69 * 8 + 4), RET0};
+	struct ebpf_verify_opts o = {
+	    .sz = sizeof(o), .type = &t, .helpers = ebpf_helpers_default()};
+	CHECK(ebpf_verify(reads, INSN_CNT(reads), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_read, (1ull << 62) | (1ull << 63));
+	CHECK_EQ_U64(ebpf_prog_type_field_bit(&t, "f0"), 1);
+	CHECK_EQ_U64(ebpf_prog_type_field_bit(&t, "f66"), 1ull << 63);
+	CHECK_EQ_U64(ebpf_prog_type_field_bit(&t, "nope"), 0);
+	const struct ebpf_insn none[] = {RET0};
+	CHECK(ebpf_verify(none, INSN_CNT(none), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_read, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--write-corpus"))
@@ -147,9 +200,12 @@ int main(int argc, char **argv)
 					(long long)c->worst);
 			CHECK_EQ_U64(st.worst_case_insns, c->worst);
 		}
+		if (!rc && c->reads)
+			check_reads(c, &st);
 		if (!rc)
 			run_checked(c);
 	}
+	check_reads_wide_type();
 	printf("%zu rejected cases, %zu accepted cases\n", nr, na);
 	vmaps_free();
 	return check_summary("test_verifier_table");

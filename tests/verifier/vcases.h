@@ -87,6 +87,7 @@ struct vcase {
 	uint32_t local_maps; /* bit per map flagged EBPF_VERIFY_MAP_RANK_LOCAL */
 	uint64_t limit;	     /* complexity limit, 0 = default */
 	int64_t worst;	     /* > 0: expected worst-case instruction count */
+	const char *reads;   /* accepted, non-NULL: the ctx fields it may read ("a,b"; "" none) */
 	struct ebpf_insn insns[VC_MAX_INSNS];
 };
 

@@ -55,6 +55,11 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(profiler_latency 0 "profiler_latency \\(profiler/coll_end\\): accepted"
              verify ${P}/profiler_latency.o)
   verify_cli(log 0 "R1=ctx.*processed [0-9]+ insns" verify ${P}/size_aware.o --log)
+  # the context fields a program may read, by name (the net hooks' clock reads follow them)
+  verify_cli(ctx_reads 0 "ctx fields read: bytes, duration_ns, op, dev, peer_addr"
+             verify ${P}/net_counters.o)
+  verify_cli(ctx_reads_none 0 "ctx fields read: none"
+             verify ${P}/noop.o)
   verify_cli(prog_filter 0 "size_aware \\(tuner\\): accepted" verify ${P}/size_aware.o --prog size_aware)
   verify_cli(unsafe_ctx_write 1 "line [0-9]+: .*write to read-only context field `n_bytes`"
              verify ${P}/unsafe/ctx_write_input.o)

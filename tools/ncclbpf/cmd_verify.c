@@ -49,6 +49,21 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 	return 0;
 }
 
+/* One line: the context fields the program may read (the net hooks read the clock only for
+ * programs that may read time_ns or duration_ns). */
+static void print_reads(const struct ebpf_prog_type *t, uint64_t reads)
+{
+	const char *sep = "";
+
+	printf("  ctx fields read:");
+	for (uint32_t i = 0; t && i < t->n_fields; i++)
+		if (reads & (1ull << (i < 63 ? i : 63))) {
+			printf("%s %s", sep, t->fields[i].name);
+			sep = ",";
+		}
+	printf("%s\n", *sep ? "" : " none");
+}
+
 static int verify_one(struct ebpf_program *p, struct ebpf_map **maps, uint32_t n_maps,
 		      uint8_t *flags, uint32_t vflags, char *log, int *rejected)
 {
@@ -89,6 +104,7 @@ static int verify_one(struct ebpf_program *p, struct ebpf_map **maps, uint32_t n
 	       (unsigned long long)st.processed, st.peak_states,
 	       (unsigned long long)st.worst_case_insns,
 	       (unsigned long long)ebpf_program__type(p)->insn_budget, (double)st.time_ns / 1e3);
+	print_reads(ebpf_program__type(p), st.ctx_read);
 	return 0;
 }
 

@@ -473,8 +473,11 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 		c->pend_size = size;
 		c->pend_tag = tag;
 		c->pend_t0 = now;
-		/* Unpaced (rate 0) starts at once; a program ran when rate > 0, so now is set. */
+		/* Unpaced (rate 0) starts at once. A pacing program that reads no time field
+		 * ran without a clock read (now 0): read it here. */
 		c->pend_paced = rate != 0;
+		if (rate && !now)
+			now = net_now_ns();
 		c->pend_start = now ? net_pace(&c->pace_vt, rate, size, now) : 0;
 	} else if (c->pend_paced) {
 		now = net_now_ns(); /* NCCL calls again while paced */

@@ -46,6 +46,8 @@ struct ebpf_prog_type {
 /* The shipped program types, and lookup by ELF section name (NULL when none matches). */
 const struct ebpf_prog_type *ebpf_prog_type_by_section(const char *section);
 const struct ebpf_prog_type *ebpf_prog_type_by_name(const char *name);
+/* The ebpf_verify_stats.ctx_read bit of type's field called name (0 when it has none). */
+uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name);
 
 #ifdef __cplusplus
 }

@@ -75,6 +75,7 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 {
 	const struct reg *p = &cur_regs(env)[regno];
 	const struct ebpf_ctx_field *f;
+	uint32_t idx;
 	int64_t o;
 
 	if (!tnum_is_const(p->var_off))
@@ -115,6 +116,10 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 	}
 	if (!(f->flags & EBPF_CTX_READ))
 		return verr(env, pc, -EACCES, "read of write-only context field `%s`", f->name);
+	/* Every read is seen: pruning skips a path only after an equivalent state (same ctx
+	 * offset) went on from the same instruction, so its reads are already recorded. */
+	idx = (uint32_t)(f - env->type->fields);
+	env->ctx_read |= 1ull << (idx < 63 ? idx : 63);
 	mark_loaded(dst, size, sx);
 	if (f->flags & EBPF_CTX_RANK_LOCAL)
 		taint_source(env, pc, "ctx->%s", f->name);

@@ -153,6 +153,7 @@ struct env {
 	uint64_t processed, limit;
 	uint32_t n_checkpoints, peak_states;
 	uint64_t worst_cost;
+	uint64_t ctx_read; /* ebpf_verify_stats.ctx_read */
 
 	char *err;
 	size_t err_len;

@@ -185,12 +185,15 @@ int ncclbpf_rt_add_activate_listener(ncclbpf_activate_fn fn);
 int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
 /* The net adapter's hot path (adapters/nccl/src/net_hooks.c). */
 /* Runs the active policy's program for x->op on x, in one epoch section, and reads the clock
- * only when something will see the time:
- * - *now and x->time_ns are the CLOCK_MONOTONIC time in ns when a program runs for x->op, or,
- *   for ISEND and IRECV, when a SEC("net/complete") program is attached (its duration needs
- *   the posting time); otherwise 0. The caller keeps *now as the request's posting time.
- * - for completions, x->duration_ns = time_ns - t0, or 0 when t0 is 0 (the request was posted
- *   while no program needed a time: one was attached since).
+ * only when a program can see the time (the verifier records which context fields a program
+ * may read):
+ * - *now and x->time_ns are the CLOCK_MONOTONIC time in ns when the program for x->op may read
+ *   time_ns, or, for COMPLETE and COMPLETE_RECV, duration_ns, or, for ISEND and IRECV, when
+ *   the SEC("net/complete") program may read duration_ns (it needs the posting time);
+ *   otherwise 0 and no clock is read (a program that runs then reads neither field). So *now
+ *   may be 0 although a program ran. The caller keeps *now as the request's posting time.
+ * - for completions, x->duration_ns = time_ns - t0, or 0 when no clock was read or t0 is 0
+ *   (the request was posted while no program needed a time: one was attached since).
  * The caller fills every other field; x is its scratch copy, and the program runs on it
  * directly (no second copy: every net context field is read-only to programs, verifier). *now
  * comes from a local, whatever the program does. Returns 0 and the program's r0 in *ret when

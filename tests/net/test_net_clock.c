@@ -1,0 +1,128 @@
+/* The net hooks read the clock only when a program can see the time (ncclbpf_rt_net_event):
+ * the verifier records which context fields each program may read, and the runtime reads
+ * CLOCK_MONOTONIC for an event only when its program may read time_ns (or, for a completion,
+ * duration_ns), and at isend/irecv posts only when the SEC("net/complete") program may read
+ * duration_ns. No timing: *now is either 0 (no clock read) or not.
+ * usage: test_net_clock CLK_BYTES.o CLK_DURATION.o CLK_TIME.o (tests/net/policies) */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "ncclbpf/runtime.h"
+
+struct ev {
+	int err;
+	uint64_t now, ret, time_ns, duration_ns;
+};
+
+static struct ev event(uint32_t op, uint64_t t0)
+{
+	struct ncclbpf_net_ctx x;
+	struct ev e = {0};
+	memset(&x, 0, sizeof(x));
+	x.op = op;
+	x.bytes = 100;
+	x.peer = 0xffffffffu;
+	x.time_ns = x.duration_ns = 12345; /* the runtime owns these: 0 unless it read the clock */
+	e.now = 777;
+	e.err = ncclbpf_rt_net_event(&x, t0, &e.now, &e.ret);
+	e.time_ns = x.time_ns;
+	e.duration_ns = x.duration_ns;
+	return e;
+}
+
+static void load(const char *path)
+{
+	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+	int e = ncclbpf_rt_reload(path, &r);
+	if (e)
+		fprintf(stderr, "%s: %s\n", path, r.msg);
+	CHECK(e == 0);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		fprintf(stderr, "usage: %s CLK_BYTES.o CLK_DURATION.o CLK_TIME.o\n", argv[0]);
+		return 2;
+	}
+	setenv("NCCLBPF_WATCH", "0", 1);
+	setenv("NCCLBPF_INSPECT", "0", 1);
+	unsetenv("NCCLBPF_POLICY");
+	ncclbpf_rt_acquire();
+	struct ev e;
+
+	/* No policy: nothing runs, no clock. */
+	e = event(NCCLBPF_NET_ISEND, 0);
+	CHECK(e.err == -ENOENT && e.now == 0 && e.time_ns == 0);
+
+	/* Programs that read only bytes: they run, and no event reads the clock. */
+	load(argv[1]);
+	e = event(NCCLBPF_NET_CONNECT, 0);
+	CHECK(e.err == 0 && e.ret == 101);
+	CHECK_EQ_U64(e.now, 0);
+	CHECK_EQ_U64(e.time_ns, 0);
+	e = event(NCCLBPF_NET_ISEND, 0);
+	CHECK(e.err == 0 && e.ret == 101);
+	CHECK_EQ_U64(e.now, 0);
+	CHECK_EQ_U64(e.time_ns, 0);
+	e = event(NCCLBPF_NET_IRECV, 0); /* no program, and the completion needs no post time */
+	CHECK(e.err == -ENOENT);
+	CHECK_EQ_U64(e.now, 0);
+	for (uint32_t op = NCCLBPF_NET_COMPLETE; op <= NCCLBPF_NET_COMPLETE_RECV; op++) {
+		e = event(op, 1000);
+		CHECK(e.err == 0 && e.ret == 102);
+		CHECK_EQ_U64(e.now, 0);
+		CHECK_EQ_U64(e.time_ns, 0);
+		CHECK_EQ_U64(e.duration_ns, 0);
+	}
+
+	/* A complete program that reads duration_ns: the posts read the clock (no post program
+	 * runs), and the duration reaches the program. */
+	load(argv[2]);
+	e = event(NCCLBPF_NET_ISEND, 0);
+	CHECK(e.err == -ENOENT && e.now != 0 && e.time_ns == e.now);
+	e = event(NCCLBPF_NET_IRECV, 0);
+	CHECK(e.err == -ENOENT && e.now != 0);
+	uint64_t t0 = e.now;
+	nanosleep(&(struct timespec){0, 1000000}, NULL); /* the clock moves on */
+	e = event(NCCLBPF_NET_COMPLETE_RECV, t0);
+	CHECK(e.err == 0 && e.ret == 7);
+	CHECK(e.now > t0 && e.time_ns == e.now);
+	CHECK_EQ_U64(e.duration_ns, e.now - t0);
+	e = event(NCCLBPF_NET_COMPLETE, 0); /* posted while no program needed a time */
+	CHECK(e.err == 0 && e.ret == 3 && e.now != 0 && e.duration_ns == 0);
+	e = event(NCCLBPF_NET_CONNECT, 0);
+	CHECK(e.err == -ENOENT && e.now == 0);
+
+	/* Connect and isend programs that read time_ns; a complete program that reads only op:
+	 * no clock at completion, none at irecv. */
+	load(argv[3]);
+	e = event(NCCLBPF_NET_CONNECT, 0);
+	CHECK(e.err == 0 && e.ret == 5 && e.now != 0 && e.time_ns == e.now);
+	e = event(NCCLBPF_NET_ACCEPT, 0);
+	CHECK(e.err == -ENOENT && e.now == 0);
+	e = event(NCCLBPF_NET_ISEND, 0);
+	CHECK(e.err == 0 && e.ret == 5 && e.now != 0);
+	t0 = e.now;
+	e = event(NCCLBPF_NET_IRECV, 0);
+	CHECK(e.err == -ENOENT);
+	CHECK_EQ_U64(e.now, 0);
+	e = event(NCCLBPF_NET_COMPLETE, t0);
+	CHECK(e.err == 0 && e.ret == NCCLBPF_NET_COMPLETE);
+	CHECK_EQ_U64(e.now, 0);
+	CHECK_EQ_U64(e.duration_ns, 0);
+
+	/* Back to the bytes-only bundle: the flags follow the active policy. */
+	load(argv[1]);
+	e = event(NCCLBPF_NET_ISEND, 0);
+	CHECK(e.err == 0 && e.ret == 101);
+	CHECK_EQ_U64(e.now, 0);
+	ncclbpf_rt_unload();
+	e = event(NCCLBPF_NET_ISEND, 0);
+	CHECK(e.err == -ENOENT && e.now == 0);
+	ncclbpf_rt_release();
+	return check_summary("test_net_clock");
+}
