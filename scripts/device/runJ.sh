@@ -24,6 +24,7 @@ ab() { # label sizes iters reps base test
 }
 { ab aa-small 1K-4K 1000 40 $P/noop.o $P/noop.o
   ab small 1K-64K 1000 40 $P/noop.o $P/net_counters.o
+  ab count-only 1K-4K 1000 40 $P/noop.o $B/net_count_only.o
   ab mid 256K-1M 200 30 $P/noop.o $P/net_counters.o
   ab large 16M-64M 10 20 $P/noop.o $P/net_counters.o; } 2>&1 | tee $R/ab.txt
 ( export $NET
@@ -40,7 +41,7 @@ ab() { # label sizes iters reps base test
   grep -o -w "constant_tsc\|nonstop_tsc\|tsc_known_freq\|rdtscp" /proc/cpuinfo | sort | uniq -c
   lscpu | grep -E "Model name|MHz|Hypervisor"
   gcc -O2 -o /tmp/clock_probe scripts/device/clock_probe.c && /tmp/clock_probe; } 2>&1 | tee $R/clock.txt
-for i in 1 2 3; do $B/ncclbpf-net-bench --lib $B/libnccl-ncclbpf.so --policy $P/net_counters.o --inner $B/libnccl-net-fake.so --reps 7 --hook-path-only; done | tee $R/hookpath.txt
+for i in 1 2 3; do $B/ncclbpf-net-bench --lib $B/libnccl-ncclbpf.so --policy $P/net_counters.o --policy2 $B/net_count_only.o --inner $B/libnccl-net-fake.so --reps 7 --hook-path-only; done | tee $R/hookpath.txt
 POLICY_DIR=$P timeout 200 scripts/gpu-e2e.sh $R/e2e > $R/e2e.txt 2>&1; echo "e2e rc=$?" >> $R/e2e.txt
 echo quit | nvidia-cuda-mps-control
 grep -E "^==|^OK|^FAIL|^!!|decisions:|rank .: |switched|gpu-e2e|e2e rc" $R/e2e.txt
