@@ -218,6 +218,16 @@ static void test_ab_stats(void)
 	double b2[] = {4, 2}, t2[] = {2, 3};
 	gb_ab_stats(b2, t2, 2, &a);
 	CHECK(a.base_us == 3 && a.test_us == 2.5 && a.ratio == 1.0 && a.q1 == 0.5 && a.q3 == 1.5);
+	CHECK(a.ci_lo == 0.5 && a.ci_hi == 1.5); /* n < 6: the whole range */
+	/* n = 100 ratios 0.50, 0.51, ..., 1.49: k = 50 - 9.8 -> 40th smallest / largest. */
+	double b100[100], t100[100];
+	for (int i = 0; i < 100; i++) {
+		b100[i] = 100;
+		t100[99 - i] = 50 + i; /* order must not matter */
+	}
+	gb_ab_stats(b100, t100, 100, &a);
+	CHECK(fabs(a.ratio - 0.995) < 1e-12);
+	CHECK(fabs(a.ci_lo - 0.89) < 1e-12 && fabs(a.ci_hi - 1.10) < 1e-12);
 	gb_ab_stats(base, test, 0, &a);
 	CHECK(a.n == 0 && a.ratio == 0);
 }

@@ -581,15 +581,26 @@ void gb_ab_stats(const double *base, const double *test, int n, struct gb_ab *ou
 	out->ratio = median_sorted(r, n);
 	out->q1 = r[(n - 1) / 4];
 	out->q3 = r[n - 1 - (n - 1) / 4];
+	/* The median lies between the k-th smallest and k-th largest ratio with probability
+	 * about 95 % for k = n/2 - 0.98 sqrt(n) (normal approximation of the binomial). */
+	double root = 1;
+	for (int i = 0; i < 60; i++)
+		root = 0.5 * (root + n / root);
+	int k = (int)(n / 2.0 - 0.98 * root);
+	if (k < 1)
+		k = 1;
+	out->ci_lo = r[k - 1];
+	out->ci_hi = r[n - k];
 }
 
 void gb_print_ab(FILE *f, const struct gb_opts *o, const struct gb_row *r)
 {
 	fprintf(f,
 		"# ab %zu B: base %.2f us, test %.2f us (medians of %d blocks of %d ops); "
-		"test/base %.4f (median of paired ratios; q1..q3 %.4f..%.4f) base=%s test=%s\n",
+		"test/base %.4f (median of paired ratios; 95 %% CI %.4f..%.4f; q1..q3 "
+		"%.4f..%.4f) base=%s test=%s\n",
 		r->size, r->ab.base_us, r->ab.test_us, r->ab.n, r->iters ? r->iters : o->iters,
-		r->ab.ratio, r->ab.q1, r->ab.q3, o->ab_base, o->ab_test);
+		r->ab.ratio, r->ab.ci_lo, r->ab.ci_hi, r->ab.q1, r->ab.q3, o->ab_base, o->ab_test);
 }
 
 void gb_stats_of(const double *v, int n, struct gb_stats *s)

@@ -111,6 +111,9 @@ struct gb_ab {
 	int n;
 	double base_us, test_us;
 	double ratio, q1, q3;
+	/* distribution-free ~95 % confidence interval of the median ratio (order statistics;
+	 * n >= 6, else the whole range) */
+	double ci_lo, ci_hi;
 };
 /* Sorts copies; base[i] and test[i] are the blocks of repetition i. n <= 1000. */
 void gb_ab_stats(const double *base, const double *test, int n, struct gb_ab *out);
