@@ -20,18 +20,23 @@ if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
   set_tests_properties(net_bench_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
     PASS_REGULAR_EXPRESSION "1 MiB .*hook cost")
 endif()
-# Benchmark-only net policy: net_counters.c without the latency (reads no time field, so no
-# clock reads); compare with --policy2.
+# Benchmark-only net policies: net_counters.c without the latency (net_count_only: reads no
+# time field, so no clock reads; compare with --policy2) and the latency's clock reads without
+# the map work (net_time_only).
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_BENCH_POLICY_DIR ${PROJECT_BINARY_DIR}/benchmarks/policies)
-  set(out ${NET_BENCH_POLICY_DIR}/net_count_only.o)
-  add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_BENCH_POLICY_DIR}
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/net_count_only.c -o ${out}
-    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/net_count_only.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
-    COMMENT "BPF benchmarks/policies/net_count_only.c")
-  add_custom_target(net_bench_policies ALL DEPENDS ${out})
+  set(NET_BENCH_POLICIES)
+  foreach(name net_count_only net_time_only)
+    set(out ${NET_BENCH_POLICY_DIR}/${name}.o)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_BENCH_POLICY_DIR}
+      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+              -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/${name}.c -o ${out}
+      DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/${name}.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF benchmarks/policies/${name}.c")
+    list(APPEND NET_BENCH_POLICIES ${out})
+  endforeach()
+  add_custom_target(net_bench_policies ALL DEPENDS ${NET_BENCH_POLICIES})
   add_dependencies(ncclbpf-net-bench net_bench_policies)
 endif()
 if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES AND TARGET nccl_net_fake)
