@@ -119,11 +119,13 @@ static void net_clock_flags(struct rt_policy *p, const uint64_t *reads)
 	tb = tb ? tb : ~0ull;
 	db = db ? db : ~0ull;
 	for (int i = 0; i < RT_NET_HOOKS; i++)
-		p->net_clock[i] = (reads[i] & tb) != 0;
+		p->net_clock[i] = (reads[i] & tb) ? RT_NET_CLOCK_NOW : 0;
 	/* the completion's duration needs the posting time, and its own time */
-	p->net_clock[NCCLBPF_NET_ISEND - 1] |= (reads[done] & db) != 0;
-	p->net_clock[NCCLBPF_NET_IRECV - 1] |= (reads[done] & db) != 0;
-	p->net_clock[done] |= (reads[done] & db) != 0;
+	if (reads[done] & db) {
+		p->net_clock[NCCLBPF_NET_ISEND - 1] |= RT_NET_CLOCK_AFTER;
+		p->net_clock[NCCLBPF_NET_IRECV - 1] |= RT_NET_CLOCK_AFTER;
+		p->net_clock[done] |= RT_NET_CLOCK_NOW;
+	}
 }
 
 static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,

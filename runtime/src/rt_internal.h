@@ -17,6 +17,11 @@ typedef ncclbpf_rt_fn rt_fn;
 
 /* Net hooks in NCCLBPF_NET_* order minus one (connect, accept, isend, irecv, complete). */
 #define RT_NET_HOOKS 5
+/* When a net event reads the clock: NOW, before its program runs (the program may read time_ns
+ * or duration_ns); AFTER, posts only: the completion's duration needs the posting time, which
+ * the caller may take once the request is handed to the transport (off the data's path). */
+#define RT_NET_CLOCK_NOW   1u
+#define RT_NET_CLOCK_AFTER 2u
 
 /* A loaded policy. Immutable once published; freed only after an epoch drain. */
 struct rt_policy {
@@ -26,7 +31,7 @@ struct rt_policy {
 	/* 1 when the net event of that slot reads the clock (bundle.c, from what the programs
 	 * may read): its program reads time_ns, or, for isend/irecv, the complete program reads
 	 * duration_ns (the posting time), or, for complete, it reads duration_ns. */
-	uint8_t net_clock[RT_NET_HOOKS];
+	uint8_t net_clock[RT_NET_HOOKS]; /* RT_NET_CLOCK_* per net hook */
 	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
 	void (*release)(uint64_t arg); /* native policies: called when freed */
 	uint64_t release_arg;

@@ -33,7 +33,8 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 	return err;
 }
 
-int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret)
+int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
+			 int *stamp_after)
 {
 	uint32_t op = x->op;
 	uint32_t slot = op == NCCLBPF_NET_COMPLETE_RECV ? NCCLBPF_NET_COMPLETE - 1 : op - 1;
@@ -41,6 +42,8 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 	x->time_ns = 0;
 	x->duration_ns = 0;
 	*now = 0;
+	if (stamp_after)
+		*stamp_after = 0;
 	if (slot >= RT_NET_HOOKS)
 		return -EINVAL;
 	ebpf_epoch_enter();
@@ -49,7 +52,12 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 	if (p) {
 		const struct rt_hook *h = &p->net[slot];
 		/* Only when a program may read the time (the verifier saw its context reads). */
-		if (p->net_clock[slot]) {
+		uint8_t clk = p->net_clock[slot];
+		if ((clk & RT_NET_CLOCK_AFTER) && !(clk & RT_NET_CLOCK_NOW) && stamp_after) {
+			*stamp_after = 1; /* the caller stamps the post once it is handed over */
+			clk = 0;
+		}
+		if (clk) {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;

@@ -17,7 +17,16 @@ struct ev {
 	uint64_t now, ret, time_ns, duration_ns;
 };
 
+static struct ev event_stamp(uint32_t op, uint64_t t0, int *stamp_after);
+
 static struct ev event(uint32_t op, uint64_t t0)
+{
+	return event_stamp(op, t0, NULL);
+}
+
+/* With stamp_after: the adapter's form for posts (the post time may be taken after the
+ * hand-over to the transport). */
+static struct ev event_stamp(uint32_t op, uint64_t t0, int *stamp_after)
 {
 	struct ncclbpf_net_ctx x;
 	struct ev e = {0};
@@ -27,7 +36,9 @@ static struct ev event(uint32_t op, uint64_t t0)
 	x.peer = 0xffffffffu;
 	x.time_ns = x.duration_ns = 12345; /* the runtime owns these: 0 unless it read the clock */
 	e.now = 777;
-	e.err = ncclbpf_rt_net_event(&x, t0, &e.now, &e.ret);
+	if (stamp_after)
+		*stamp_after = 55;
+	e.err = ncclbpf_rt_net_event(&x, t0, &e.now, &e.ret, stamp_after);
 	e.time_ns = x.time_ns;
 	e.duration_ns = x.duration_ns;
 	return e;
@@ -71,6 +82,9 @@ int main(int argc, char **argv)
 	e = event(NCCLBPF_NET_IRECV, 0); /* no program, and the completion needs no post time */
 	CHECK(e.err == -ENOENT);
 	CHECK_EQ_U64(e.now, 0);
+	int stamp;
+	e = event_stamp(NCCLBPF_NET_ISEND, 0, &stamp);
+	CHECK(e.err == 0 && e.now == 0 && stamp == 0);
 	for (uint32_t op = NCCLBPF_NET_COMPLETE; op <= NCCLBPF_NET_COMPLETE_RECV; op++) {
 		e = event(op, 1000);
 		CHECK(e.err == 0 && e.ret == 102);
@@ -92,6 +106,14 @@ int main(int argc, char **argv)
 	CHECK(e.err == 0 && e.ret == 7);
 	CHECK(e.now > t0 && e.time_ns == e.now);
 	CHECK_EQ_U64(e.duration_ns, e.now - t0);
+	/* The adapter's form: no clock at the post itself, the caller stamps after the
+	 * hand-over. */
+	for (uint32_t op = NCCLBPF_NET_ISEND; op <= NCCLBPF_NET_IRECV; op++) {
+		e = event_stamp(op, 0, &stamp);
+		CHECK(e.err == -ENOENT && stamp == 1);
+		CHECK_EQ_U64(e.now, 0);
+		CHECK_EQ_U64(e.time_ns, 0);
+	}
 	e = event(NCCLBPF_NET_COMPLETE, 0); /* posted while no program needed a time */
 	CHECK(e.err == 0 && e.ret == 3 && e.now != 0 && e.duration_ns == 0);
 	e = event(NCCLBPF_NET_CONNECT, 0);
@@ -104,8 +126,8 @@ int main(int argc, char **argv)
 	CHECK(e.err == 0 && e.ret == 5 && e.now != 0 && e.time_ns == e.now);
 	e = event(NCCLBPF_NET_ACCEPT, 0);
 	CHECK(e.err == -ENOENT && e.now == 0);
-	e = event(NCCLBPF_NET_ISEND, 0);
-	CHECK(e.err == 0 && e.ret == 5 && e.now != 0);
+	e = event_stamp(NCCLBPF_NET_ISEND, 0, &stamp); /* its own program reads the time */
+	CHECK(e.err == 0 && e.ret == 5 && e.now != 0 && stamp == 0);
 	t0 = e.now;
 	e = event(NCCLBPF_NET_IRECV, 0);
 	CHECK(e.err == -ENOENT);

@@ -17,7 +17,7 @@ uint64_t net_now_ns(void)
 }
 
 int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
-	     uint64_t *now, uint64_t *ret)
+	     uint64_t *now, uint64_t *ret, int *stamp_after)
 {
 	struct ncclbpf_net_ctx x = {
 	    .comm_id = who->comm_id,
@@ -31,7 +31,7 @@ int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag
 	};
 	memcpy(x.peer_addr, who->peer.addr, sizeof(x.peer_addr));
 	uint64_t r0 = 0, t = 0;
-	int err = ncclbpf_rt_net_event(&x, t0, &t, &r0);
+	int err = ncclbpf_rt_net_event(&x, t0, &t, &r0, stamp_after);
 	if (now)
 		*now = t;
 	if (err != 0)

@@ -21,9 +21,11 @@ uint64_t net_now_ns(void);
 /* Runs the program for op; returns 1 and its r0 in *ret when one ran, 0 when none. The clock
  * is read only when a program will see the time (ncclbpf_rt_net_event): *now (may be NULL)
  * gets it, or 0; for ISEND/IRECV that is the request's posting time, which a completion passes
- * back as t0 (duration_ns = its time - t0; 0 when t0 is 0). */
+ * back as t0 (duration_ns = its time - t0; 0 when t0 is 0). stamp_after (may be NULL; posts):
+ * set to 1 when only the completion needs the posting time; the caller then takes it with
+ * net_now_ns() right after handing the request to the transport. */
 int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
-	     uint64_t *now, uint64_t *ret);
+	     uint64_t *now, uint64_t *ret, int *stamp_after);
 
 /* Token bucket of one connection (virtual-time form): a message of bytes at rate_mbps
  * (10^6 bytes/s; 0 = unpaced) may start at the returned time; a connection idle for a while

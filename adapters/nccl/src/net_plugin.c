@@ -64,6 +64,7 @@ struct nb_comm {
 	size_t pend_size;
 	int pend_tag, pend_n;
 	int pend_paced;		      /* the isend program asked for a rate */
+	int pend_stamp;		      /* take t0 once the transport has the request */
 	uint64_t pend_t0, pend_start; /* t0: posting time, 0 when no program needed it */
 	uint64_t pace_vt;
 	unsigned hint;
@@ -139,7 +140,7 @@ static int tcp_admit(void *arg, const struct tcp_peer *peer)
 	struct admit_arg *a = arg;
 	a->who.peer = *peer;
 	uint64_t ret = NCCLBPF_NET_ALLOW;
-	if (net_hook(a->op, &a->who, 0, 0, 0, NULL, &ret) && ret == NCCLBPF_NET_DENY) {
+	if (net_hook(a->op, &a->who, 0, 0, 0, NULL, &ret, NULL) && ret == NCCLBPF_NET_DENY) {
 		net_log_refusal(a->op, &a->who);
 		return 0;
 	}
@@ -286,7 +287,7 @@ static ncclResult_t net_listen(void *ctx, int dev, void *handle, void **listen_c
 static int inner_admit(uint32_t op, const struct net_who *who)
 {
 	uint64_t ret = NCCLBPF_NET_ALLOW;
-	if (net_hook(op, who, 0, 0, 0, NULL, &ret) && ret == NCCLBPF_NET_DENY) {
+	if (net_hook(op, who, 0, 0, 0, NULL, &ret, NULL) && ret == NCCLBPF_NET_DENY) {
 		net_log_refusal(op, who);
 		return 0;
 	}
@@ -466,18 +467,21 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 	if (!(c->pend && c->pend_data == data && c->pend_size == size && c->pend_tag == tag)) {
 		/* now: 0 when no program needs the time (no clock read then). */
 		uint64_t rate = 0;
-		if (!net_hook(NCCLBPF_NET_ISEND, &c->who, size, tag, 0, &now, &rate))
+		if (!net_hook(NCCLBPF_NET_ISEND, &c->who, size, tag, 0, &now, &rate,
+			      &c->pend_stamp))
 			rate = 0;
 		c->pend = 1;
 		c->pend_data = data;
 		c->pend_size = size;
 		c->pend_tag = tag;
-		c->pend_t0 = now;
 		/* Unpaced (rate 0) starts at once. A pacing program that reads no time field
 		 * ran without a clock read (now 0): read it here. */
 		c->pend_paced = rate != 0;
 		if (rate && !now)
 			now = net_now_ns();
+		if (rate)
+			c->pend_stamp = 0; /* a paced message's time counts from its first post */
+		c->pend_t0 = now;
 		c->pend_start = now ? net_pace(&c->pace_vt, rate, size, now) : 0;
 	} else if (c->pend_paced) {
 		now = net_now_ns(); /* NCCL calls again while paced */
@@ -499,7 +503,8 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 	}
 	c->pend = 0;
 	r->b = b;
-	r->t0 = c->pend_t0;
+	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
+	r->t0 = c->pend_stamp ? net_now_ns() : c->pend_t0;
 	r->bytes = size;
 	r->tag = tag;
 	r->op = RQ_SEND;
@@ -523,7 +528,8 @@ static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes
 	if (!(c->pend && c->pend_data == data[0] && c->pend_n == n && c->pend_tag == tag0 &&
 	      c->pend_size == total)) {
 		uint64_t ignored, now = 0;
-		net_hook(NCCLBPF_NET_IRECV, &c->who, total, tag0, 0, &now, &ignored);
+		net_hook(NCCLBPF_NET_IRECV, &c->who, total, tag0, 0, &now, &ignored,
+			 &c->pend_stamp);
 		c->pend = 1;
 		c->pend_data = data[0];
 		c->pend_n = n;
@@ -546,7 +552,8 @@ static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes
 	}
 	c->pend = 0;
 	r->b = b;
-	r->t0 = c->pend_t0;
+	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
+	r->t0 = c->pend_stamp ? net_now_ns() : c->pend_t0;
 	r->bytes = total;
 	r->tag = tag0;
 	r->n = (uint8_t)n;
@@ -607,7 +614,7 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 				bytes += (uint64_t)(s[i] < 0 ? 0 : s[i]);
 		}
 		/* Once per request: the first test() that sees it done. */
-		net_hook(op, &c->who, bytes, r->tag, r->t0, NULL, &ignored);
+		net_hook(op, &c->who, bytes, r->tag, r->t0, NULL, &ignored, NULL);
 	}
 	if (!(r->op == RQ_RECV && c->consumed_frees))
 		r->used = 0;

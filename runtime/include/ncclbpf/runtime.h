@@ -197,8 +197,13 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
  * The caller fills every other field; x is its scratch copy, and the program runs on it
  * directly (no second copy: every net context field is read-only to programs, verifier). *now
  * comes from a local, whatever the program does. Returns 0 and the program's r0 in *ret when
- * a program ran, -ENOENT when none is attached for the op, -EINVAL for an unknown op. */
-int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret);
+ * a program ran, -ENOENT when none is attached for the op, -EINVAL for an unknown op.
+ * stamp_after (may be NULL): for ISEND and IRECV, when only the completion needs the posting
+ * time (no program of the post itself reads time), no clock is read here and *stamp_after is
+ * set to 1: the caller reads CLOCK_MONOTONIC itself right after handing the request to the
+ * transport, so the clock read does not delay the data. NULL: read here as above. */
+int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
+			 int *stamp_after);
 
 /* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
 int ncclbpf_rt_net_active(void);
