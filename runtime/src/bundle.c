@@ -124,7 +124,7 @@ static void net_clock_flags(struct rt_policy *p, const uint64_t *reads)
 	if (reads[done] & db) {
 		p->net_clock[NCCLBPF_NET_ISEND - 1] |= RT_NET_CLOCK_AFTER;
 		p->net_clock[NCCLBPF_NET_IRECV - 1] |= RT_NET_CLOCK_AFTER;
-		p->net_clock[done] |= RT_NET_CLOCK_NOW;
+		p->net_clock[done] |= RT_NET_CLOCK_DUR;
 	}
 }
 

@@ -22,6 +22,20 @@ typedef ncclbpf_rt_fn rt_fn;
  * the caller may take once the request is handed to the transport (off the data's path). */
 #define RT_NET_CLOCK_NOW   1u
 #define RT_NET_CLOCK_AFTER 2u
+/* completions: the program may read duration_ns (NOW: time_ns) */
+#define RT_NET_CLOCK_DUR 4u
+
+/* net_tsc.c: TSC posting stamps (ncclbpf_rt_net_stamp). A stamp with RT_TSC_TAG set holds TSC
+ * ticks, without it CLOCK_MONOTONIC ns; a completion converts whichever it gets. */
+#define RT_TSC_TAG (1ull << 63)
+struct rt_tsc_state {
+	int on;
+	uint64_t mult; /* ns per tick, 32.32 fixed point */
+};
+extern struct rt_tsc_state rt_tsc;
+void rt_tsc_setup(void); /* once per process, at the first acquire (a 2 ms calibration) */
+uint64_t rt_tsc_read(void);
+uint64_t rt_tsc_ticks_to_ns(uint64_t ticks);
 
 /* A loaded policy. Immutable once published; freed only after an epoch drain. */
 struct rt_policy {

@@ -57,13 +57,27 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 			*stamp_after = 1; /* the caller stamps the post once it is handed over */
 			clk = 0;
 		}
+		/* A completion whose program reads only duration_ns, of a request stamped with
+		 * TSC ticks (ncclbpf_rt_net_stamp): one rdtsc, no CLOCK_MONOTONIC read. */
+		if (clk == RT_NET_CLOCK_DUR && (t0 & RT_TSC_TAG)) {
+			uint64_t c = rt_tsc_read() & ~RT_TSC_TAG, c0 = t0 & ~RT_TSC_TAG;
+			x->duration_ns = c > c0 ? rt_tsc_ticks_to_ns(c - c0) : 0;
+			clk = 0;
+		}
 		if (clk) {
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 			x->time_ns = t;
-			if (slot == NCCLBPF_NET_COMPLETE - 1 && t0)
-				x->duration_ns = t - t0;
+			if ((clk & RT_NET_CLOCK_DUR) && t0) {
+				if (t0 & RT_TSC_TAG) { /* the program also reads time_ns */
+					uint64_t c = rt_tsc_read() & ~RT_TSC_TAG;
+					uint64_t c0 = t0 & ~RT_TSC_TAG;
+					x->duration_ns = c > c0 ? rt_tsc_ticks_to_ns(c - c0) : 0;
+				} else {
+					x->duration_ns = t > t0 ? t - t0 : 0;
+				}
+			}
 		}
 		if (h->fn) {
 			*ret = h->fn((uint64_t)(uintptr_t)x, h->arg);

@@ -228,6 +228,7 @@ int ncclbpf_rt_acquire(void)
 		read_config();
 	pthread_mutex_unlock(&rt.lock);
 	if (n == 1) {
+		rt_tsc_setup();
 		first_load();
 		rt_inspect_start();
 	}

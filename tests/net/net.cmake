@@ -71,6 +71,12 @@ if(NCCLBPF_BUILD_POLICIES)
     target_link_libraries(test_net_clock_asan PRIVATE ncclbpf_runtime_asan)
     add_dependencies(test_net_clock_asan net_test_policies)
   endif()
+  # Posting stamps from the TSC (forced, skipped without an invariant TSC) and without it.
+  foreach(m tsc notsc)
+    add_test(NAME test_net_clock.${m} COMMAND test_net_clock ${NET_POLICY_DIR}/clk_bytes.o
+      ${NET_POLICY_DIR}/clk_duration.o ${NET_POLICY_DIR}/clk_time.o ${m})
+    set_tests_properties(test_net_clock.${m} PROPERTIES LABELS net TIMEOUT 60 SKIP_RETURN_CODE 77)
+  endforeach()
 endif()
 
 # net_case(NAME [ENV var=value;...] ARGS ...): one test per plugin variant.

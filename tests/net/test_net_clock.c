@@ -3,7 +3,10 @@
  * CLOCK_MONOTONIC for an event only when its program may read time_ns (or, for a completion,
  * duration_ns), and at isend/irecv posts only when the SEC("net/complete") program may read
  * duration_ns. No timing: *now is either 0 (no clock read) or not.
- * usage: test_net_clock CLK_BYTES.o CLK_DURATION.o CLK_TIME.o (tests/net/policies) */
+ * With a 4th argument "tsc" (NCCLBPF_NET_TSC=1): posting stamps are TSC ticks and a
+ * completion's duration is converted from them (exit 77, skipped, on a CPU without an
+ * invariant TSC); "notsc" (NCCLBPF_NET_TSC=0): stamps are CLOCK_MONOTONIC ns.
+ * usage: test_net_clock CLK_BYTES.o CLK_DURATION.o CLK_TIME.o [tsc|notsc] */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +62,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s CLK_BYTES.o CLK_DURATION.o CLK_TIME.o\n", argv[0]);
 		return 2;
 	}
+	const char *mode = argc > 4 ? argv[4] : "";
+	if (!strcmp(mode, "tsc"))
+		setenv("NCCLBPF_NET_TSC", "1", 1);
+	else if (!strcmp(mode, "notsc"))
+		setenv("NCCLBPF_NET_TSC", "0", 1);
 	setenv("NCCLBPF_WATCH", "0", 1);
 	setenv("NCCLBPF_INSPECT", "0", 1);
 	unsetenv("NCCLBPF_POLICY");
 	ncclbpf_rt_acquire();
 	struct ev e;
+	if (!strcmp(mode, "tsc") && !ncclbpf_rt_net_tsc()) {
+		printf("SKIP: no invariant TSC on this CPU\n");
+		ncclbpf_rt_release();
+		return 77;
+	}
+	if (!strcmp(mode, "notsc"))
+		CHECK(!ncclbpf_rt_net_tsc());
 
 	/* No policy: nothing runs, no clock. */
 	e = event(NCCLBPF_NET_ISEND, 0);
@@ -114,6 +129,22 @@ int main(int argc, char **argv)
 		CHECK_EQ_U64(e.now, 0);
 		CHECK_EQ_U64(e.time_ns, 0);
 	}
+	/* The stamp the adapter takes after the hand-over, passed back as t0. */
+	struct timespec m;
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	uint64_t m0 = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+	uint64_t s = ncclbpf_rt_net_stamp();
+	CHECK((s >> 63) == (uint64_t)ncclbpf_rt_net_tsc());
+	nanosleep(&(struct timespec){0, 2000000}, NULL);
+	e = event(NCCLBPF_NET_COMPLETE, s);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	uint64_t m1 = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+	CHECK(e.err == 0 && e.ret == 7);
+	/* at least the sleep, at most the bracket (a 1e-3 margin for the TSC's rate) */
+	CHECK(e.duration_ns >= 1998000 && e.duration_ns <= (m1 - m0) + (m1 - m0) / 1000);
+	if (e.duration_ns < 1998000 || e.duration_ns > m1 - m0 + (m1 - m0) / 1000)
+		fprintf(stderr, "duration %llu ns, bracket %llu ns\n",
+			(unsigned long long)e.duration_ns, (unsigned long long)(m1 - m0));
 	e = event(NCCLBPF_NET_COMPLETE, 0); /* posted while no program needed a time */
 	CHECK(e.err == 0 && e.ret == 3 && e.now != 0 && e.duration_ns == 0);
 	e = event(NCCLBPF_NET_CONNECT, 0);
@@ -136,6 +167,8 @@ int main(int argc, char **argv)
 	CHECK(e.err == 0 && e.ret == NCCLBPF_NET_COMPLETE);
 	CHECK_EQ_U64(e.now, 0);
 	CHECK_EQ_U64(e.duration_ns, 0);
+	e = event(NCCLBPF_NET_COMPLETE, ncclbpf_rt_net_stamp()); /* a stamp, but no reader */
+	CHECK(e.err == 0 && e.now == 0 && e.duration_ns == 0);
 
 	/* Back to the bytes-only bundle: the flags follow the active policy. */
 	load(argv[1]);

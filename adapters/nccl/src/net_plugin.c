@@ -156,7 +156,11 @@ __attribute__((constructor)) static void net_plugin_load(void);
  * about tuning: a net-only user sees only this. */
 static void note_hooks(void)
 {
-	static int said;
+	static int said, clock_said;
+	if (ncclbpf_rt_net_active() && !__atomic_exchange_n(&clock_said, 1, __ATOMIC_RELAXED))
+		net_info("NET/NCCLbpf: request durations timed with %s",
+			 ncclbpf_rt_net_tsc() ? "the TSC (the kernel's clocksource)"
+					      : "CLOCK_MONOTONIC");
 	if (ncclbpf_rt_net_active() || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		return;
 	enum ncclbpf_policy_state st = ncclbpf_rt_policy_state();
@@ -504,7 +508,7 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 	c->pend = 0;
 	r->b = b;
 	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
-	r->t0 = c->pend_stamp ? net_now_ns() : c->pend_t0;
+	r->t0 = c->pend_stamp ? ncclbpf_rt_net_stamp() : c->pend_t0;
 	r->bytes = size;
 	r->tag = tag;
 	r->op = RQ_SEND;
@@ -553,7 +557,7 @@ static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes
 	c->pend = 0;
 	r->b = b;
 	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
-	r->t0 = c->pend_stamp ? net_now_ns() : c->pend_t0;
+	r->t0 = c->pend_stamp ? ncclbpf_rt_net_stamp() : c->pend_t0;
 	r->bytes = total;
 	r->tag = tag0;
 	r->n = (uint8_t)n;

@@ -204,6 +204,12 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
  * transport, so the clock read does not delay the data. NULL: read here as above. */
 int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
 			 int *stamp_after);
+/* The posting stamp a caller takes when ncclbpf_rt_net_event set *stamp_after; pass it back as
+ * the completion's t0. TSC ticks (tagged in bit 63) where the kernel keeps time with the TSC
+ * (NCCLBPF_NET_TSC=0/1 forces), else CLOCK_MONOTONIC ns: not a time to read, only a t0.
+ * ncclbpf_rt_net_tsc(): 1 when stamps are TSC ticks. */
+uint64_t ncclbpf_rt_net_stamp(void);
+int ncclbpf_rt_net_tsc(void);
 
 /* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
 int ncclbpf_rt_net_active(void);

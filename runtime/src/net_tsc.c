@@ -1,0 +1,117 @@
+/* Posting stamps for net durations from the TSC (rt_internal.h: rt_tsc_*). A duration needs no
+ * absolute time, only a tick rate, so a post is stamped with rdtsc (about half a vDSO
+ * CLOCK_MONOTONIC read on the GPU host: 17 against 30 ns) and the completion converts the tick
+ * difference. Used only where the kernel itself keeps time with the TSC (its clocksource is
+ * "tsc": it found the counter invariant and synchronised across CPUs), or when forced with
+ * NCCLBPF_NET_TSC=1 on a CPU that reports an invariant TSC; NCCLBPF_NET_TSC=0 turns it off. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+struct rt_tsc_state rt_tsc;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#if defined(__x86_64__)
+static int kernel_uses_tsc(void)
+{
+	char buf[32] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof(buf), f) && !strcmp(buf, "tsc\n");
+	fclose(f);
+	return ok;
+}
+
+static int cpu_invariant_tsc(void)
+{
+	unsigned a, b, c, d;
+	if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+		return 0;
+	__get_cpuid(0x80000007u, &a, &b, &c, &d);
+	return (d >> 8) & 1;
+}
+
+/* One (ticks, ns) pair: the clock read bracketed by two TSC reads, the midpoint kept. The
+ * uncertainty is half the bracket, tens of ns. */
+static void sample(uint64_t *ticks, uint64_t *ns)
+{
+	uint64_t a = __rdtsc();
+	*ns = mono_ns();
+	uint64_t b = __rdtsc();
+	*ticks = a + (b - a) / 2;
+}
+
+/* Ticks per ns over a 2 ms spin: a relative error of a few 1e-5, i.e. well under a ns on any
+ * duration a network message takes. */
+static void setup(void)
+{
+	const char *v = getenv("NCCLBPF_NET_TSC");
+	int forced = v && !strcmp(v, "1");
+	if ((v && !strcmp(v, "0")) || !cpu_invariant_tsc() || !(forced || kernel_uses_tsc()))
+		return;
+	uint64_t t0, n0, t1, n1;
+	sample(&t0, &n0);
+	do
+		sample(&t1, &n1);
+	while (n1 - n0 < 2000000);
+	double ns_per_tick = (double)(n1 - n0) / (double)(t1 - t0);
+	if (!(ns_per_tick > 0.05 && ns_per_tick < 20)) /* 50 MHz .. 20 GHz */
+		return;
+	rt_tsc.mult = (uint64_t)(ns_per_tick * 4294967296.0);
+	__atomic_store_n(&rt_tsc.on, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t rt_tsc_read(void)
+{
+	return __rdtsc();
+}
+#else
+static void setup(void)
+{
+}
+
+uint64_t rt_tsc_read(void)
+{
+	return 0;
+}
+#endif
+
+void rt_tsc_setup(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, setup);
+}
+
+uint64_t rt_tsc_ticks_to_ns(uint64_t ticks)
+{
+	return (uint64_t)(((unsigned __int128)ticks * rt_tsc.mult) >> 32);
+}
+
+uint64_t ncclbpf_rt_net_stamp(void)
+{
+	/* acquire: a tagged stamp implies the completion sees mult */
+	if (__atomic_load_n(&rt_tsc.on, __ATOMIC_ACQUIRE))
+		return (rt_tsc_read() & ~RT_TSC_TAG) | RT_TSC_TAG;
+	return mono_ns();
+}
+
+int ncclbpf_rt_net_tsc(void)
+{
+	return __atomic_load_n(&rt_tsc.on, __ATOMIC_RELAXED);
+}
