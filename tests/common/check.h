@@ -31,6 +31,18 @@ static int check_count;
 		}                                                                                  \
 	} while (0)
 
+/* CHECK with a printf-style explanation of the failure. */
+#define CHECKF(cond, ...)                                                                          \
+	do {                                                                                       \
+		check_count++;                                                                     \
+		if (!(cond)) {                                                                     \
+			check_failures++;                                                          \
+			fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);   \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
+	} while (0)
+
 static inline int check_summary(const char *name)
 {
 	if (check_failures) {

@@ -12,8 +12,8 @@
  *     with faults: controllers killed at random steps or times (SIGKILL), two concurrent
  *     controllers, a garbage bundle, an unreadable bundle, a bundle refused by one rank only.
  *     Every rank records its decision per seq and the plugin's decision log (NCCLBPF_CP_LOG);
- *     the test fails on any seq where ranks decided differently, on a log that disagrees with
- *     the decisions, or on a call that took longer than NCCLBPF_CP_WAIT_MS + slack. */
+ *     the test check_failures on any seq where ranks decided differently, on a log that disagrees
+ * with the decisions, or on a call that took longer than NCCLBPF_CP_WAIT_MS + slack. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,22 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "harness.h"
 #include "ncclbpf/control.h"
 
 #define COMM_ID	  0x5eed0000c0ffee01ull
 #define MAX_PROCS 16
-
-static int fails;
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                       \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			fails++;                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static uint64_t now_ns(void)
 {
@@ -144,14 +134,14 @@ static int64_t drive(struct harness_plugin *p, void *a, void *b, struct ctl_arg 
 	printf("drive: %d calls per context, %.2f s\n", na, (now_ns() - t0) / 1e9);
 	int64_t sw = -1;
 	for (int i = 0; i < na; i++) {
-		CHECK(chs_a[i] == chs_b[i], "seq %d: context A decided %d, B %d", i, chs_a[i],
-		      chs_b[i]);
-		CHECK(chs_a[i] == before || chs_a[i] == after, "seq %d: ch %d", i, chs_a[i]);
+		CHECKF(chs_a[i] == chs_b[i], "seq %d: context A decided %d, B %d", i, chs_a[i],
+		       chs_b[i]);
+		CHECKF(chs_a[i] == before || chs_a[i] == after, "seq %d: ch %d", i, chs_a[i]);
 		if (sw < 0 && chs_a[i] == after)
 			sw = i;
 		if (sw >= 0)
-			CHECK(chs_a[i] == after, "seq %d: back to %d after the switch", i,
-			      chs_a[i]);
+			CHECKF(chs_a[i] == after, "seq %d: back to %d after the switch", i,
+			       chs_a[i]);
 	}
 	return sw;
 }
@@ -175,21 +165,21 @@ static int run_single(const char *plugin, const char *vdir, const char *table_tu
 	if (harness_open(&p, plugin))
 		return 1;
 	void *a = open_ctx(&p, 2), *b = open_ctx(&p, 2);
-	CHECK(a && b, "init");
-	CHECK(call(&p, a, 1000) == 2 && call(&p, b, 1000) == 2, "launch bundle version1 (ch 2)");
+	CHECKF(a && b, "init");
+	CHECKF(call(&p, a, 1000) == 2 && call(&p, b, 1000) == 2, "launch bundle version1 (ch 2)");
 
 	struct ctl_arg ca = {.dir = cpdir, .bundle = v2};
 	int64_t sw = drive(&p, a, b, &ca, 2, 3, 1000);
-	CHECK(ca.ret == 0, "reload: %d %s", ca.ret, ca.rep.msg);
+	CHECKF(ca.ret == 0, "reload: %d %s", ca.ret, ca.rep.msg);
 	ncclbpf_cp_report_print(&ca.rep, stdout);
-	CHECK(ca.rep.n_comms == 1 && ca.rep.comms[0].n_members == 2, "one comm, two members");
+	CHECKF(ca.rep.n_comms == 1 && ca.rep.comms[0].n_members == 2, "one comm, two members");
 	if (ca.rep.n_comms == 1)
 		for (uint32_t i = 0; i < ca.rep.comms[0].n_members; i++)
-			CHECK(ca.rep.comms[0].members[i].state == NCCLBPF_CP_ACTIVE &&
-				  (int64_t)ca.rep.comms[0].members[i].seq == sw + 1 &&
-				  ca.rep.comms[0].members[i].g == 1,
-			      "member %u active at seq %" PRIu64 " (switch seen at %" PRId64 ")", i,
-			      ca.rep.comms[0].members[i].seq, sw + 1);
+			CHECKF(ca.rep.comms[0].members[i].state == NCCLBPF_CP_ACTIVE &&
+				   (int64_t)ca.rep.comms[0].members[i].seq == sw + 1 &&
+				   ca.rep.comms[0].members[i].g == 1,
+			       "member %u active at seq %" PRIu64 " (switch seen at %" PRId64 ")",
+			       i, ca.rep.comms[0].members[i].seq, sw + 1);
 	printf("bundle reload: both contexts switched at seq %" PRId64 "\n", sw + 1);
 	ncclbpf_cp_report_free(&ca.rep);
 
@@ -203,7 +193,7 @@ static int run_single(const char *plugin, const char *vdir, const char *table_tu
 		with_g += strstr(line, want) != NULL;
 	if (f)
 		fclose(f);
-	CHECK(with_g > 0, "trace lacks '%s'", want);
+	CHECKF(with_g > 0, "trace lacks '%s'", want);
 
 	/* A bundle rejected by every member: abort, nothing changes. */
 	char bad[4200];
@@ -215,24 +205,24 @@ static int run_single(const char *plugin, const char *vdir, const char *table_tu
 	struct ncclbpf_cp_opts o = {.sz = sizeof(o), .timeout_ms = 3000, .done_timeout_ms = 3000};
 	int r = ncclbpf_cp_reload(cpdir, bad, &o, &rep);
 	ncclbpf_cp_report_print(&rep, stdout);
-	CHECK(r == 1 && rep.aborted == 1, "garbage bundle: %d %s", r, rep.msg);
+	CHECKF(r == 1 && rep.aborted == 1, "garbage bundle: %d %s", r, rep.msg);
 	ncclbpf_cp_report_free(&rep);
-	CHECK(call(&p, a, 1000) == 3 && call(&p, b, 1000) == 3, "still version2");
+	CHECKF(call(&p, a, 1000) == 3 && call(&p, b, 1000) == 3, "still version2");
 	/* Unreadable: nothing proposed. */
 	r = ncclbpf_cp_reload(cpdir, "/nonexistent/bundle.o", &o, &rep);
-	CHECK(r < 0 && strstr(rep.msg, "cannot read"), "unreadable: %d %s", r, rep.msg);
+	CHECKF(r < 0 && strstr(rep.msg, "cannot read"), "unreadable: %d %s", r, rep.msg);
 	ncclbpf_cp_report_free(&rep);
 
 	/* Map update: table_tuner bound through a bundle reload, then its .data row 0 changed. */
 	if (table_tuner && *table_tuner) {
 		struct ctl_arg c2 = {.dir = cpdir, .bundle = table_tuner};
 		int64_t tsw = drive(&p, a, b, &c2, 3, 2, 1000);
-		CHECK(c2.ret == 0 && tsw > 0, "reload table_tuner: %s", c2.rep.msg);
+		CHECKF(c2.ret == 0 && tsw > 0, "reload table_tuner: %s", c2.rep.msg);
 		ncclbpf_cp_report_free(&c2.rep);
 		struct ctl_arg c3 = {.dir = cpdir, .map = 1};
 		int64_t msw = drive(&p, a, b, &c3, 2, 7, 1000);
 		ncclbpf_cp_report_print(&c3.rep, stdout);
-		CHECK(c3.ret == 0 && msw > 0, "map update: %d %s", c3.ret, c3.rep.msg);
+		CHECKF(c3.ret == 0 && msw > 0, "map update: %d %s", c3.ret, c3.rep.msg);
 		printf("map update: both contexts switched at seq %" PRId64 "\n", msw + 1);
 		ncclbpf_cp_report_free(&c3.rep);
 	}
@@ -243,8 +233,8 @@ static int run_single(const char *plugin, const char *vdir, const char *table_tu
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
-	printf("%s\n", fails ? "FAILED" : "single: OK");
-	return fails != 0;
+	printf("%s\n", check_failures ? "FAILED" : "single: OK");
+	return check_failures != 0;
 }
 
 /* --- multi -------------------------------------------------------------------------------- */
@@ -406,11 +396,11 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 		int ret;
 		if (r < 20) { /* garbage bundle: every member refuses */
 			ret = ncclbpf_cp_reload(cpdir, garbage, &o, &rep);
-			CHECK(ret == 1, "garbage bundle committed? %d %s", ret, rep.msg);
+			CHECKF(ret == 1, "garbage bundle committed? %d %s", ret, rep.msg);
 			k.garbage++;
 		} else if (r < 30) { /* unreadable: nothing proposed */
 			ret = ncclbpf_cp_reload(cpdir, "/nonexistent/x.o", &o, &rep);
-			CHECK(ret < 0, "unreadable bundle: %d", ret);
+			CHECKF(ret < 0, "unreadable bundle: %d", ret);
 			k.unreadable++;
 			ret = -1;
 		} else if (r < 60) { /* controller killed: at a step, or at a random time */
@@ -437,8 +427,8 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 		} else {
 			ret = ncclbpf_cp_reload(cpdir, bundle, &o, &rep);
 			if (v == 4)
-				CHECK(ret == 1, "version4 (refused by rank 1) committed: %s",
-				      rep.msg);
+				CHECKF(ret == 1, "version4 (refused by rank 1) committed: %s",
+				       rep.msg);
 			if (v == 4)
 				k.v4++;
 		}
@@ -455,7 +445,7 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 	for (int i = 0; i < n_procs; i++) {
 		int st;
 		waitpid(ranks[i], &st, 0);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rank %d exit status %d", i, st);
+		CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "rank %d exit status %d", i, st);
 	}
 	double wall = (now_ns() - t0) / 1e9;
 
@@ -484,7 +474,7 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 			}
 		switches += q && chs[0][q] != chs[0][q - 1];
 	}
-	CHECK(split == 0, "%" PRIu64 " seqs decided differently across ranks", split);
+	CHECKF(split == 0, "%" PRIu64 " seqs decided differently across ranks", split);
 
 	/* Each rank's decision log: the (seq, g, hash) transitions agree across ranks and with the
 	 * decisions (version v decides ch = 1 + v). */
@@ -513,15 +503,15 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 				logs[i] = realloc(logs[i], cap *= 2);
 			/* Per rank the transitions, as text, for comparing ranks below. */
 			n += (size_t)snprintf(logs[i] + n, cap - n, "%llu %llu %llx\n", S, G, H);
-			CHECK(G == 0 || (G == last_g + 1 && S >= last_seq),
-			      "rank %d log out of order", i);
+			CHECKF(G == 0 || (G == last_g + 1 && S >= last_seq),
+			       "rank %d log out of order", i);
 			/* Calls before this switch ran the previous version. */
 			for (; q < S && q < lens[i]; q++)
 				if (vcur)
-					CHECK(chs[i][q] == 1 + vcur,
-					      "rank %d seq %zu: ch %d, log says "
-					      "version %d",
-					      i, q, chs[i][q], vcur);
+					CHECKF(chs[i][q] == 1 + vcur,
+					       "rank %d seq %zu: ch %d, log says "
+					       "version %d",
+					       i, q, chs[i][q], vcur);
 			vcur = 0;
 			for (int v = 1; v <= 4; v++)
 				if (vh[v] == H)
@@ -532,8 +522,8 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 		}
 		for (; q < lens[i]; q++)
 			if (vcur)
-				CHECK(chs[i][q] == 1 + vcur, "rank %d seq %zu: ch %d, log says %d",
-				      i, q, chs[i][q], vcur);
+				CHECKF(chs[i][q] == 1 + vcur, "rank %d seq %zu: ch %d, log says %d",
+				       i, q, chs[i][q], vcur);
 		(void)hash;
 		logs[i][n] = 0;
 		if (f)
@@ -547,8 +537,8 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 			if (sa >= L || sb >= L)
 				break;
 			size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
-			CHECK(la == lb && !strncmp(a, b, la),
-			      "rank 0 and %d logs differ: %.*s | %.*s", i, (int)la, a, (int)lb, b);
+			CHECKF(la == lb && !strncmp(a, b, la),
+			       "rank 0 and %d logs differ: %.*s | %.*s", i, (int)la, a, (int)lb, b);
 			if (la != lb || strncmp(a, b, la))
 				break;
 			a += la + 1;
@@ -559,9 +549,9 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 	for (int i = 0; i < n_procs; i++)
 		max_call = sh->max_call_ns[i] > max_call ? sh->max_call_ns[i] : max_call;
 	const uint64_t slack_ms = 1000;
-	CHECK(max_call <= ((uint64_t)wait_ms + slack_ms) * 1000000ull,
-	      "a call took %.1f ms (bound %u + %" PRIu64 ")", max_call / 1e6, wait_ms, slack_ms);
-	CHECK(k.committed > 0, "nothing committed");
+	CHECKF(max_call <= ((uint64_t)wait_ms + slack_ms) * 1000000ull,
+	       "a call took %.1f ms (bound %u + %" PRIu64 ")", max_call / 1e6, wait_ms, slack_ms);
+	CHECKF(k.committed > 0, "nothing committed");
 	printf("multi: %d processes, %d reloads in %.1f s: %d committed, %d aborted (incl. %d "
 	       "version4 refused by rank 1, %d garbage), %d unreadable, %d controllers killed, %d "
 	       "concurrent pairs; %zu seqs compared, %" PRIu64 " decision changes, %" PRIu64
@@ -572,7 +562,7 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 		free(chs[i]);
 		free(logs[i]);
 	}
-	if (!fails) {
+	if (!check_failures) {
 		char cmd[4300];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", work);
 		if (system(cmd) != 0)
@@ -580,8 +570,8 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 	} else {
 		fprintf(stderr, "left %s for inspection\n", work);
 	}
-	printf("%s\n", fails ? "FAILED" : "multi: OK");
-	return fails != 0;
+	printf("%s\n", check_failures ? "FAILED" : "multi: OK");
+	return check_failures != 0;
 }
 
 /* --- ranks: N ranks of one communicator under the caller's environment (`ncclbpf run`),

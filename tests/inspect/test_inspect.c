@@ -20,19 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "harness.h"
 #include "nccl_env.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static const char *plugin_path, *cli, *policy;
 static char dir[128], host[64];
@@ -113,70 +103,70 @@ static void test_cli_against_live_process(void)
 	char out[65536], rec[512], sock[512];
 	int pid = (int)getpid();
 	void *ctx = open_comm(0xabcdef0123456789ull);
-	CHECK(ctx != NULL, "init failed");
+	CHECKF(ctx != NULL, "init failed");
 	calls(ctx, 100);
 	record_paths(pid, rec, sock, sizeof(rec));
-	CHECK(exists(rec) && exists(sock), "no record/socket at %s", rec);
+	CHECKF(exists(rec) && exists(sock), "no record/socket at %s", rec);
 
 	int rc = run_cli(out, sizeof(out), "ps --dir %s", dir);
 	char want[128];
 	snprintf(want, sizeof(want), "%d ", pid);
-	CHECK(rc == 0 && strstr(out, want) && strstr(out, "testjob") && strstr(out, "inspect.o") &&
-		  strstr(out, " 100 "),
-	      "ps output:\n%s", out);
+	CHECKF(rc == 0 && strstr(out, want) && strstr(out, "testjob") && strstr(out, "inspect.o") &&
+		   strstr(out, " 100 "),
+	       "ps output:\n%s", out);
 	printf("--- ncclbpf ps\n%s", out);
 
 	/* The env plugin of the same library reports what it served: the library registers the
 	 * reporter when it is loaded (adapters/nccl/src/env_inspect.c). */
 	const ncclEnv_v1_t *env = dlsym(plug.handle, "ncclEnvPlugin_v1");
-	CHECK(env && env->init(2, 28, 9, "") == ncclSuccess, "env plugin table");
+	CHECKF(env && env->init(2, 28, 9, "") == ncclSuccess, "env plugin table");
 	setenv("NCCL_IB_HCA", "=mlx5_0:1", 1);
 	const char *served = env ? env->getEnv("NCCL_IB_HCA") : NULL;
-	CHECK(served && !strcmp(served, "=mlx5_0:1"), "getEnv: %s", served ? served : "NULL");
+	CHECKF(served && !strcmp(served, "=mlx5_0:1"), "getEnv: %s", served ? served : "NULL");
 
 	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
-	CHECK(rc == 0, "stat --json rc %d: %s", rc, out);
-	CHECK(strstr(out, "NCCL_IB_HCA") && strstr(out, "process environment"),
-	      "stat lists what the env plugin served: %s", out);
-	CHECK(strstr(out, "\"id\":\"abcdef0123456789\"") && strstr(out, "\"calls\":100,"),
-	      "stat counts: %s", out);
-	CHECK(strstr(out, "\"algo\":\"ring\",\"proto\":\"simple\",\"count\":100}"),
-	      "stat decision histogram: %s", out);
-	CHECK(strstr(out, "\"n\":8,\"count\":50}") && strstr(out, "\"n\":0,\"count\":50}"),
-	      "stat channel histogram: %s", out);
-	CHECK(strstr(out, "\"name\":\"tune\",\"section\":\"tuner\",\"hook\":\"tuner\"") &&
-		  strstr(out, "\"rank\":\"3\"") && strstr(out, "\"result\":\"ok\""),
-	      "stat program/process/reload: %s", out);
-	CHECK(!strstr(out, "\"processed\":0,"), "verifier statistics missing: %s", out);
+	CHECKF(rc == 0, "stat --json rc %d: %s", rc, out);
+	CHECKF(strstr(out, "NCCL_IB_HCA") && strstr(out, "process environment"),
+	       "stat lists what the env plugin served: %s", out);
+	CHECKF(strstr(out, "\"id\":\"abcdef0123456789\"") && strstr(out, "\"calls\":100,"),
+	       "stat counts: %s", out);
+	CHECKF(strstr(out, "\"algo\":\"ring\",\"proto\":\"simple\",\"count\":100}"),
+	       "stat decision histogram: %s", out);
+	CHECKF(strstr(out, "\"n\":8,\"count\":50}") && strstr(out, "\"n\":0,\"count\":50}"),
+	       "stat channel histogram: %s", out);
+	CHECKF(strstr(out, "\"name\":\"tune\",\"section\":\"tuner\",\"hook\":\"tuner\"") &&
+		   strstr(out, "\"rank\":\"3\"") && strstr(out, "\"result\":\"ok\""),
+	       "stat program/process/reload: %s", out);
+	CHECKF(!strstr(out, "\"processed\":0,"), "verifier statistics missing: %s", out);
 	printf("--- ncclbpf stat %d --json\n%s", pid, out);
 
 	rc = run_cli(out, sizeof(out), "stat %d --dir %s", pid, dir);
-	CHECK(rc == 0 && strstr(out, "applied: ring/simple 100") &&
-		  strstr(out, "channels: NCCL's x 50, 8 x 50"),
-	      "stat: %s", out);
+	CHECKF(rc == 0 && strstr(out, "applied: ring/simple 100") &&
+		   strstr(out, "channels: NCCL's x 50, 8 x 50"),
+	       "stat: %s", out);
 	printf("--- ncclbpf stat %d\n%s", pid, out);
 
 	rc = run_cli(out, sizeof(out), "map list %d --dir %s", pid, dir);
-	CHECK(rc == 0 && strstr(out, "map tuner_calls: array") && strstr(out, ", uniform") &&
-		  strstr(out, "map prof_last: array (maps), key 4 B, value 8 B, max 1 entries, 1 "
-			      "in use, 1 CPU, rank-local"),
-	      "map list: %s", out);
+	CHECKF(rc == 0 && strstr(out, "map tuner_calls: array") && strstr(out, ", uniform") &&
+		   strstr(out, "map prof_last: array (maps), key 4 B, value 8 B, max 1 entries, 1 "
+			       "in use, 1 CPU, rank-local"),
+	       "map list: %s", out);
 	printf("--- ncclbpf map list %d\n%s", pid, out);
 
 	rc = run_cli(out, sizeof(out), "map dump %d tuner_calls --dir %s", pid, dir);
-	CHECK(rc == 0 && strstr(out, "key 00000000 (u32 0): value 6400000000000000 (u64 100)"),
-	      "map dump: %s", out);
+	CHECKF(rc == 0 && strstr(out, "key 00000000 (u32 0): value 6400000000000000 (u64 100)"),
+	       "map dump: %s", out);
 	printf("--- ncclbpf map dump %d tuner_calls\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map dump %d percpu_calls --dir %s", pid, dir);
-	CHECK(rc == 0 && strstr(out, "cpu0 ") && sum_u64(out) == 100, "per-CPU dump (sum %llu): %s",
-	      sum_u64(out), out);
+	CHECKF(rc == 0 && strstr(out, "cpu0 ") && sum_u64(out) == 100,
+	       "per-CPU dump (sum %llu): %s", sum_u64(out), out);
 	printf("--- ncclbpf map dump %d percpu_calls\n%s", pid, out);
 
 	rc = run_cli(out, sizeof(out), "map update %d prof_last u32:0 u64:42 --dir %s", pid, dir);
-	CHECK(rc == 0 && strstr(out, "rank-local"), "update rank-local rc %d: %s", rc, out);
+	CHECKF(rc == 0 && strstr(out, "rank-local"), "update rank-local rc %d: %s", rc, out);
 	printf("--- ncclbpf map update %d prof_last u32:0 u64:42\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map dump %d prof_last --dir %s", pid, dir);
-	CHECK(rc == 0 && strstr(out, "value 2a00000000000000 (u64 42)"), "after update: %s", out);
+	CHECKF(rc == 0 && strstr(out, "value 2a00000000000000 (u64 42)"), "after update: %s", out);
 
 	/* A uniform map changes only through the control plane's consistent activation (the
 	 * process is in one: NCCLBPF_CP_DIR). This communicator says it has 8 ranks and only this
@@ -184,18 +174,18 @@ static void test_cli_against_live_process(void)
 	 * (tests/cp/cp_cli.sh shows it committing on a complete job). */
 	rc = run_cli(out, sizeof(out), "map update %d tuner_calls u32:1 u64:7 --dir %s --timeout 1",
 		     pid, dir);
-	CHECK(rc == 1 && strstr(out, "is uniform: proposing the update") && strstr(out, "abort") &&
-		  strstr(out, "8 ranks, 1 answered") && strstr(out, "not changed"),
-	      "uniform update with missing ranks rc %d: %s", rc, out);
+	CHECKF(rc == 1 && strstr(out, "is uniform: proposing the update") && strstr(out, "abort") &&
+		   strstr(out, "8 ranks, 1 answered") && strstr(out, "not changed"),
+	       "uniform update with missing ranks rc %d: %s", rc, out);
 	printf("--- ncclbpf map update %d tuner_calls u32:1 u64:7\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map dump %d tuner_calls --dir %s", pid, dir);
-	CHECK(strstr(out, "(u32 1): value 0000000000000000 (u64 0)") && strstr(out, "(u64 100)"),
-	      "uniform map changed: %s", out);
+	CHECKF(strstr(out, "(u32 1): value 0000000000000000 (u64 0)") && strstr(out, "(u64 100)"),
+	       "uniform map changed: %s", out);
 
 	/* The policy keeps running with the server answering in between. */
 	calls(ctx, 10);
 	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
-	CHECK(strstr(out, "\"calls\":110,"), "counts after more calls: %s", out);
+	CHECKF(strstr(out, "\"calls\":110,"), "counts after more calls: %s", out);
 
 	/* Descriptors never leak into exec'd children. */
 	DIR *d = opendir("/proc/self/fd");
@@ -213,23 +203,23 @@ static void test_cli_against_live_process(void)
 		if (fd == dirfd(d))
 			continue;
 		checked++;
-		CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC, "fd %d (%s) not close-on-exec", fd, target);
+		CHECKF(fcntl(fd, F_GETFD) & FD_CLOEXEC, "fd %d (%s) not close-on-exec", fd, target);
 	}
 	if (d)
 		closedir(d);
-	CHECK(checked >= 2, "expected the server's socket and eventfd, found %d", checked);
+	CHECKF(checked >= 2, "expected the server's socket and eventfd, found %d", checked);
 
 	/* A forked child that exits does not stop the parent's server nor remove its files. */
 	pid_t c = fork();
 	if (c == 0)
 		exit(0); /* runs the library's destructors */
 	waitpid(c, NULL, 0);
-	CHECK(exists(rec) && exists(sock), "fork child removed the parent's files");
+	CHECKF(exists(rec) && exists(sock), "fork child removed the parent's files");
 	rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", pid, dir);
-	CHECK(rc == 0 && strstr(out, "\"calls\":110,"), "server after fork: %s", out);
+	CHECKF(rc == 0 && strstr(out, "\"calls\":110,"), "server after fork: %s", out);
 
 	plug.v5->finalize(ctx);
-	CHECK(!exists(rec) && !exists(sock), "files left after the last release");
+	CHECKF(!exists(rec) && !exists(sock), "files left after the last release");
 }
 
 static void test_other_uid(void)
@@ -280,14 +270,14 @@ static void test_other_uid(void)
 		close(pfd[0]);
 		waitpid(c, NULL, 0);
 		if (phase == 0) {
-			CHECK(strstr(res, "Permission denied"), "uid 65534 reached the socket: %s",
-			      res);
+			CHECKF(strstr(res, "Permission denied"), "uid 65534 reached the socket: %s",
+			       res);
 		} else {
-			CHECK(!strncmp(res, "error refused", 13), "uid 65534 was served: %s", res);
-			CHECK(harness_warns == warns + 1 &&
-				  strstr(harness_last_warn, "uid 65534") &&
-				  strstr(harness_last_warn, "refused"),
-			      "refusal not logged: %s", harness_last_warn);
+			CHECKF(!strncmp(res, "error refused", 13), "uid 65534 was served: %s", res);
+			CHECKF(harness_warns == warns + 1 &&
+				   strstr(harness_last_warn, "uid 65534") &&
+				   strstr(harness_last_warn, "refused"),
+			       "refusal not logged: %s", harness_last_warn);
 		}
 		printf("uid 65534, %s: %s\n", phase ? "socket opened up" : "as created",
 		       res[0] ? res : "(nothing)");
@@ -305,21 +295,22 @@ static void test_cycles(void)
 	int base = n_threads();
 	for (int i = 0; i < 20; i++) {
 		if (harness_open(&plug, plugin_path) != 0) {
-			CHECK(0, "dlopen cycle %d", i);
+			CHECKF(0, "dlopen cycle %d", i);
 			return;
 		}
 		void *ctx = open_comm(100 + (uint64_t)i);
 		calls(ctx, 4);
-		CHECK(exists(rec) && exists(sock), "cycle %d: not registered", i);
+		CHECKF(exists(rec) && exists(sock), "cycle %d: not registered", i);
 		if (i % 5 == 0) {
 			int rc = run_cli(out, sizeof(out), "stat %d --dir %s --json", (int)getpid(),
 					 dir);
-			CHECK(rc == 0 && strstr(out, "\"calls\":4,"), "cycle %d stat: %s", i, out);
+			CHECKF(rc == 0 && strstr(out, "\"calls\":4,"), "cycle %d stat: %s", i, out);
 		}
 		plug.v5->finalize(ctx);
-		CHECK(!exists(rec) && !exists(sock), "cycle %d: files left", i);
+		CHECKF(!exists(rec) && !exists(sock), "cycle %d: files left", i);
 		harness_close(&plug);
-		CHECK(n_threads() == base, "cycle %d: %d threads, %d before", i, n_threads(), base);
+		CHECKF(n_threads() == base, "cycle %d: %d threads, %d before", i, n_threads(),
+		       base);
 	}
 	harness_open(&plug, plugin_path);
 }
@@ -336,9 +327,9 @@ static void test_exit_cleanup(void)
 	}
 	int st = 0;
 	waitpid(c, &st, 0);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
 	record_paths(c, rec, sock, sizeof(rec));
-	CHECK(!exists(rec) && !exists(sock), "exit left %s", rec);
+	CHECKF(!exists(rec) && !exists(sock), "exit left %s", rec);
 }
 
 static void test_unusable_dir(void)
@@ -353,9 +344,9 @@ static void test_unusable_dir(void)
 	int warns = harness_warns;
 	void *ctx = open_comm(2);
 	calls(ctx, 10);
-	CHECK(ctx != NULL, "init failed with an unusable directory");
-	CHECK(harness_warns == warns + 1 && strstr(harness_last_warn, "live inspection off"),
-	      "%d warnings, last: %s", harness_warns - warns, harness_last_warn);
+	CHECKF(ctx != NULL, "init failed with an unusable directory");
+	CHECKF(harness_warns == warns + 1 && strstr(harness_last_warn, "live inspection off"),
+	       "%d warnings, last: %s", harness_warns - warns, harness_last_warn);
 	plug.v5->finalize(ctx);
 	setenv("NCCLBPF_CP_DIR", dir, 1);
 
@@ -364,7 +355,7 @@ static void test_unusable_dir(void)
 	setenv("NCCLBPF_INSPECT", "0", 1);
 	ctx = open_comm(3);
 	calls(ctx, 1);
-	CHECK(!exists(rec) && !exists(sock), "NCCLBPF_INSPECT=0 still registered");
+	CHECKF(!exists(rec) && !exists(sock), "NCCLBPF_INSPECT=0 still registered");
 	plug.v5->finalize(ctx);
 	unsetenv("NCCLBPF_INSPECT");
 }
@@ -379,15 +370,15 @@ static void test_stale_record(void)
 	record_paths(c, rec, sock, sizeof(rec));
 	FILE *f = fopen(rec, "w");
 	if (!f) {
-		CHECK(0, "cannot write %s", rec);
+		CHECKF(0, "cannot write %s", rec);
 		return;
 	}
 	fprintf(f, "pid=%d\nhost=%s\nuid=0\njob=gone\nrank=0\nsock=%s\n", (int)c, host, sock);
 	fclose(f);
 	int rc = run_cli(out, sizeof(out), "ps --dir %s", dir);
-	CHECK(rc == 0 && strstr(out, "removed 1 stale record") && !strstr(out, "gone"), "ps: %s",
-	      out);
-	CHECK(!exists(rec), "stale record kept");
+	CHECKF(rc == 0 && strstr(out, "removed 1 stale record") && !strstr(out, "gone"), "ps: %s",
+	       out);
+	CHECKF(!exists(rec), "stale record kept");
 }
 
 int main(int argc, char **argv)
@@ -425,8 +416,8 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (check_failures) {
+		fprintf(stderr, "%d check(s) failed\n", check_failures);
 		return 1;
 	}
 	printf("all inspection checks passed\n");

@@ -13,18 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "ncclbpf/runtime.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static void served(ncclbpf_env_emit_fn emit, void *arg)
 {
@@ -66,29 +56,29 @@ int main(int argc, char **argv)
 
 	ncclbpf_rt_acquire();
 	int rc = run_cli(argv[1], out, sizeof(out), "stat %d --dir %s", (int)getpid(), dir);
-	CHECK(rc == 0 && strstr(out, "env: no settings reported"), "before: %s", out);
+	CHECKF(rc == 0 && strstr(out, "env: no settings reported"), "before: %s", out);
 
 	ncclbpf_rt_set_env_reporter(served);
 	rc = run_cli(argv[1], out, sizeof(out), "stat %d --dir %s", (int)getpid(), dir);
-	CHECK(rc == 0 &&
-		  strstr(out, "env (NCCL settings served by the plugin):\n"
-			      "  NCCL_ALGO=Ring,Tree (bundle /opt/p/size aware.o (enforced))\n"
-			      "  NCCL_TUNER_PLUGIN=libnccl-ncclbpf.so (ncclbpf default)\n"
-			      "  NCCL_IB_HCA==mlx5_0:1 (process environment)\n"),
-	      "stat: %s", out);
+	CHECKF(rc == 0 &&
+		   strstr(out, "env (NCCL settings served by the plugin):\n"
+			       "  NCCL_ALGO=Ring,Tree (bundle /opt/p/size aware.o (enforced))\n"
+			       "  NCCL_TUNER_PLUGIN=libnccl-ncclbpf.so (ncclbpf default)\n"
+			       "  NCCL_IB_HCA==mlx5_0:1 (process environment)\n"),
+	       "stat: %s", out);
 	printf("%s", out);
 	rc = run_cli(argv[1], out, sizeof(out), "stat %d --dir %s --json", (int)getpid(), dir);
-	CHECK(rc == 0 && strstr(out, "\"env\":[{\"name\":\"NCCL_ALGO\",\"value\":\"Ring,Tree\","
-				     "\"source\":\"bundle /opt/p/size aware.o (enforced)\"}"),
-	      "json: %s", out);
+	CHECKF(rc == 0 && strstr(out, "\"env\":[{\"name\":\"NCCL_ALGO\",\"value\":\"Ring,Tree\","
+				      "\"source\":\"bundle /opt/p/size aware.o (enforced)\"}"),
+	       "json: %s", out);
 	ncclbpf_rt_set_env_reporter(NULL);
 	ncclbpf_rt_release();
 
 	char procs[200];
 	snprintf(procs, sizeof(procs), "%s/procs", dir);
 	rmdir(procs);
-	CHECK(rmdir(dir) == 0, "files left in %s", dir);
-	if (failures)
+	CHECKF(rmdir(dir) == 0, "files left in %s", dir);
+	if (check_failures)
 		return 1;
 	printf("env reporting checks passed\n");
 	return 0;
