@@ -3,22 +3,8 @@
 # a few tenths of a percent. runJ's in-job A/B (40 pairs) had block-to-block spread of about
 # ±3 %, so a median of 40 paired ratios is known to ~±0.7 %; here 400 pairs of shorter blocks,
 # with the median's 95 % confidence interval, and an A/A control (noop/noop).
-set -u
-export NCCL_NVLS_ENABLE=0
-R=$OUT/rK; mkdir -p $R; P=$PWD/gpu-carry/policies
-NCCL_HOME=${NCCL_HOME:-$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)}
-( cmake -S . -B build-gpu -DNCCLBPF_SANITIZERS=OFF -DNCCLBPF_BUILD_POLICIES=OFF -DBUILD_TESTING=OFF -DNCCL_HOME="$NCCL_HOME" &&
-  cmake --build build-gpu -j16 --target nccl_ncclbpf ncclbpf-gpubench ) > $R/build.log 2>&1 || { tail -20 $R/build.log; exit 1; }
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
-mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d
-G=$PWD/build-gpu/bin/ncclbpf-gpubench; L=$PWD/build-gpu/lib/libnccl-ncclbpf.so
-NET="NCCL_SOCKET_IFNAME=lo NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_TUNER_PLUGIN=none NCCL_PROFILER_PLUGIN=none NCCL_ENV_PLUGIN=none NCCL_NET_PLUGIN=$L NCCL_NET=NCCLbpf NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2"
-ab() { # label sizes iters reps base test
-  echo "== ab $1: $2 x$3 ops, $4 pairs"
-  env $NET timeout 200 $G -n 2 -b ${2%-*} -e ${2#*-} -f 4 -i $3 -w 3 -r $4 --ab $5,$6 > $R/ab.$1.txt 2>&1; echo "rc=$?"
-  grep "^# ab\|FAIL\|rank" $R/ab.$1.txt | head -12
-}
+. "$(dirname "$0")/ab-lib.sh" rK
 { ab small 1K-16K 500 400 $P/noop.o $P/net_counters.o
   ab aa 1K-1K 500 400 $P/noop.o $P/noop.o
   ab mid 256K-1M 100 300 $P/noop.o $P/net_counters.o; } 2>&1 | tee $R/ab.txt
-echo quit | nvidia-cuda-mps-control
+ab_end

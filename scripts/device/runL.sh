@@ -2,23 +2,8 @@
 # Device run L (2026-12-03, third session): where net_counters.o's cost at 4-64 KiB comes from:
 # in-job A/B (250 pairs) of net_counters.o, net_count_only.o (its map work, no clock) and
 # net_time_only.o (its clock reads, no map work) against noop.o.
-set -u
-export NCCL_NVLS_ENABLE=0
-R=$OUT/rL; mkdir -p $R; P=$PWD/gpu-carry/policies
-NCCL_HOME=${NCCL_HOME:-$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)}
-( cmake -S . -B build-gpu -DNCCLBPF_SANITIZERS=OFF -DNCCLBPF_BUILD_POLICIES=OFF -DBUILD_TESTING=OFF -DNCCL_HOME="$NCCL_HOME" &&
-  cmake --build build-gpu -j16 --target nccl_ncclbpf ncclbpf-gpubench ) > $R/build.log 2>&1 || { tail -20 $R/build.log; exit 1; }
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/mps-log
-mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY; nvidia-cuda-mps-control -d
-G=$PWD/build-gpu/bin/ncclbpf-gpubench; L=$PWD/build-gpu/lib/libnccl-ncclbpf.so
-NET="NCCL_SOCKET_IFNAME=lo NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_TUNER_PLUGIN=none NCCL_PROFILER_PLUGIN=none NCCL_ENV_PLUGIN=none NCCL_NET_PLUGIN=$L NCCL_NET=NCCLbpf NCCL_MIN_NCHANNELS=2 NCCL_MAX_NCHANNELS=2"
-ab() { # label sizes iters reps base test
-  echo "== ab $1: $2 x$3 ops, $4 pairs"
-  env $NET timeout 200 $G -n 2 -b ${2%-*} -e ${2#*-} -f 4 -i $3 -w 3 -r $4 --ab $5,$6 > $R/ab.$1.txt 2>&1; echo "rc=$?"
-  grep "^# ab\|FAIL\|rank" $R/ab.$1.txt | head -12
-}
-B=$PWD/gpu-carry/bench
+. "$(dirname "$0")/ab-lib.sh" rL
 { ab counters 4K-64K 300 250 $P/noop.o $P/net_counters.o
   ab count-only 4K-64K 300 250 $P/noop.o $B/net_count_only.o
   ab time-only 4K-64K 300 250 $P/noop.o $B/net_time_only.o; } 2>&1 | tee $R/ab.txt
-echo quit | nvidia-cuda-mps-control
+ab_end
