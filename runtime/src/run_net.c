@@ -33,6 +33,14 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 	return err;
 }
 
+/* Duration since a TSC-tagged posting stamp (ncclbpf_rt_net_stamp); 0 if the counter went
+ * backwards (it cannot where the kernel keeps time with it). */
+static inline uint64_t tsc_duration(uint64_t t0)
+{
+	uint64_t c = rt_tsc_read() & ~RT_TSC_TAG, c0 = t0 & ~RT_TSC_TAG;
+	return c > c0 ? rt_tsc_ticks_to_ns(c - c0) : 0;
+}
+
 int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
 			 int *stamp_after)
 {
@@ -60,8 +68,7 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 		/* A completion whose program reads only duration_ns, of a request stamped with
 		 * TSC ticks (ncclbpf_rt_net_stamp): one rdtsc, no CLOCK_MONOTONIC read. */
 		if (clk == RT_NET_CLOCK_DUR && (t0 & RT_TSC_TAG)) {
-			uint64_t c = rt_tsc_read() & ~RT_TSC_TAG, c0 = t0 & ~RT_TSC_TAG;
-			x->duration_ns = c > c0 ? rt_tsc_ticks_to_ns(c - c0) : 0;
+			x->duration_ns = tsc_duration(t0);
 			clk = 0;
 		}
 		if (clk) {
@@ -69,15 +76,10 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 			x->time_ns = t;
-			if ((clk & RT_NET_CLOCK_DUR) && t0) {
-				if (t0 & RT_TSC_TAG) { /* the program also reads time_ns */
-					uint64_t c = rt_tsc_read() & ~RT_TSC_TAG;
-					uint64_t c0 = t0 & ~RT_TSC_TAG;
-					x->duration_ns = c > c0 ? rt_tsc_ticks_to_ns(c - c0) : 0;
-				} else {
-					x->duration_ns = t > t0 ? t - t0 : 0;
-				}
-			}
+			/* TSC-tagged t0 and a program that also reads time_ns: both clocks */
+			if ((clk & RT_NET_CLOCK_DUR) && t0)
+				x->duration_ns =
+				    (t0 & RT_TSC_TAG) ? tsc_duration(t0) : (t > t0 ? t - t0 : 0);
 		}
 		if (h->fn) {
 			*ret = h->fn((uint64_t)(uintptr_t)x, h->arg);
