@@ -20,20 +20,21 @@ static const struct {
 	const char *section;
 	size_t hook_off;
 	uint32_t profiler_needs; /* what the adapter must ask NCCL for (runtime.h) */
+	int net_slot;		 /* index into rt_policy.net, -1: not a net hook */
 } hooks[] = {
-    {"tuner", offsetof(struct rt_policy, hot.tuner), 0},
-    {"tuner/chunk", offsetof(struct rt_policy, hot.chunk), 0},
+    {"tuner", offsetof(struct rt_policy, hot.tuner), 0, -1},
+    {"tuner/chunk", offsetof(struct rt_policy, hot.chunk), 0, -1},
     /* Both attach to the one profiler hook; the section says which NCCL events it needs. */
-    {"profiler", offsetof(struct rt_policy, hot.profiler), NCCLBPF_RT_PROF_PROGRAM},
+    {"profiler", offsetof(struct rt_policy, hot.profiler), NCCLBPF_RT_PROF_PROGRAM, -1},
     {"profiler/proxy", offsetof(struct rt_policy, hot.profiler),
-     NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_PROXY},
+     NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_PROXY, -1},
     {"profiler/coll_end", offsetof(struct rt_policy, hot.profiler),
-     NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_END_ONLY},
-    {"net/connect", offsetof(struct rt_policy, net[0]), 0},
-    {"net/accept", offsetof(struct rt_policy, net[1]), 0},
-    {"net/isend", offsetof(struct rt_policy, net[2]), 0},
-    {"net/irecv", offsetof(struct rt_policy, net[3]), 0},
-    {"net/complete", offsetof(struct rt_policy, net[4]), 0},
+     NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_END_ONLY, -1},
+    {"net/connect", offsetof(struct rt_policy, net[0]), 0, 0},
+    {"net/accept", offsetof(struct rt_policy, net[1]), 0, 1},
+    {"net/isend", offsetof(struct rt_policy, net[2]), 0, 2},
+    {"net/irecv", offsetof(struct rt_policy, net[3]), 0, 3},
+    {"net/complete", offsetof(struct rt_policy, net[4]), 0, 4},
 };
 
 /* The runtime runs verified code only. The loader verifies every program while loading; a
@@ -270,13 +271,8 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 				return e;
 			}
 			p->hot.profiler_needs |= hooks[i].profiler_needs;
-			if (hooks[i].hook_off >= offsetof(struct rt_policy, net[0])) {
-				size_t n =
-				    (hooks[i].hook_off - offsetof(struct rt_policy, net[0])) /
-				    sizeof(struct rt_hook);
-				if (n < RT_NET_HOOKS)
-					net_reads[n] = k < r->n_progs ? reads[k] : ~0ull;
-			}
+			if (hooks[i].net_slot >= 0)
+				net_reads[hooks[i].net_slot] = k < r->n_progs ? reads[k] : ~0ull;
 		}
 	}
 	free(reads);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "rt_internal.h"
 
@@ -18,13 +17,6 @@
 #endif
 
 struct rt_tsc_state rt_tsc;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 #if defined(__x86_64__)
 static int kernel_uses_tsc(void)
@@ -52,7 +44,7 @@ static int cpu_invariant_tsc(void)
 static void sample(uint64_t *ticks, uint64_t *ns)
 {
 	uint64_t a = __rdtsc();
-	*ns = mono_ns();
+	*ns = rt_now_ns();
 	uint64_t b = __rdtsc();
 	*ticks = a + (b - a) / 2;
 }
@@ -108,7 +100,7 @@ uint64_t ncclbpf_rt_net_stamp(void)
 	/* acquire: a tagged stamp implies the completion sees mult */
 	if (__atomic_load_n(&rt_tsc.on, __ATOMIC_ACQUIRE))
 		return (rt_tsc_read() & ~RT_TSC_TAG) | RT_TSC_TAG;
-	return mono_ns();
+	return rt_now_ns();
 }
 
 int ncclbpf_rt_net_tsc(void)

@@ -39,6 +39,7 @@ if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_test(test_ab_swap
     SOURCES ${GPUBENCH_TEST_DIR}/test_ab_swap.c ${PROJECT_SOURCE_DIR}/tools/gpubench/ab_swap.c
             ${PROJECT_SOURCE_DIR}/tools/ncclbpf/inspect_client.c
+            ${PROJECT_SOURCE_DIR}/tools/ncclbpf/install_file.c
     LIBS dl ARGS $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}
     ASAN_ARGS ${AB_ASAN_LIB} ${NCCLBPF_POLICY_DIR} LABELS plugin TIMEOUT 60)
   foreach(t test_ab_swap test_ab_swap_asan)

@@ -1,9 +1,9 @@
 /* In-job policy switch for ncclbpf-gpubench --ab (ab_swap.h). */
 #define _GNU_SOURCE
 #include "ab_swap.h"
+#include "install_file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -14,38 +14,6 @@ void gb_swap_init(struct gb_swap *s, const char *live)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->live, sizeof(s->live), "%s", live);
 	s->conn.fd = -1;
-}
-
-int gb_swap_install(const char *from, const char *to, char *err, size_t err_len)
-{
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.tmp", to);
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		snprintf(err, err_len, "%s: %s", from, strerror(errno));
-		return -1;
-	}
-	int out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out < 0) {
-		snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
-		close(in);
-		return -1;
-	}
-	char buf[65536];
-	ssize_t n;
-	int bad = 0;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			bad = 1;
-	bad |= n < 0;
-	close(in);
-	bad |= close(out) != 0;
-	if (bad || rename(tmp, to) != 0) {
-		snprintf(err, err_len, "cannot install %s at %s: %s", from, to, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
 }
 
 struct proc_state {
@@ -92,7 +60,7 @@ int gb_swap_to(struct gb_swap *s, const char *bundle, int timeout_ms, char *err,
 	struct proc_state before, now;
 	if (query(s, &before, err, err_len) != 0)
 		return -1;
-	if (gb_swap_install(bundle, s->live, err, err_len) != 0)
+	if (install_file(bundle, s->live, err, err_len) != 0)
 		return -1;
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -18,9 +18,6 @@ struct gb_swap {
 	uint64_t version;      /* the policy version active after the last swap */
 };
 
-/* Copies from to to.tmp, then renames it over to: a watcher sees one complete file. 0, or -1
- * with err. */
-int gb_swap_install(const char *from, const char *to, char *err, size_t err_len);
 /* live: the path NCCLBPF_POLICY names (set it to this before the plugin starts). */
 void gb_swap_init(struct gb_swap *s, const char *live);
 /* Installs bundle at s->live (copy beside it, then rename over it) and waits up to timeout_ms

@@ -25,6 +25,7 @@
 
 #include "ab_swap.h"
 #include "bench_util.h"
+#include "install_file.h"
 
 #define DIE(...)                                                                                   \
 	do {                                                                                       \
@@ -363,7 +364,7 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 		snprintf(buf, sizeof buf, "%s/ab-policy.rank%d.o", dir, rank);
 		gb_swap_init(&swap_state, buf);
 		char err[600];
-		if (gb_swap_install(o->ab_base, buf, err, sizeof err) != 0)
+		if (install_file(o->ab_base, buf, err, sizeof err) != 0)
 			DIE("rank %d: --ab: %s", rank, err);
 		setenv("NCCLBPF_POLICY", buf, 1);
 		swap = &swap_state;
@@ -583,7 +584,8 @@ int main(int argc, char **argv)
 		/* A rank that failed leaves its --ab files. */
 		snprintf(path, sizeof path, "%s/ab-policy.rank%d.o", dir, r);
 		unlink(path);
-		snprintf(path, sizeof path, "%s/ab-policy.rank%d.o.tmp", dir, r);
+		snprintf(path, sizeof path, "%s/ab-policy.rank%d.o.ncclbpf-%d.tmp", dir, r,
+			 (int)pids[r]);
 		unlink(path);
 	}
 	rmdir(dir);

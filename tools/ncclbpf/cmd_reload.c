@@ -19,43 +19,17 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "install_file.h"
 #include "ncclbpf/control.h"
 #include "ncclbpf/runtime.h"
 
 static int install(const char *from, const char *to)
 {
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.ncclbpf-%d.tmp", to, (int)getpid());
-	int in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		fprintf(stderr, "ncclbpf reload: %s: %s\n", from, strerror(errno));
-		return -1;
-	}
-	int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
-		fprintf(stderr, "ncclbpf reload: %s: %s\n", tmp, strerror(errno));
-		close(in);
-		return -1;
-	}
-	char buf[65536];
-	ssize_t n;
-	int err = 0;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			err = -1;
-	if (n < 0 || fsync(out) != 0)
-		err = -1;
-	close(in);
-	if (close(out) != 0)
-		err = -1;
-	if (!err && rename(tmp, to) != 0)
-		err = -1;
-	if (err) {
-		fprintf(stderr, "ncclbpf reload: cannot install %s at %s: %s\n", from, to,
-			strerror(errno));
-		unlink(tmp);
-	}
-	return err;
+	char err[4400];
+	if (install_file(from, to, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "ncclbpf reload: %s\n", err);
+	return -1;
 }
 
 static int reload_job(const char *dir, const char *bundle, int timeout_s, const char *comm)
