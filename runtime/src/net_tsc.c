@@ -5,6 +5,7 @@
  * "tsc": it found the counter invariant and synchronised across CPUs), or when forced with
  * NCCLBPF_NET_TSC=1 on a CPU that reports an invariant TSC; NCCLBPF_NET_TSC=0 turns it off. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,34 +40,59 @@ static int cpu_invariant_tsc(void)
 	return (d >> 8) & 1;
 }
 
-/* One (ticks, ns) pair: the clock read bracketed by two TSC reads, the midpoint kept. The
- * uncertainty is half the bracket, tens of ns. */
-static void sample(uint64_t *ticks, uint64_t *ns)
+/* One (ticks, ns) pair: the clock read bracketed by two TSC reads, the midpoint kept; of 16
+ * tries the one with the narrowest bracket, so that a preemption inside one try (which would
+ * shift the pair by up to a time slice) does not count. Returns the bracket in ticks. */
+static uint64_t sample(uint64_t *ticks, uint64_t *ns)
 {
-	uint64_t a = __rdtsc();
-	*ns = rt_now_ns();
-	uint64_t b = __rdtsc();
-	*ticks = a + (b - a) / 2;
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 16; i++) {
+		uint64_t a = __rdtsc();
+		uint64_t n = rt_now_ns();
+		uint64_t b = __rdtsc();
+		if (b >= a && b - a < best) {
+			best = b - a;
+			*ticks = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+	return best;
 }
 
-/* Ticks per ns over a 2 ms spin: a relative error of a few 1e-5, i.e. well under a ns on any
- * duration a network message takes. */
+/* ns per tick over a 2 ms spin, 0 when a pair could not be taken cleanly. */
+static double rate_over_2ms(void)
+{
+	uint64_t t0, n0, t1, n1;
+	if (sample(&t0, &n0) == UINT64_MAX)
+		return 0;
+	do
+		if (sample(&t1, &n1) == UINT64_MAX)
+			return 0;
+	while (n1 - n0 < 2000000);
+	return t1 > t0 ? (double)(n1 - n0) / (double)(t1 - t0) : 0;
+}
+
+/* Two 2 ms measurements that must agree within 1e-4 (up to 4 attempts); a host where they do
+ * not (a TSC that is not steady, or a CPU taken away for whole slices at every try) keeps
+ * CLOCK_MONOTONIC. The rate's error is then a few 1e-5: well under a ns on any duration a
+ * network message takes. */
 static void setup(void)
 {
 	const char *v = getenv("NCCLBPF_NET_TSC");
 	int forced = v && !strcmp(v, "1");
 	if ((v && !strcmp(v, "0")) || !cpu_invariant_tsc() || !(forced || kernel_uses_tsc()))
 		return;
-	uint64_t t0, n0, t1, n1;
-	sample(&t0, &n0);
-	do
-		sample(&t1, &n1);
-	while (n1 - n0 < 2000000);
-	double ns_per_tick = (double)(n1 - n0) / (double)(t1 - t0);
-	if (!(ns_per_tick > 0.05 && ns_per_tick < 20)) /* 50 MHz .. 20 GHz */
+	for (int attempt = 0; attempt < 4; attempt++) {
+		double r1 = rate_over_2ms(), r2 = rate_over_2ms();
+		if (!(r1 > 0.05 && r1 < 20)) /* 50 MHz .. 20 GHz */
+			continue;
+		double diff = r1 > r2 ? r1 - r2 : r2 - r1;
+		if (diff > r1 * 1e-4)
+			continue;
+		rt_tsc.mult = (uint64_t)((r1 + r2) / 2 * 4294967296.0);
+		__atomic_store_n(&rt_tsc.on, 1, __ATOMIC_RELEASE);
 		return;
-	rt_tsc.mult = (uint64_t)(ns_per_tick * 4294967296.0);
-	__atomic_store_n(&rt_tsc.on, 1, __ATOMIC_RELEASE);
+	}
 }
 
 uint64_t rt_tsc_read(void)
