@@ -139,6 +139,23 @@ static void totals_record(struct insp_out *o)
 	insp_end(o);
 }
 
+/* The net plugin's completion queues (net_defer.c); only in processes that ever had one. */
+static void net_record(struct insp_out *o)
+{
+	struct ncclbpf_net_queue_stats q;
+	ncclbpf_rt_net_queue_stats(&q);
+	if (!q.queues && !q.queued)
+		return;
+	insp_begin(o, "net");
+	insp_kvu(o, "queues", q.queues);
+	insp_kvu(o, "queued", q.queued);
+	insp_kvu(o, "idle_runs", q.idle_runs);
+	insp_kvu(o, "catch_up", q.catch_up);
+	insp_kvu(o, "inline_full", q.inline_full);
+	insp_kvu(o, "pending", q.pending);
+	insp_end(o);
+}
+
 static void policy_records(struct insp_out *o)
 {
 	pthread_mutex_lock(&rt.reload_lock);
@@ -222,6 +239,7 @@ static int map_cmd(struct insp_out *o, char **tok, int n)
 {
 	char msg[400] = "";
 	int err = 0;
+	ncclbpf_rt_net_flush(); /* every queued completion shows in what is read */
 	pthread_mutex_lock(&rt.reload_lock);
 	const struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	if (!p) {
@@ -279,6 +297,7 @@ int insp_handle(struct insp_out *o, char *line)
 	} else if (!strcmp(tok[0], "stat")) {
 		process_record(o);
 		totals_record(o);
+		net_record(o);
 		comm_records(o);
 		policy_records(o);
 		reload_records(o);

@@ -29,6 +29,8 @@ static uint64_t active_version(void)
 
 static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t t0)
 {
+	/* Queued completions count in the maps that are carried over (net_defer.c). */
+	ncclbpf_rt_net_flush();
 	uint64_t carry0 = rt_now_ns();
 	struct rt_policy *old = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	if (old && p->obj && old->obj)
@@ -192,6 +194,7 @@ static int map_op(const char *name, const void *key, void *value, int update)
 
 int ncclbpf_rt_map_lookup(const char *name, const void *key, void *value)
 {
+	ncclbpf_rt_net_flush(); /* every queued completion shows in what is read */
 	return map_op(name, key, value, 0);
 }
 

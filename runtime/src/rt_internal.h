@@ -2,6 +2,7 @@
 #ifndef NCCLBPF_RT_INTERNAL_H
 #define NCCLBPF_RT_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -36,6 +37,12 @@ extern struct rt_tsc_state rt_tsc;
 void rt_tsc_setup(void); /* once per process, at the first acquire (a 2 ms calibration) */
 uint64_t rt_tsc_read(void);
 uint64_t rt_tsc_ticks_to_ns(uint64_t ticks);
+
+/* Both completions (send, receive) are served by SEC("net/complete"). */
+static inline uint32_t rt_net_slot(uint32_t op)
+{
+	return op == NCCLBPF_NET_COMPLETE_RECV ? NCCLBPF_NET_COMPLETE - 1 : op - 1;
+}
 
 /* A loaded policy. Immutable once published; freed only after an epoch drain. */
 struct rt_policy {
@@ -110,6 +117,22 @@ int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
 /* Same, also returning the program's r0. */
 int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0);
 int rt_jit_available(void);
+
+/* Runs one net hook's program on x (inside the caller's epoch section): 0 and r0 in *ret, or
+ * -ENOENT when none is attached. */
+static inline int rt_net_run_hook(const struct rt_hook *h, struct ncclbpf_net_ctx *x, uint64_t *ret)
+{
+	if (h->fn) {
+		*ret = h->fn((uint64_t)(uintptr_t)x, h->arg);
+		return 0;
+	}
+	return h->prog ? rt_bundle_run_interp_r0(h->prog, x, ret) : -ENOENT;
+}
+
+/* net_defer.c: queues a completion whose time is filled in for a later run of SEC("net/complete")
+ * (ncclbpf_rt_net_complete). Returns 0 when the caller must run it now (no queue, or the queue
+ * is full and another thread is emptying it). */
+int rt_net_defer(struct ncclbpf_net_queue *q, const struct ncclbpf_net_ctx *x);
 
 /* Runs the activation listeners (after every change of the active policy). */
 void rt_notify_activate(void);

@@ -9,25 +9,17 @@
 
 int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
 {
-	uint32_t op = ctx->op;
-	/* Both completions (send, receive) are served by SEC("net/complete"). */
-	uint32_t slot = op == NCCLBPF_NET_COMPLETE_RECV ? NCCLBPF_NET_COMPLETE - 1 : op - 1;
+	uint32_t slot = rt_net_slot(ctx->op);
 	if (slot >= RT_NET_HOOKS)
 		return -EINVAL;
 	ebpf_epoch_enter();
 	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
 	int err = -ENOENT;
 	if (p) {
-		const struct rt_hook *h = &p->net[slot];
 		/* Programs get a private copy: the context is read-only for them anyway, and
 		 * the caller's struct stays untouched whatever the engine does. */
 		struct ncclbpf_net_ctx x = *ctx;
-		if (h->fn) {
-			*ret = h->fn((uint64_t)(uintptr_t)&x, h->arg);
-			err = 0;
-		} else if (h->prog) {
-			err = rt_bundle_run_interp_r0(h->prog, &x, ret);
-		}
+		err = rt_net_run_hook(&p->net[slot], &x, ret);
 	}
 	ebpf_epoch_exit();
 	return err;
@@ -41,11 +33,39 @@ static inline uint64_t tsc_duration(uint64_t t0)
 	return c > c0 ? rt_tsc_ticks_to_ns(c - c0) : 0;
 }
 
+/* Fills x->time_ns and x->duration_ns as the program of slot may read them (p->net_clock);
+ * returns the CLOCK_MONOTONIC time read, or 0 when none was. *stamp_after as for
+ * ncclbpf_rt_net_event. */
+static uint64_t event_clock(const struct rt_policy *p, uint32_t slot, struct ncclbpf_net_ctx *x,
+			    uint64_t t0, int *stamp_after)
+{
+	uint8_t clk = p->net_clock[slot];
+	if ((clk & RT_NET_CLOCK_AFTER) && !(clk & RT_NET_CLOCK_NOW) && stamp_after) {
+		*stamp_after = 1; /* the caller stamps the post once it is handed over */
+		return 0;
+	}
+	/* A completion whose program reads only duration_ns, of a request stamped with TSC ticks
+	 * (ncclbpf_rt_net_stamp): one rdtsc, no CLOCK_MONOTONIC read. */
+	if (clk == RT_NET_CLOCK_DUR && (t0 & RT_TSC_TAG)) {
+		x->duration_ns = tsc_duration(t0);
+		return 0;
+	}
+	if (!clk)
+		return 0;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	x->time_ns = t;
+	/* TSC-tagged t0 and a program that also reads time_ns: both clocks */
+	if ((clk & RT_NET_CLOCK_DUR) && t0)
+		x->duration_ns = (t0 & RT_TSC_TAG) ? tsc_duration(t0) : (t > t0 ? t - t0 : 0);
+	return t;
+}
+
 int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
 			 int *stamp_after)
 {
-	uint32_t op = x->op;
-	uint32_t slot = op == NCCLBPF_NET_COMPLETE_RECV ? NCCLBPF_NET_COMPLETE - 1 : op - 1;
+	uint32_t slot = rt_net_slot(x->op);
 	uint64_t t = 0;
 	x->time_ns = 0;
 	x->duration_ns = 0;
@@ -58,38 +78,32 @@ int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, 
 	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
 	int err = -ENOENT;
 	if (p) {
-		const struct rt_hook *h = &p->net[slot];
 		/* Only when a program may read the time (the verifier saw its context reads). */
-		uint8_t clk = p->net_clock[slot];
-		if ((clk & RT_NET_CLOCK_AFTER) && !(clk & RT_NET_CLOCK_NOW) && stamp_after) {
-			*stamp_after = 1; /* the caller stamps the post once it is handed over */
-			clk = 0;
-		}
-		/* A completion whose program reads only duration_ns, of a request stamped with
-		 * TSC ticks (ncclbpf_rt_net_stamp): one rdtsc, no CLOCK_MONOTONIC read. */
-		if (clk == RT_NET_CLOCK_DUR && (t0 & RT_TSC_TAG)) {
-			x->duration_ns = tsc_duration(t0);
-			clk = 0;
-		}
-		if (clk) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-			x->time_ns = t;
-			/* TSC-tagged t0 and a program that also reads time_ns: both clocks */
-			if ((clk & RT_NET_CLOCK_DUR) && t0)
-				x->duration_ns =
-				    (t0 & RT_TSC_TAG) ? tsc_duration(t0) : (t > t0 ? t - t0 : 0);
-		}
-		if (h->fn) {
-			*ret = h->fn((uint64_t)(uintptr_t)x, h->arg);
-			err = 0;
-		} else if (h->prog) {
-			err = rt_bundle_run_interp_r0(h->prog, x, ret);
-		}
+		t = event_clock(p, slot, x, t0, stamp_after);
+		err = rt_net_run_hook(&p->net[slot], x, ret);
 	}
 	ebpf_epoch_exit();
 	*now = t; /* from a local: nothing the program does can change it */
+	return err;
+}
+
+int ncclbpf_rt_net_complete(struct ncclbpf_net_queue *q, struct ncclbpf_net_ctx *x, uint64_t t0)
+{
+	const uint32_t slot = NCCLBPF_NET_COMPLETE - 1;
+	x->time_ns = 0;
+	x->duration_ns = 0;
+	if (x->op != NCCLBPF_NET_COMPLETE && x->op != NCCLBPF_NET_COMPLETE_RECV)
+		return -EINVAL;
+	ebpf_epoch_enter();
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
+	int err = -ENOENT;
+	if (p && (p->net[slot].fn || p->net[slot].prog)) {
+		/* The time is the completion's own, whenever the program runs. */
+		event_clock(p, slot, x, t0, NULL);
+		uint64_t ignored;
+		err = rt_net_defer(q, x) ? 0 : rt_net_run_hook(&p->net[slot], x, &ignored);
+	}
+	ebpf_epoch_exit();
 	return err;
 }
 

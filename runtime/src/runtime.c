@@ -130,6 +130,7 @@ void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *ret
 void ncclbpf_rt_unload(void)
 {
 	pthread_mutex_lock(&rt.reload_lock);
+	ncclbpf_rt_net_flush(); /* queued completions still see the policy they were taken for */
 	rt_activate(NULL, 1, NULL, NULL);
 	pthread_mutex_unlock(&rt.reload_lock);
 }

@@ -79,6 +79,19 @@ if(NCCLBPF_BUILD_POLICIES)
   endforeach()
 endif()
 
+# Completion programs run off NCCL's path from a per-connection queue (runtime net_defer.c):
+# queued with their own time, run from idle polls, full queues, flushes, reloads and frees.
+if(NCCLBPF_BUILD_POLICIES)
+  ncclbpf_test(test_net_defer SOURCES ${NET_TEST_DIR}/test_net_defer.c LIBS pthread
+    ARGS ${NCCLBPF_POLICY_DIR}/net_counters.o LABELS net TIMEOUT 120)
+  target_link_libraries(test_net_defer PRIVATE ncclbpf_runtime)
+  add_dependencies(test_net_defer policies)
+  if(TARGET test_net_defer_asan)
+    target_link_libraries(test_net_defer_asan PRIVATE ncclbpf_runtime_asan)
+    add_dependencies(test_net_defer_asan policies)
+  endif()
+endif()
+
 # net_case(NAME [ENV var=value;...] ARGS ...): one test per plugin variant.
 function(net_case name)
   cmake_parse_arguments(C "" "" "ENV;ARGS" ${ARGN})
@@ -123,6 +136,10 @@ if(NCCLBPF_BUILD_POLICIES)
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_allow.o;NCCL_SOCKET_IFNAME=lo")
   net_case(ring4_counters ARGS ring 4 12
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
+  if(TARGET ncclbpf)
+    net_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
+    net_case(defer_inline ARGS inline ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
+  endif()
 endif()
 
 # The shipped net policies' unit tests, as an author would write them with `ncclbpf test-run`.
@@ -203,6 +220,10 @@ if(NCCLBPF_SANITIZERS)
     add_dependencies(test_net_tsan net_test_policies policies)
     net_tsan_case(ring4_counters ARGS ring 4 12
       ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
+    if(TARGET ncclbpf)
+      # Inspection flushes (the server thread) race the proxy's idle polls and completions.
+      net_tsan_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
+    endif()
     # No pace case: TSan slows the transport below the 100 MB/s the pace test measures.
     net_tsan_case(refuse ARGS refuse 0 ${NET_POLICY_DIR}/deny.o)
   endif()

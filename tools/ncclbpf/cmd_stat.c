@@ -96,6 +96,14 @@ static void print_human(const struct insp_recs *rs)
 		print_counts(tot, "all", hook_stats);
 		print_counts(tot, "chunk", chunk_stats);
 	}
+	const struct insp_rec *net = first(rs, "net");
+	if (net)
+		printf(
+		    "net completions: %s queued for SEC(\"net/complete\") (%s run from idle polls, "
+		    "%s catch-ups of a full queue, %s run inline during a flush), %s pending, "
+		    "%s connections\n",
+		    get(net, "queued"), get(net, "idle_runs"), get(net, "catch_up"),
+		    get(net, "inline_full"), get(net, "pending"), get(net, "queues"));
 	for (int i = 0; i < rs->n; i++) {
 		const struct insp_rec *c = &rs->r[i];
 		if (strcmp(c->word, "comm"))
@@ -219,7 +227,7 @@ static void json_obj(const struct insp_rec *r)
 
 static void print_json(const struct insp_recs *rs)
 {
-	static const char *const single[] = {"process", "totals", "policy"};
+	static const char *const single[] = {"process", "totals", "net", "policy"};
 	static const char *const lists[][2] = {{"comm", "comms"},	 {"cell", "cells"},
 					       {"channels", "channels"}, {"prog", "progs"},
 					       {"reload", "reloads"},	 {"env", "env"}};

@@ -16,10 +16,10 @@ uint64_t net_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
-	     uint64_t *now, uint64_t *ret, int *stamp_after)
+static void fill_ctx(struct ncclbpf_net_ctx *x, uint32_t op, const struct net_who *who,
+		     uint64_t bytes, int32_t tag)
 {
-	struct ncclbpf_net_ctx x = {
+	*x = (struct ncclbpf_net_ctx){
 	    .comm_id = who->comm_id,
 	    .bytes = bytes,
 	    .op = op,
@@ -29,7 +29,14 @@ int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag
 	    .peer_port = who->peer.port,
 	    ._pad0 = 0,
 	};
-	memcpy(x.peer_addr, who->peer.addr, sizeof(x.peer_addr));
+	memcpy(x->peer_addr, who->peer.addr, sizeof(x->peer_addr));
+}
+
+int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
+	     uint64_t *now, uint64_t *ret, int *stamp_after)
+{
+	struct ncclbpf_net_ctx x;
+	fill_ctx(&x, op, who, bytes, tag);
 	uint64_t r0 = 0, t = 0;
 	int err = ncclbpf_rt_net_event(&x, t0, &t, &r0, stamp_after);
 	if (now)
@@ -38,6 +45,14 @@ int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag
 		return 0;
 	*ret = r0;
 	return 1;
+}
+
+void net_complete(struct ncclbpf_net_queue *q, uint32_t op, const struct net_who *who,
+		  uint64_t bytes, int32_t tag, uint64_t t0)
+{
+	struct ncclbpf_net_ctx x;
+	fill_ctx(&x, op, who, bytes, tag);
+	ncclbpf_rt_net_complete(q, &x, t0);
 }
 
 uint64_t net_pace(uint64_t *vt, uint64_t rate_mbps, uint64_t bytes, uint64_t now)

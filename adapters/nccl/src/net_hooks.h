@@ -27,6 +27,13 @@ uint64_t net_now_ns(void);
 int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
 	     uint64_t *now, uint64_t *ret, int *stamp_after);
 
+/* A completion (op NCCLBPF_NET_COMPLETE or _RECV) of a request posted at t0: its time is taken
+ * now and SEC("net/complete") runs later, off NCCL's path, from q (ncclbpf_rt_net_complete;
+ * inline when q is NULL). */
+struct ncclbpf_net_queue;
+void net_complete(struct ncclbpf_net_queue *q, uint32_t op, const struct net_who *who,
+		  uint64_t bytes, int32_t tag, uint64_t t0);
+
 /* Token bucket of one connection (virtual-time form): a message of bytes at rate_mbps
  * (10^6 bytes/s; 0 = unpaced) may start at the returned time; a connection idle for a while
  * may send a burst of up to NET_PACE_BURST_NS worth of bytes at once. */

@@ -55,6 +55,7 @@ struct nb_comm {
 	int kind;
 	void *b; /* the back-end's comm */
 	struct net_who who;
+	struct ncclbpf_net_queue *q; /* completions waiting for their program (send/recv) */
 	int consumed_frees; /* inner UNPACK device: NCCL hands requests back via irecvConsumed */
 	/* A message whose hook already ran but which the back-end (or pacing) has not taken
 	 * yet: NCCL repeats the same isend/irecv until it gets a request, and the program must
@@ -89,6 +90,8 @@ static struct nb_comm *nb_new(int kind, void *b, const struct net_who *who)
 	c->kind = kind;
 	c->b = b;
 	c->who = *who;
+	if (kind != NB_LISTEN)
+		c->q = ncclbpf_rt_net_queue_new(); /* NULL: completions run inline */
 	return c;
 }
 
@@ -394,6 +397,7 @@ static ncclResult_t close_comm(void *comm, int kind)
 				      : net_inner.t->closeListen(c->b);
 	else
 		r = kind == NB_LISTEN ? tcp_close_listen(c->b) : tcp_close_comm(c->b);
+	ncclbpf_rt_net_queue_free(c->q); /* runs what is still queued */
 	c->magic = 0;
 	free(c);
 	return r;
@@ -603,11 +607,16 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 	int local[NCCL_NET_MAX_REQUESTS];
 	ncclResult_t res = inner_on() ? net_inner.t->test(r->b, done, sizes ? sizes : local)
 				      : tcp_test(r->b, done, sizes ? sizes : local);
-	if (res != ncclSuccess || !*done)
-		return res;
 	struct nb_comm *c = r->c;
+	if (res != ncclSuccess)
+		return res;
+	if (!*done) {
+		/* NCCL is polling: time for one queued completion program. */
+		ncclbpf_rt_net_idle(c->q);
+		return res;
+	}
 	if (r->op != RQ_FLUSH) {
-		uint64_t ignored, bytes = r->bytes;
+		uint64_t bytes = r->bytes;
 		uint32_t op = NCCLBPF_NET_COMPLETE;
 		if (r->op == RQ_RECV) {
 			/* What arrived, not what was posted. */
@@ -618,7 +627,7 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 				bytes += (uint64_t)(s[i] < 0 ? 0 : s[i]);
 		}
 		/* Once per request: the first test() that sees it done. */
-		net_hook(op, &c->who, bytes, r->tag, r->t0, NULL, &ignored, NULL);
+		net_complete(c->q, op, &c->who, bytes, r->tag, r->t0);
 	}
 	if (!(r->op == RQ_RECV && c->consumed_frees))
 		r->used = 0;
