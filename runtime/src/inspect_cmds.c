@@ -149,10 +149,12 @@ static void net_record(struct insp_out *o)
 	insp_begin(o, "net");
 	insp_kvu(o, "queues", q.queues);
 	insp_kvu(o, "queued", q.queued);
-	insp_kvu(o, "idle_runs", q.idle_runs);
+	insp_kvu(o, "drained", q.drained);
 	insp_kvu(o, "catch_up", q.catch_up);
 	insp_kvu(o, "inline_full", q.inline_full);
+	insp_kvu(o, "other_thread", q.other_thread);
 	insp_kvu(o, "pending", q.pending);
+	insp_kvu(o, "drain_thread", q.drain_thread);
 	insp_end(o);
 }
 

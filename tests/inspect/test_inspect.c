@@ -23,28 +23,14 @@
 #include "check.h"
 #include "harness.h"
 #include "nccl_env.h"
+#include "run_cli.h"
 
 static const char *plugin_path, *cli, *policy;
 static char dir[128], host[64];
 static struct harness_plugin plug;
 
-/* Runs the CLI with args; its stdout+stderr in out. Returns the exit status. */
-static int run_cli(char *out, size_t len, const char *fmt, ...)
-{
-	char args[2048], cmd[4096];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* The CLI with args; its stdout+stderr in out. Returns the exit status. */
+#define run_cli(out, len, ...) run_cli_tool(cli, out, len, __VA_ARGS__)
 
 static void record_paths(int pid, char *rec, char *sock, size_t len)
 {

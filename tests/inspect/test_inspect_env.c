@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "run_cli.h"
 #include "ncclbpf/runtime.h"
 
 static void served(ncclbpf_env_emit_fn emit, void *arg)
@@ -23,22 +24,7 @@ static void served(ncclbpf_env_emit_fn emit, void *arg)
 	emit("NCCL_IB_HCA", "=mlx5_0:1", "process environment", arg);
 }
 
-static int run_cli(const char *cli, char *out, size_t len, const char *fmt, ...)
-{
-	char args[1024], cmd[2048];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define run_cli run_cli_tool
 
 int main(int argc, char **argv)
 {

@@ -79,8 +79,8 @@ if(NCCLBPF_BUILD_POLICIES)
   endforeach()
 endif()
 
-# Completion programs run off NCCL's path from a per-connection queue (runtime net_defer.c):
-# queued with their own time, run from idle polls, full queues, flushes, reloads and frees.
+# Completion programs run off NCCL's path from a per-communicator queue (runtime net_defer.c):
+# queued with their own time, run by the drain thread, full queues, flushes, reloads and puts.
 if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_test(test_net_defer SOURCES ${NET_TEST_DIR}/test_net_defer.c LIBS pthread
     ARGS ${NCCLBPF_POLICY_DIR}/net_counters.o LABELS net TIMEOUT 120)
@@ -138,6 +138,7 @@ if(NCCLBPF_BUILD_POLICIES)
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
   if(TARGET ncclbpf)
     net_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
+    net_case(defer_nodrain ARGS nodrain ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
     net_case(defer_inline ARGS inline ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
   endif()
 endif()
@@ -221,7 +222,7 @@ if(NCCLBPF_SANITIZERS)
     net_tsan_case(ring4_counters ARGS ring 4 12
       ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
     if(TARGET ncclbpf)
-      # Inspection flushes (the server thread) race the proxy's idle polls and completions.
+      # The drain thread and inspection flushes (the server thread) race the completions.
       net_tsan_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
     endif()
     # No pace case: TSan slows the transport below the 100 MB/s the pace test measures.

@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "net_harness.h"
+#include "run_cli.h"
 #include "nccl_tuner.h"
 
 #define COMM_ID	  0x1234abcdull
@@ -666,27 +667,15 @@ done:
 }
 
 /* --- completion programs off the critical path ---------------------------------------------
- * With net_counters attached, every completion is queued (runtime net_defer.c) and its program
- * runs from idle test() polls; reads of the map through live inspection (`ncclbpf map dump`)
- * flush the queues first, so the counts are exact while the connections are still open.
- * "defer" (deferral on; `ncclbpf stat` shows the queues) or "inline" (NCCLBPF_NET_DEFER=0). */
+ * With net_counters attached, every completion is queued on the communicator's queue (runtime
+ * net_defer.c). Modes: "defer": the drain thread runs the programs while the connections stay
+ * open and nobody reads; "nodrain" (NCCLBPF_NET_DRAIN=0): they wait, and a read of the map
+ * through live inspection (`ncclbpf map dump`) runs them first, so the counts are exact;
+ * "inline" (NCCLBPF_NET_DEFER=0): no queue at all. */
 struct defer_arg {
 	const char *policy, *cli;
-	int inline_;
+	int mode; /* 0 defer, 1 nodrain, 2 inline */
 };
-
-static int run_cli(char *out, size_t len, const char *cli, const char *args)
-{
-	char cmd[4096];
-	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", cli, args);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(out, 1, len - 1, f);
-	out[n] = 0;
-	int st = pclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* The little-endian u64 at index i of the first value `ncclbpf map dump` prints (hex). */
 static long long dump_u64(const char *text, int i)
@@ -723,7 +712,9 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 	setenv("NCCLBPF_POLICY", a->policy, 1);
 	setenv("NCCLBPF_WATCH", "0", 1);
 	setenv("NCCLBPF_INSPECT_INTERVAL_US", "0", 1);
-	if (a->inline_)
+	if (a->mode == 1)
+		setenv("NCCLBPF_NET_DRAIN", "0", 1);
+	if (a->mode == 2)
 		setenv("NCCLBPF_NET_DEFER", "0", 1);
 	struct rank r;
 	if (rank_setup(&r, 12, id, n, pipes, 1))
@@ -735,38 +726,40 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 		int tags[1] = {k}, got[1];
 		EXPECT(nh_irecv(&r.l, r.s.recv, 1, bufs, caps, tags, NULL, &rq) == ncclSuccess,
 		       "irecv");
-		if (k == DEFER_MSGS - 1) {
-			/* The last round polls a receive that cannot be done yet: the peer sends
-			 * only once this rank's token says it has polled. (So each rank's idle
-			 * polls run queued programs: this one, or earlier ones that emptied the
-			 * queue; 50 completions per connection never fill it.) */
-			int done = 1;
-			char tok = 't';
-			EXPECT(r.l.t->test(rq, &done, got) == ncclSuccess && !done, "idle poll");
-			EXPECT(!nh_write_all(pipes[id][1], &tok, 1) &&
-				   !nh_read_all(pipes[(id + 1) % n][0], &tok, 1),
-			       "token");
-		}
 		EXPECT(nh_isend(&r.l, r.s.send, sb, 1000 + (size_t)k, k, NULL, &sq) == ncclSuccess,
 		       "isend");
 		EXPECT(nh_wait2(&r.l, sq, rq, got, 10) == ncclSuccess, "exchange %d", k);
 	}
 	char out[16384], args[256];
-	/* Live, connections open: every completion counted. */
+	const char *net = NULL;
 	snprintf(args, sizeof(args), "stat %d --json", (int)getpid());
-	int rc = run_cli(out, sizeof(out), a->cli, args);
-	EXPECT(rc == 0, "stat rc %d: %s", rc, out);
-	const char *net = strstr(out, "\"net\":{");
-	if (a->inline_) {
+	/* Live, connections open; `stat` reads no map, so it leaves the queue alone. */
+	for (int i = 0; i < 500; i++) {
+		int rc = run_cli_tool(a->cli, out, sizeof(out), "%s", args);
+		EXPECT(rc == 0, "stat rc %d: %s", rc, out);
+		net = strstr(out, "\"net\":{");
+		if (a->mode != 0 || (net && json_u64(net, "pending") == 0) || rc)
+			break;
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	if (a->mode == 2) {
 		EXPECT(strstr(out, "\"net\":null") != NULL, "no queues when inline: %s", out);
 	} else {
-		EXPECT(net && json_u64(net, "queues") == 2 &&
-			   json_u64(net, "queued") == 2 * DEFER_MSGS,
-		       "every completion queued: %s", out);
-		EXPECT(net && json_u64(net, "idle_runs") > 0, "idle polls ran programs: %s", out);
+		EXPECT(net && json_u64(net, "queues") == 1 &&
+			   json_u64(net, "queued") == 2 * DEFER_MSGS &&
+			   json_u64(net, "other_thread") == 0,
+		       "every completion queued, on the communicator's one queue: %s", out);
+		if (a->mode == 0)
+			EXPECT(net && json_u64(net, "drained") == 2 * DEFER_MSGS &&
+				   json_u64(net, "drain_thread") == 1,
+			       "the drain thread ran every program: %s", out);
+		else
+			EXPECT(net && json_u64(net, "pending") == 2 * DEFER_MSGS &&
+				   json_u64(net, "drain_thread") == 0,
+			       "no drain thread, all waiting: %s", out);
 	}
 	snprintf(args, sizeof(args), "map dump %d net_peers", (int)getpid());
-	rc = run_cli(out, sizeof(out), a->cli, args);
+	int rc = run_cli_tool(a->cli, out, sizeof(out), "%s", args);
 	EXPECT(rc == 0, "map dump rc %d: %s", rc, out);
 	/* struct peer_stats: sends, send_bytes, send_ns, send_max_ns, recvs, recv_bytes, ... */
 	long long bytes = DEFER_MSGS * 1000 + DEFER_MSGS * (DEFER_MSGS - 1) / 2;
@@ -774,9 +767,9 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 		   dump_u64(out, 4) == DEFER_MSGS && dump_u64(out, 5) == bytes,
 	       "counts of every message while the connections are open: %s", out);
 	snprintf(args, sizeof(args), "stat %d --json", (int)getpid());
-	rc = run_cli(out, sizeof(out), a->cli, args);
+	rc = run_cli_tool(a->cli, out, sizeof(out), "%s", args);
 	net = strstr(out, "\"net\":{");
-	if (!a->inline_)
+	if (a->mode != 2)
 		EXPECT(net && json_u64(net, "pending") == 0, "a map read leaves nothing queued: %s",
 		       out);
 	rank_close(&r);
@@ -957,8 +950,14 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "probe_complete") && argc >= 5) {
 		struct probe_arg a = {.policy = argv[3], .dir = argv[4], .complete_only = 1};
 		bad = run_ranks(2, probe_rank, &a, 60);
-	} else if ((!strcmp(mode, "defer") || !strcmp(mode, "inline")) && argc >= 5) {
-		struct defer_arg a = {.policy = argv[3], .cli = argv[4], .inline_ = mode[0] == 'i'};
+	} else if ((!strcmp(mode, "defer") || !strcmp(mode, "nodrain") ||
+		    !strcmp(mode, "inline")) &&
+		   argc >= 5) {
+		struct defer_arg a = {.policy = argv[3],
+				      .cli = argv[4],
+				      .mode = mode[0] == 'd'   ? 0
+					      : mode[0] == 'n' ? 1
+							       : 2};
 		bad = run_ranks(2, defer_rank, &a, 120);
 	} else if (!strcmp(mode, "pace") && argc >= 5) {
 		struct pace_arg a = {.policy = argv[3], .mbps = atof(argv[4])};

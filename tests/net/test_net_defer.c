@@ -1,7 +1,9 @@
 /* Completion programs off the critical path (runtime/src/net_defer.c): ncclbpf_rt_net_complete
  * queues a completion with its time taken at once; the program (policies/net_counters.o) runs
- * from idle polls, when the queue is full, when it is freed, before a reload or unload, and at
- * every map read. The counters the program keeps show what ran and with which duration.
+ * on the drain thread, when the queue is full, when a reference is put, before a reload or
+ * unload, and at every map read; completions from a thread other than the queue's producer run
+ * inline.
+ * The counters the program keeps show what ran and with which duration.
  * usage: test_net_defer NET_COUNTERS.o */
 #include <errno.h>
 #include <pthread.h>
@@ -76,12 +78,22 @@ struct stress {
 static void *producer(void *arg)
 {
 	struct stress *s = arg;
-	for (int i = 0; i < s->n; i++) {
+	for (int i = 0; i < s->n; i++)
 		complete(s->q, NCCLBPF_NET_COMPLETE_RECV, 9, 1, 0);
-		if (i % 3 == 0)
-			ncclbpf_rt_net_idle(s->q);
-	}
 	atomic_store(&s->done, 1);
+	return NULL;
+}
+
+struct other {
+	struct ncclbpf_net_queue *q;
+	pthread_t th;
+	int rc;
+};
+
+static void *other_thread(void *arg)
+{
+	struct other *o = arg;
+	o->rc = complete(o->q, NCCLBPF_NET_COMPLETE, 8, 1, 0);
 	return NULL;
 }
 
@@ -98,8 +110,12 @@ int main(int argc, char **argv)
 	unsetenv("NCCLBPF_NET_DEFER");
 	ncclbpf_rt_acquire();
 
+	/* Without the drain thread (NCCLBPF_NET_DRAIN=0) nothing runs queued programs behind the
+	 * test's back: every step below is deterministic. */
+	setenv("NCCLBPF_NET_DRAIN", "0", 1);
 	struct ncclbpf_net_queue *q = ncclbpf_rt_net_queue_new();
 	CHECK(q != NULL);
+	CHECK_EQ_U64(qstats().drain_thread, 0);
 	/* No policy: nothing to run, nothing queued; only completions are accepted. */
 	CHECK(complete(q, NCCLBPF_NET_COMPLETE, 1, 10, 0) == -ENOENT);
 	CHECK(complete(q, NCCLBPF_NET_ISEND, 1, 10, 0) == -EINVAL);
@@ -115,11 +131,6 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(s.queues, 1);
 	CHECK_EQ_U64(s.queued, 3);
 	CHECK_EQ_U64(s.pending, 3);
-	/* An idle poll runs one. */
-	ncclbpf_rt_net_idle(q);
-	s = qstats();
-	CHECK_EQ_U64(s.pending, 2);
-	CHECK_EQ_U64(s.idle_runs, 1);
 	/* The durations are the completions' own, not the time they waited in the queue. */
 	nanosleep(&(struct timespec){0, 50000000}, NULL);
 	struct peer_stats p = peer(1); /* the read empties the queue */
@@ -134,12 +145,12 @@ int main(int argc, char **argv)
 	       (unsigned long long)p.recv_ns);
 
 	/* A full queue is emptied by its producer, in order, before the next is queued. */
-	for (int i = 0; i < 65; i++)
+	for (int i = 0; i < 513; i++)
 		CHECK(complete(q, NCCLBPF_NET_COMPLETE, 2, 1, 0) == 0);
 	s = qstats();
 	CHECK_EQ_U64(s.catch_up, 1);
 	CHECK_EQ_U64(s.pending, 1);
-	CHECK_EQ_U64(peer(2).sends, 65);
+	CHECK_EQ_U64(peer(2).sends, 513);
 
 	/* A reload runs what is queued first, so it counts in the maps carried over. */
 	for (int i = 0; i < 5; i++)
@@ -149,17 +160,37 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(qstats().pending, 0);
 	CHECK_EQ_U64(peer(3).sends, 5);
 
-	/* Freeing a queue runs what it holds; its counts stay in the totals. */
+	/* The producer side belongs to the first thread that queued (this one): another
+	 * thread's completion runs at once. */
+	struct other o = {.q = q};
+	CHECK(pthread_create(&o.th, NULL, other_thread, &o) == 0);
+	pthread_join(o.th, NULL);
+	CHECK(o.rc == 0);
+	s = qstats();
+	CHECK_EQ_U64(s.other_thread, 1);
+	CHECK_EQ_U64(s.pending, 0);
+	CHECK_EQ_U64(peer(8).sends, 1);
+
+	/* Every put runs what is queued (a closing connection); the last frees the queue, and its
+	 * counts stay in the totals. */
+	CHECK(ncclbpf_rt_net_queue_get(q) == q);
+	for (int i = 0; i < 4; i++)
+		complete(q, NCCLBPF_NET_COMPLETE, 4, 1, 0);
+	ncclbpf_rt_net_queue_put(q);
+	s = qstats();
+	CHECK_EQ_U64(s.queues, 1);
+	CHECK_EQ_U64(s.pending, 0);
 	for (int i = 0; i < 4; i++)
 		complete(q, NCCLBPF_NET_COMPLETE, 4, 1, 0);
 	uint64_t queued = qstats().queued;
-	ncclbpf_rt_net_queue_free(q);
+	ncclbpf_rt_net_queue_put(q);
 	s = qstats();
 	CHECK_EQ_U64(s.queues, 0);
 	CHECK_EQ_U64(s.pending, 0);
 	CHECK_EQ_U64(s.queued, queued);
-	CHECK_EQ_U64(peer(4).sends, 4);
-	ncclbpf_rt_net_queue_free(NULL);
+	CHECK_EQ_U64(peer(4).sends, 8);
+	CHECK(ncclbpf_rt_net_queue_get(NULL) == NULL);
+	ncclbpf_rt_net_queue_put(NULL);
 
 	/* No queue (NCCLBPF_NET_DEFER=0, or q NULL): the program runs in the call. */
 	setenv("NCCLBPF_NET_DEFER", "0", 1);
@@ -168,28 +199,45 @@ int main(int argc, char **argv)
 	CHECK(complete(NULL, NCCLBPF_NET_COMPLETE, 5, 7, 0) == 0);
 	CHECK_EQ_U64(qstats().queued, queued);
 	CHECK_EQ_U64(peer(5).send_bytes, 7);
-	ncclbpf_rt_net_idle(NULL);
 
-	/* One producer with idle polls, one thread flushing (inspection reads) the whole time:
-	 * every completion runs exactly once. */
+	/* The drain thread: runs programs with nobody reading or closing, and stops with the last
+	 * queue. One producer, one thread flushing (inspection reads) the whole time: every
+	 * completion runs exactly once. */
+	unsetenv("NCCLBPF_NET_DRAIN");
 	struct stress st = {.q = ncclbpf_rt_net_queue_new(), .n = 200000};
 	CHECK(st.q != NULL);
+	CHECK_EQ_U64(qstats().drain_thread, 1);
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, producer, &st) == 0);
 	while (!atomic_load(&st.done))
 		ncclbpf_rt_net_flush();
 	pthread_join(th, NULL);
 	CHECK_EQ_U64(peer(9).recvs, (uint64_t)st.n);
+	uint64_t drained = qstats().drained;
+	struct ncclbpf_net_queue *q2 = ncclbpf_rt_net_queue_new();
+	for (int i = 0; i < 10; i++)
+		CHECK(complete(q2, NCCLBPF_NET_COMPLETE, 10, 1, 0) == 0);
+	for (int i = 0; i < 1000 && qstats().pending; i++)
+		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	s = qstats();
-	CHECKF(s.idle_runs > 1, "idle_runs %llu", (unsigned long long)s.idle_runs);
+	CHECK_EQ_U64(s.pending, 0);
+	CHECKF(s.drained >= drained + 10, "drained %llu (was %llu)", (unsigned long long)s.drained,
+	       (unsigned long long)drained);
+	ncclbpf_rt_net_queue_put(st.q);
+	CHECK_EQ_U64(qstats().drain_thread, 1);
+	ncclbpf_rt_net_queue_put(q2);
+	CHECK_EQ_U64(qstats().drain_thread, 0);
+	CHECK_EQ_U64(peer(10).sends, 10);
 
 	/* An unload runs what is queued while its policy is still there to run it. */
-	complete(st.q, NCCLBPF_NET_COMPLETE, 6, 1, 0);
+	setenv("NCCLBPF_NET_DRAIN", "0", 1);
+	q = ncclbpf_rt_net_queue_new();
+	complete(q, NCCLBPF_NET_COMPLETE, 6, 1, 0);
 	CHECK_EQ_U64(qstats().pending, 1);
 	ncclbpf_rt_unload();
 	CHECK_EQ_U64(qstats().pending, 0);
-	CHECK(complete(st.q, NCCLBPF_NET_COMPLETE, 6, 1, 0) == -ENOENT);
-	ncclbpf_rt_net_queue_free(st.q);
+	CHECK(complete(q, NCCLBPF_NET_COMPLETE, 6, 1, 0) == -ENOENT);
+	ncclbpf_rt_net_queue_put(q);
 
 	ncclbpf_rt_release();
 	return check_summary("test_net_defer");

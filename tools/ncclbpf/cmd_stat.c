@@ -98,12 +98,13 @@ static void print_human(const struct insp_recs *rs)
 	}
 	const struct insp_rec *net = first(rs, "net");
 	if (net)
-		printf(
-		    "net completions: %s queued for SEC(\"net/complete\") (%s run from idle polls, "
-		    "%s catch-ups of a full queue, %s run inline during a flush), %s pending, "
-		    "%s connections\n",
-		    get(net, "queued"), get(net, "idle_runs"), get(net, "catch_up"),
-		    get(net, "inline_full"), get(net, "pending"), get(net, "queues"));
+		printf("net completions: %s queued for SEC(\"net/complete\") (%s run by the drain "
+		       "thread%s, %s catch-ups of a full queue; inline: %s while a queue was being "
+		       "emptied, %s from another thread), %s pending, %s queues\n",
+		       get(net, "queued"), get(net, "drained"),
+		       u(net, "drain_thread") ? "" : " (not running)", get(net, "catch_up"),
+		       get(net, "inline_full"), get(net, "other_thread"), get(net, "pending"),
+		       get(net, "queues"));
 	for (int i = 0; i < rs->n; i++) {
 		const struct insp_rec *c = &rs->r[i];
 		if (strcmp(c->word, "comm"))

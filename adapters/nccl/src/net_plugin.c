@@ -36,6 +36,9 @@ struct net_ctx {
 	uint32_t magic;
 	uint64_t comm_id;
 	void *inner_ctx;
+	/* Completions waiting for their program, shared by the communicator's connections (one
+	 * proxy progress thread tests them all). */
+	struct ncclbpf_net_queue *q;
 };
 
 struct nb_comm;
@@ -79,7 +82,8 @@ static int inner_on(void)
 
 /* --- wrappers ----------------------------------------------------------------------------- */
 
-static struct nb_comm *nb_new(int kind, void *b, const struct net_who *who)
+static struct nb_comm *nb_new(int kind, void *b, const struct net_who *who,
+			      struct ncclbpf_net_queue *q)
 {
 	/* The request pool makes a comm ~5 KiB; a listen comm has the same (unused) pool so
 	 * that every nb_comm is a complete object. */
@@ -90,8 +94,7 @@ static struct nb_comm *nb_new(int kind, void *b, const struct net_who *who)
 	c->kind = kind;
 	c->b = b;
 	c->who = *who;
-	if (kind != NB_LISTEN)
-		c->q = ncclbpf_rt_net_queue_new(); /* NULL: completions run inline */
+	c->q = ncclbpf_rt_net_queue_get(q); /* NULL: completions run inline */
 	return c;
 }
 
@@ -204,6 +207,7 @@ static ncclResult_t net_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11
 	}
 	ncclbpf_rt_acquire(); /* loads the bundle with the first communicator */
 	note_hooks();
+	c->q = ncclbpf_rt_net_queue_new();
 	*ctx = c;
 	return ncclSuccess;
 }
@@ -218,6 +222,7 @@ static ncclResult_t net_finalize(void *ctx)
 	ncclResult_t r = ncclSuccess;
 	if (inner_on() && net_inner.t->finalize)
 		r = net_inner.t->finalize(c->inner_ctx);
+	ncclbpf_rt_net_queue_put(c->q);
 	c->magic = 0;
 	free(c);
 	ncclbpf_rt_release();
@@ -277,7 +282,7 @@ static ncclResult_t net_listen(void *ctx, int dev, void *handle, void **listen_c
 				    : tcp_listen(dev, handle, &b);
 	if (r != ncclSuccess || !b)
 		return r;
-	struct nb_comm *c = nb_new(NB_LISTEN, b, &who);
+	struct nb_comm *c = nb_new(NB_LISTEN, b, &who, x ? x->q : NULL);
 	if (!c) {
 		if (inner_on())
 			net_inner.t->closeListen(b);
@@ -327,7 +332,7 @@ static ncclResult_t net_connect(void *ctx, int dev, void *handle, void **send_co
 	}
 	if (r != ncclSuccess || !b)
 		return r;
-	struct nb_comm *c = nb_new(NB_SEND, b, &a.who);
+	struct nb_comm *c = nb_new(NB_SEND, b, &a.who, x ? x->q : NULL);
 	if (!c) {
 		if (inner_on())
 			net_inner.t->closeSend(b);
@@ -370,7 +375,7 @@ static ncclResult_t net_accept(void *listen_comm, void **recv_comm,
 	}
 	if (r != ncclSuccess || !b)
 		return r;
-	struct nb_comm *c = nb_new(NB_RECV, b, &a.who);
+	struct nb_comm *c = nb_new(NB_RECV, b, &a.who, l->q);
 	if (!c) {
 		if (inner_on())
 			net_inner.t->closeRecv(b);
@@ -397,7 +402,7 @@ static ncclResult_t close_comm(void *comm, int kind)
 				      : net_inner.t->closeListen(c->b);
 	else
 		r = kind == NB_LISTEN ? tcp_close_listen(c->b) : tcp_close_comm(c->b);
-	ncclbpf_rt_net_queue_free(c->q); /* runs what is still queued */
+	ncclbpf_rt_net_queue_put(c->q); /* runs what is still queued */
 	c->magic = 0;
 	free(c);
 	return r;
@@ -607,14 +612,9 @@ static ncclResult_t net_test(void *request, int *done, int *sizes)
 	int local[NCCL_NET_MAX_REQUESTS];
 	ncclResult_t res = inner_on() ? net_inner.t->test(r->b, done, sizes ? sizes : local)
 				      : tcp_test(r->b, done, sizes ? sizes : local);
+	if (res != ncclSuccess || !*done)
+		return res;
 	struct nb_comm *c = r->c;
-	if (res != ncclSuccess)
-		return res;
-	if (!*done) {
-		/* NCCL is polling: time for one queued completion program. */
-		ncclbpf_rt_net_idle(c->q);
-		return res;
-	}
 	if (r->op != RQ_FLUSH) {
 		uint64_t bytes = r->bytes;
 		uint32_t op = NCCLBPF_NET_COMPLETE;

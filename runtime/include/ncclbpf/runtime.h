@@ -205,37 +205,39 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
 int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
 			 int *stamp_after);
 /* Completions off NCCL's critical path. A SEC("net/complete") program only observes, so it
- * need not run in the test() call that found the request done, where every nanosecond delays
- * NCCL's next step: ncclbpf_rt_net_complete takes the completion's time at once (as
- * ncclbpf_rt_net_event would) and queues the context on the connection's queue; the program
- * runs later, on the active policy of that moment:
- * - one queued completion per ncclbpf_rt_net_idle call (the adapter calls it from test() calls
- *   that find their request not done yet: NCCL's proxy is polling, nothing waits on it);
- * - all of them when the queue is full (on the completing thread, before queueing), when the
- *   queue is freed, before a reload or unload replaces the policy (so they count in the maps it
- *   carries over), and at ncclbpf_rt_net_flush (called by every map read: inspection,
- *   ncclbpf_rt_map_lookup).
+ * need not run on NCCL's proxy progress thread, whose every nanosecond delays NCCL's next step:
+ * ncclbpf_rt_net_complete takes the completion's time at once (as ncclbpf_rt_net_event would)
+ * and queues the context; the program runs later, on the active policy of that moment:
+ * - on the runtime's drain thread, which wakes every 0.1-4 ms while queues exist;
+ * - on the completing thread when the queue is full (all queued ones, before queueing);
+ * - when a reference is put (a connection closes), before a reload or unload replaces the
+ *   policy (so they count in the maps it carries over), and at ncclbpf_rt_net_flush (called by
+ *   every map read: inspection, ncclbpf_rt_map_lookup).
  * So a map that completions update shows every completion once it is read, and the programs
- * see the same contexts they would inline. One queue per connection; the completing thread is
- * its only producer (NCCL tests a connection's requests from one thread at a time).
+ * see the same contexts they would inline, in order. One queue per NCCL communicator (net
+ * context), shared by its connections through references (queue_get; queue_put drops one, the
+ * last frees it). Its producer is the first thread that queues on it (NCCL's proxy progress
+ * thread); completions on any other thread run inline.
  * ncclbpf_rt_net_queue_new returns NULL (completions then run inline) when NCCLBPF_NET_DEFER=0
  * or out of memory. ncclbpf_rt_net_complete: 0 when the program ran or was queued, -ENOENT when
  * the active policy has no SEC("net/complete"), -EINVAL when x->op is not a completion; q may
- * be NULL (inline). The queue must not be in use by another thread when it is freed. */
+ * be NULL (inline). */
 struct ncclbpf_net_queue;
 struct ncclbpf_net_queue *ncclbpf_rt_net_queue_new(void);
-void ncclbpf_rt_net_queue_free(struct ncclbpf_net_queue *q);
+struct ncclbpf_net_queue *ncclbpf_rt_net_queue_get(struct ncclbpf_net_queue *q);
+void ncclbpf_rt_net_queue_put(struct ncclbpf_net_queue *q);
 int ncclbpf_rt_net_complete(struct ncclbpf_net_queue *q, struct ncclbpf_net_ctx *x, uint64_t t0);
-void ncclbpf_rt_net_idle(struct ncclbpf_net_queue *q);
 void ncclbpf_rt_net_flush(void);
 /* Totals over the process's queues, for inspection and tests. */
 struct ncclbpf_net_queue_stats {
-	uint64_t queues;      /* live queues */
-	uint64_t queued;      /* completions queued since start */
-	uint64_t idle_runs;   /* of those, run from idle polls */
-	uint64_t catch_up;    /* times a full queue was emptied by its producer */
-	uint64_t inline_full; /* completions run inline: queue full while a flush emptied it */
-	uint64_t pending;     /* queued and not run yet */
+	uint64_t queues;       /* live queues */
+	uint64_t queued;       /* completions queued since start */
+	uint64_t drained;      /* of those, run by the drain thread */
+	uint64_t catch_up;     /* times a full queue was emptied by its producer */
+	uint64_t inline_full;  /* completions run inline: queue full while a consumer emptied it */
+	uint64_t other_thread; /* completions run inline: not the queue's producing thread */
+	uint64_t pending;      /* queued and not run yet */
+	uint64_t drain_thread; /* 1 while the drain thread runs */
 };
 void ncclbpf_rt_net_queue_stats(struct ncclbpf_net_queue_stats *out);
 /* The posting stamp a caller takes when ncclbpf_rt_net_event set *stamp_after; pass it back as
