@@ -136,6 +136,8 @@ if(NCCLBPF_BUILD_POLICIES)
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_allow.o;NCCL_SOCKET_IFNAME=lo")
   net_case(ring4_counters ARGS ring 4 12
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
+  # Load/unload cycles with overlapping communicators leave no thread behind (drain thread).
+  net_case(cycles ARGS cycles ${NCCLBPF_POLICY_DIR}/net_counters.o)
   if(TARGET ncclbpf)
     net_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
     net_case(defer_nodrain ARGS nodrain ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
@@ -222,6 +224,7 @@ if(NCCLBPF_SANITIZERS)
     net_tsan_case(ring4_counters ARGS ring 4 12
       ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
     if(TARGET ncclbpf)
+      net_tsan_case(cycles ARGS cycles ${NCCLBPF_POLICY_DIR}/net_counters.o)
       # The drain thread and inspection flushes (the server thread) race the completions.
       net_tsan_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
     endif()

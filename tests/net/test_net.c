@@ -16,6 +16,7 @@
  *                                    and what a user who named the tuner is told (one WARN)
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -777,6 +778,99 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 	return failures ? 1 : 0;
 }
 
+/* --- load/unload cycles: no thread outlives its communicators ---------------------------------
+ * NCCL may finalize every net context and dlclose the library, then load it again
+ * (nccl-plugin-abi.md §3.4). With a completion program attached, each context has a completion
+ * queue and the first starts the runtime's drain thread: two overlapping contexts per cycle
+ * (the first finalized while the second still exchanges), ten cycles, and the process must be
+ * back to its own threads after each. */
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+struct cyc_comm {
+	void *ctx, *lc;
+	struct nh_setup s;
+};
+
+static int cyc_open(const struct nh_lib *l, struct cyc_comm *c, uint64_t id)
+{
+	char handle[NCCL_NET_HANDLE_MAXSIZE];
+	EXPECT(l->t->init(&c->ctx, id, NULL, nh_logger, NULL) == ncclSuccess, "init");
+	EXPECT(l->t->listen(c->ctx, 0, handle, &c->lc) == ncclSuccess, "listen");
+	EXPECT(nh_connect_accept(l, c->ctx, 0, handle, c->lc, &c->s, 10) == 0, "connect/accept");
+	return failures;
+}
+
+static int cyc_exchange(const struct nh_lib *l, struct cyc_comm *c, int n)
+{
+	static uint8_t sb[2048], rb[2048];
+	for (int k = 0; k < n; k++) {
+		void *rq, *sq, *bufs[1] = {rb};
+		size_t caps[1] = {sizeof(rb)};
+		int tags[1] = {k}, got[1];
+		EXPECT(nh_irecv(l, c->s.recv, 1, bufs, caps, tags, NULL, &rq) == ncclSuccess &&
+			   nh_isend(l, c->s.send, sb, sizeof(sb), k, NULL, &sq) == ncclSuccess &&
+			   nh_wait2(l, sq, rq, got, 10) == ncclSuccess,
+		       "exchange %d", k);
+	}
+	return failures;
+}
+
+static void cyc_close(const struct nh_lib *l, struct cyc_comm *c)
+{
+	EXPECT(l->t->closeSend(c->s.send) == ncclSuccess &&
+		   l->t->closeRecv(c->s.recv) == ncclSuccess &&
+		   l->t->closeListen(c->lc) == ncclSuccess && l->t->finalize(c->ctx) == ncclSuccess,
+	       "close");
+}
+
+static int run_cycles(const char *policy)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		setenv("NCCLBPF_POLICY", policy, 1);
+		setenv("NCCLBPF_WATCH", "0", 1);
+		setenv("NCCLBPF_INSPECT", "0", 1);
+		setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+		int base = count_threads();
+		for (int i = 0; i < 10 && !failures; i++) {
+			struct nh_lib l;
+			if (nh_open(&l, lib_path, 12))
+				_exit(1);
+			struct cyc_comm a, b;
+			if (cyc_open(&l, &a, 100 + (uint64_t)i) || cyc_exchange(&l, &a, 20) ||
+			    cyc_open(&l, &b, 200 + (uint64_t)i) || cyc_exchange(&l, &b, 20))
+				_exit(1);
+			cyc_close(&l, &a);
+			/* b's completions still run: the drain thread serves b's queue. */
+			cyc_exchange(&l, &b, 20);
+			cyc_close(&l, &b);
+			dlclose(l.dl);
+			int now = count_threads();
+#ifdef __SANITIZE_THREAD__
+			if (i == 0)
+				base = now; /* ThreadSanitizer starts a thread of its own at the
+					       first create */
+#endif
+			EXPECT(now == base, "cycle %d: %d threads after unload, %d before", i, now,
+			       base);
+		}
+		_exit(failures ? 1 : 0);
+	}
+	int st;
+	waitpid(child, &st, 0);
+	EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "cycles child %x", st);
+	return failures;
+}
+
 /* --- pacing ------------------------------------------------------------------------------------
  */
 
@@ -959,6 +1053,8 @@ int main(int argc, char **argv)
 					      : mode[0] == 'n' ? 1
 							       : 2};
 		bad = run_ranks(2, defer_rank, &a, 120);
+	} else if (!strcmp(mode, "cycles") && argc >= 4) {
+		bad = run_cycles(argv[3]);
 	} else if (!strcmp(mode, "pace") && argc >= 5) {
 		struct pace_arg a = {.policy = argv[3], .mbps = atof(argv[4])};
 		bad = run_ranks(2, pace_rank, &a, 120);
