@@ -79,6 +79,20 @@ if(NCCLBPF_BUILD_POLICIES)
   endforeach()
 endif()
 
+# The token bucket behind net/isend pacing (adapter source compiled in, runtime linked).
+ncclbpf_test(test_net_pace SOURCES ${NET_TEST_DIR}/test_net_pace.c
+  ${PROJECT_SOURCE_DIR}/adapters/nccl/src/net_hooks.c ${PROJECT_SOURCE_DIR}/adapters/nccl/src/net_log.c
+  LABELS net TIMEOUT 30)
+foreach(t test_net_pace test_net_pace_asan)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})
+  endif()
+endforeach()
+target_link_libraries(test_net_pace PRIVATE ncclbpf_runtime)
+if(TARGET test_net_pace_asan)
+  target_link_libraries(test_net_pace_asan PRIVATE ncclbpf_runtime_asan)
+endif()
+
 # Completion programs run off NCCL's path from a per-communicator queue (runtime net_defer.c):
 # queued with their own time, run by the drain thread, full queues, flushes, reloads and puts.
 if(NCCLBPF_BUILD_POLICIES)

@@ -57,10 +57,8 @@ void net_complete(struct ncclbpf_net_queue *q, uint32_t op, const struct net_who
 
 uint64_t net_pace(uint64_t *vt, uint64_t rate_mbps, uint64_t bytes, uint64_t now)
 {
-	if (!rate_mbps) {
-		*vt = now;
-		return now;
-	}
+	if (!rate_mbps)
+		return now; /* neither takes from the bucket nor refills it */
 	/* bytes / (rate * 1e6 B/s) seconds = bytes * 1000 / rate ns */
 	uint64_t cost = bytes > UINT64_MAX / 1000 ? UINT64_MAX / 2 : bytes * 1000 / rate_mbps;
 	uint64_t floor = now > NET_PACE_BURST_NS ? now - NET_PACE_BURST_NS : 0;

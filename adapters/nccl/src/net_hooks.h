@@ -35,8 +35,10 @@ void net_complete(struct ncclbpf_net_queue *q, uint32_t op, const struct net_who
 		  uint64_t bytes, int32_t tag, uint64_t t0);
 
 /* Token bucket of one connection (virtual-time form): a message of bytes at rate_mbps
- * (10^6 bytes/s; 0 = unpaced) may start at the returned time; a connection idle for a while
- * may send a burst of up to NET_PACE_BURST_NS worth of bytes at once. */
+ * (10^6 bytes/s) may start at the returned time; a connection idle for a while may send a burst
+ * of up to NET_PACE_BURST_NS worth of bytes at once. An unpaced message (rate 0) starts now and
+ * leaves the bucket as it was: small unpaced messages between paced ones neither cancel the
+ * debt the paced ones built up (which would let the next one exceed its rate) nor add to it. */
 #define NET_PACE_BURST_NS 200000ull
 uint64_t net_pace(uint64_t *vt, uint64_t rate_mbps, uint64_t bytes, uint64_t now);
 

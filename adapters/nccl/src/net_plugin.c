@@ -495,7 +495,7 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 		if (rate)
 			c->pend_stamp = 0; /* a paced message's time counts from its first post */
 		c->pend_t0 = now;
-		c->pend_start = now ? net_pace(&c->pace_vt, rate, size, now) : 0;
+		c->pend_start = rate ? net_pace(&c->pace_vt, rate, size, now) : 0;
 	} else if (c->pend_paced) {
 		now = net_now_ns(); /* NCCL calls again while paced */
 	}
