@@ -1,6 +1,8 @@
 /* Net program: per-peer byte, message and latency counters. Every completed send and receive
  * adds its bytes and its latency (time from isend/irecv to the test() that saw it done) to the
  * entry of its peer (address and device). Read with `ncclbpf maps` or ncclbpf_rt_map_lookup.
+ * Mean latency = send_ns / send_timed: a completion is timed unless its duration is 0 (sampled
+ * timing, NCCLBPF_NET_TIME_EVERY, or posted before a program needed the time).
  *
  * Rank-local observation only: the program never changes what is sent. */
 #include "ncclbpf.h"
@@ -14,6 +16,7 @@ struct peer_key {
 struct peer_stats {
 	__u64 sends, send_bytes, send_ns, send_max_ns;
 	__u64 recvs, recv_bytes, recv_ns, recv_max_ns;
+	__u64 send_timed, recv_timed; /* completions with a duration */
 };
 
 struct {
@@ -47,15 +50,21 @@ int net_counters(struct ncclbpf_net_ctx *ctx)
 	if (ctx->op == NCCLBPF_NET_COMPLETE) {
 		__sync_fetch_and_add(&s->sends, 1);
 		__sync_fetch_and_add(&s->send_bytes, ctx->bytes);
-		__sync_fetch_and_add(&s->send_ns, d);
-		if (d > s->send_max_ns)
-			s->send_max_ns = d;
+		if (d) {
+			__sync_fetch_and_add(&s->send_timed, 1);
+			__sync_fetch_and_add(&s->send_ns, d);
+			if (d > s->send_max_ns)
+				s->send_max_ns = d;
+		}
 	} else if (ctx->op == NCCLBPF_NET_COMPLETE_RECV) {
 		__sync_fetch_and_add(&s->recvs, 1);
 		__sync_fetch_and_add(&s->recv_bytes, ctx->bytes);
-		__sync_fetch_and_add(&s->recv_ns, d);
-		if (d > s->recv_max_ns)
-			s->recv_max_ns = d;
+		if (d) {
+			__sync_fetch_and_add(&s->recv_timed, 1);
+			__sync_fetch_and_add(&s->recv_ns, d);
+			if (d > s->recv_max_ns)
+				s->recv_max_ns = d;
+		}
 	}
 	return 0;
 }

@@ -110,10 +110,39 @@ uint64_t rt_tsc_read(void)
 }
 #endif
 
+/* NCCLBPF_NET_TIME_EVERY: 1..1048576, read once with the TSC setup. */
+static uint32_t time_every = 1;
+
+static void setup_sampling(void)
+{
+	const char *v = getenv("NCCLBPF_NET_TIME_EVERY");
+	if (!v || !*v)
+		return;
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*end || n < 1 || n > (1u << 20)) {
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_NET_TIME_EVERY=%s ignored (want 1..%u)",
+		       v, 1u << 20);
+		return;
+	}
+	time_every = (uint32_t)n;
+}
+
+static void setup_all(void)
+{
+	setup();
+	setup_sampling();
+}
+
 void rt_tsc_setup(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, setup);
+	pthread_once(&once, setup_all);
+}
+
+uint32_t ncclbpf_rt_net_time_every(void)
+{
+	return time_every;
 }
 
 uint64_t rt_tsc_ticks_to_ns(uint64_t ticks)

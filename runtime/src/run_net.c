@@ -45,11 +45,14 @@ static uint64_t event_clock(const struct rt_policy *p, uint32_t slot, struct ncc
 		return 0;
 	}
 	/* A completion whose program reads only duration_ns, of a request stamped with TSC ticks
-	 * (ncclbpf_rt_net_stamp): one rdtsc, no CLOCK_MONOTONIC read. */
+	 * (ncclbpf_rt_net_stamp): one rdtsc, no CLOCK_MONOTONIC read; of an unstamped one
+	 * (sampled timing, or posted while no program needed a time): nothing to measure. */
 	if (clk == RT_NET_CLOCK_DUR && (t0 & RT_TSC_TAG)) {
 		x->duration_ns = tsc_duration(t0);
 		return 0;
 	}
+	if (clk == RT_NET_CLOCK_DUR && !t0)
+		return 0;
 	if (!clk)
 		return 0;
 	struct timespec ts;

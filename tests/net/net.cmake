@@ -156,6 +156,7 @@ if(NCCLBPF_BUILD_POLICIES)
     net_case(defer ARGS defer ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
     net_case(defer_nodrain ARGS nodrain ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
     net_case(defer_inline ARGS inline ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
+    net_case(time_sampled ARGS sample ${NCCLBPF_POLICY_DIR}/net_counters.o $<TARGET_FILE:ncclbpf>)
   endif()
 endif()
 
@@ -167,14 +168,18 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
       PASS_REGULAR_EXPRESSION "${regex}")
   endfunction()
   set(P ${NCCLBPF_POLICY_DIR})
-  # counters: a 1 MiB send completion of 5000 ns from 127.0.0.1 on device 1; a receive.
+  # counters: a 1 MiB send completion of 5000 ns from 127.0.0.1 on device 1 (timed); a receive
+  # of 7 ns; an untimed receive (duration 0: sampled timing) counts but adds no latency.
   net_tr(counters_send
-    "net_peers: added +key 7f000001 00000000 00000000 00000000 01000000 00000000\n +value 01000000 00000000 00001000 00000000 88130000 00000000 88130000 00000000 00000000 00000000 00000000 00000000 00000000"
+    "net_peers: added +key 7f000001 00000000 00000000 00000000 01000000 00000000\n +value 01000000 00000000 00001000 00000000 88130000 00000000 88130000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 01000000 00000000 00000000 00000000\n"
     ${P}/net_counters.o --prog net_counters
     --ctx op=5,bytes=1048576,duration_ns=5000,peer_addr[0]=0x0100007f,dev=1)
   net_tr(counters_recv
-    "value 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 01000000 00000000 40000000 00000000 07000000 00000000 07000000 00000000"
+    "value 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 01000000 00000000 40000000 00000000 07000000 00000000 07000000 00000000 00000000 00000000 01000000 00000000\n"
     ${P}/net_counters.o --prog net_counters --ctx op=6,bytes=64,duration_ns=7)
+  net_tr(counters_untimed
+    "value 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 01000000 00000000 40000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000\n"
+    ${P}/net_counters.o --prog net_counters --ctx op=6,bytes=64)
   # allow: loopback admitted, an unlisted address refused and counted, unknown peer admitted.
   net_tr(allow_loopback "return 0\n.*maps changed:\n  \\(none\\)"
     ${P}/net_allow.o --prog allow_accept --ctx op=2,peer_addr[0]=0x0100007f,peer_port=4000)

@@ -672,10 +672,11 @@ done:
  * net_defer.c). Modes: "defer": the drain thread runs the programs while the connections stay
  * open and nobody reads; "nodrain" (NCCLBPF_NET_DRAIN=0): they wait, and a read of the map
  * through live inspection (`ncclbpf map dump`) runs them first, so the counts are exact;
- * "inline" (NCCLBPF_NET_DEFER=0): no queue at all. */
+ * "inline" (NCCLBPF_NET_DEFER=0): no queue at all; "sample": as "defer" with sampled timing
+ * (NCCLBPF_NET_TIME_EVERY=5): every message counted, one in five of each connection timed. */
 struct defer_arg {
 	const char *policy, *cli;
-	int mode; /* 0 defer, 1 nodrain, 2 inline */
+	int mode; /* 0 defer, 1 nodrain, 2 inline, 3 sample (defer, NCCLBPF_NET_TIME_EVERY=5) */
 };
 
 /* The little-endian u64 at index i of the first value `ncclbpf map dump` prints (hex). */
@@ -717,6 +718,8 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 		setenv("NCCLBPF_NET_DRAIN", "0", 1);
 	if (a->mode == 2)
 		setenv("NCCLBPF_NET_DEFER", "0", 1);
+	if (a->mode == 3)
+		setenv("NCCLBPF_NET_TIME_EVERY", "5", 1);
 	struct rank r;
 	if (rank_setup(&r, 12, id, n, pipes, 1))
 		return 1;
@@ -739,7 +742,7 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 		int rc = run_cli_tool(a->cli, out, sizeof(out), "%s", args);
 		EXPECT(rc == 0, "stat rc %d: %s", rc, out);
 		net = strstr(out, "\"net\":{");
-		if (a->mode != 0 || (net && json_u64(net, "pending") == 0) || rc)
+		if ((a->mode != 0 && a->mode != 3) || (net && json_u64(net, "pending") == 0) || rc)
 			break;
 		nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
@@ -750,7 +753,7 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 			   json_u64(net, "queued") == 2 * DEFER_MSGS &&
 			   json_u64(net, "other_thread") == 0,
 		       "every completion queued, on the communicator's one queue: %s", out);
-		if (a->mode == 0)
+		if (a->mode == 0 || a->mode == 3)
 			EXPECT(net && json_u64(net, "drained") == 2 * DEFER_MSGS &&
 				   json_u64(net, "drain_thread") == 1,
 			       "the drain thread ran every program: %s", out);
@@ -767,6 +770,11 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 	EXPECT(dump_u64(out, 0) == DEFER_MSGS && dump_u64(out, 1) == bytes &&
 		   dump_u64(out, 4) == DEFER_MSGS && dump_u64(out, 5) == bytes,
 	       "counts of every message while the connections are open: %s", out);
+	/* send_timed, recv_timed: every message, or every 5th post of each connection. */
+	long long timed = a->mode == 3 ? DEFER_MSGS / 5 : DEFER_MSGS;
+	EXPECT(dump_u64(out, 8) == timed && dump_u64(out, 9) == timed && dump_u64(out, 2) > 0 &&
+		   dump_u64(out, 6) > 0,
+	       "%lld timed sends and receives, with latency sums: %s", timed, out);
 	snprintf(args, sizeof(args), "stat %d --json", (int)getpid());
 	rc = run_cli_tool(a->cli, out, sizeof(out), "%s", args);
 	net = strstr(out, "\"net\":{");
@@ -1044,14 +1052,15 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "probe_complete") && argc >= 5) {
 		struct probe_arg a = {.policy = argv[3], .dir = argv[4], .complete_only = 1};
 		bad = run_ranks(2, probe_rank, &a, 60);
-	} else if ((!strcmp(mode, "defer") || !strcmp(mode, "nodrain") ||
-		    !strcmp(mode, "inline")) &&
+	} else if ((!strcmp(mode, "defer") || !strcmp(mode, "nodrain") || !strcmp(mode, "inline") ||
+		    !strcmp(mode, "sample")) &&
 		   argc >= 5) {
 		struct defer_arg a = {.policy = argv[3],
 				      .cli = argv[4],
 				      .mode = mode[0] == 'd'   ? 0
 					      : mode[0] == 'n' ? 1
-							       : 2};
+					      : mode[0] == 'i' ? 2
+							       : 3};
 		bad = run_ranks(2, defer_rank, &a, 120);
 	} else if (!strcmp(mode, "cycles") && argc >= 4) {
 		bad = run_cycles(argv[3]);

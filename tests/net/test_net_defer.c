@@ -19,9 +19,10 @@ struct peer_key {
 	uint32_t dev;
 	uint32_t pad;
 };
-struct peer_stats {
+struct peer_stats { /* policies/net_counters.c */
 	uint64_t sends, send_bytes, send_ns, send_max_ns;
 	uint64_t recvs, recv_bytes, recv_ns, recv_max_ns;
+	uint64_t send_timed, recv_timed;
 };
 
 static const char *counters;

@@ -246,6 +246,11 @@ void ncclbpf_rt_net_queue_stats(struct ncclbpf_net_queue_stats *out);
  * ncclbpf_rt_net_tsc(): 1 when stamps are TSC ticks. */
 uint64_t ncclbpf_rt_net_stamp(void);
 int ncclbpf_rt_net_tsc(void);
+/* Sampled timing (NCCLBPF_NET_TIME_EVERY=N, default 1): the caller stamps only every Nth post
+ * per connection that needs a stamp only for its completion's duration_ns; the others pass t0 0,
+ * and their completions read no clock and see duration_ns 0 (a program counts timed ones
+ * separately). Read at the first acquire. */
+uint32_t ncclbpf_rt_net_time_every(void);
 
 /* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
 int ncclbpf_rt_net_active(void);
