@@ -191,6 +191,36 @@ static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (v
 static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 static void (*bpf_ringbuf_discard)(void *data, __u64 flags) = (void *)133;
 
+/* floor(log2(x)) for x > 0, 0 for x == 0, without loops: the size bucket the shipped policies
+ * key their maps by (bucket b holds sizes 2^b .. 2^(b+1) - 1). */
+static __always_inline __u32 ncclbpf_log2_u64(__u64 x)
+{
+	__u32 r = 0;
+	if (x >> 32) {
+		x >>= 32;
+		r += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		r += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		r += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		r += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		r += 2;
+	}
+	if (x >> 1)
+		r += 1;
+	return r;
+}
+
 #define bpf_printk(fmt, ...)                                                                       \
 	({                                                                                         \
 		static const char ____fmt[] = fmt;                                                 \

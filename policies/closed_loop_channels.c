@@ -48,34 +48,6 @@ struct {
 	__type(value, struct tel_val);
 } telemetry SEC(".maps");
 
-static __always_inline __u32 log2_u64(__u64 x)
-{
-	__u32 r = 0;
-	if (x >> 32) {
-		x >>= 32;
-		r += 32;
-	}
-	if (x >> 16) {
-		x >>= 16;
-		r += 16;
-	}
-	if (x >> 8) {
-		x >>= 8;
-		r += 8;
-	}
-	if (x >> 4) {
-		x >>= 4;
-		r += 4;
-	}
-	if (x >> 2) {
-		x >>= 2;
-		r += 2;
-	}
-	if (x >> 1)
-		r += 1;
-	return r;
-}
-
 SEC("tuner")
 int pick_channels(struct ncclbpf_tuner_ctx *ctx)
 {
@@ -84,7 +56,7 @@ int pick_channels(struct ncclbpf_tuner_ctx *ctx)
 
 	if (ctx->coll_type > NCCLBPF_COLL_ALLREDUCE)
 		return 0;
-	key = ctx->coll_type * MAX_BUCKETS + log2_u64(ctx->n_bytes);
+	key = ctx->coll_type * MAX_BUCKETS + ncclbpf_log2_u64(ctx->n_bytes);
 	ch = bpf_map_lookup_elem(&channels_by_bucket, &key);
 	if (ch && *ch >= 1 && *ch <= 64)
 		ctx->n_channels = *ch;
@@ -104,7 +76,7 @@ int measure(struct ncclbpf_profiler_ctx *ctx)
 	key.comm_id = ctx->comm_id;
 	key.rank = ctx->rank;
 	key.coll_type = ctx->coll_type;
-	key.bucket = log2_u64(ctx->n_bytes);
+	key.bucket = ncclbpf_log2_u64(ctx->n_bytes);
 	v = bpf_map_lookup_elem(&telemetry, &key);
 	if (!v) {
 		struct tel_val init = {.count = 1,

@@ -70,35 +70,6 @@ struct {
 	__uint(max_entries, 1 << 18);
 } events SEC(".maps");
 
-/* floor(log2(x)) for x > 0, 0 for x == 0, without loops. */
-static __always_inline __u32 log2_u64(__u64 x)
-{
-	__u32 r = 0;
-	if (x >> 32) {
-		x >>= 32;
-		r += 32;
-	}
-	if (x >> 16) {
-		x >>= 16;
-		r += 16;
-	}
-	if (x >> 8) {
-		x >>= 8;
-		r += 8;
-	}
-	if (x >> 4) {
-		x >>= 4;
-		r += 4;
-	}
-	if (x >> 2) {
-		x >>= 2;
-		r += 2;
-	}
-	if (x >> 1)
-		r += 1;
-	return r;
-}
-
 SEC("profiler/coll_end")
 int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 {
@@ -112,7 +83,7 @@ int profiler_latency(struct ncclbpf_profiler_ctx *ctx)
 	d = ctx->duration_ns;
 	key.w[0] = ctx->comm_id;
 	key.w[1] = (__u64)ctx->rank | (__u64)ctx->coll_type << 32; /* rank, coll_type */
-	key.w[2] = log2_u64(ctx->n_bytes);			   /* bucket, _pad = 0 */
+	key.w[2] = ncclbpf_log2_u64(ctx->n_bytes);		   /* bucket, _pad = 0 */
 
 	v = bpf_map_lookup_elem(&latency, &key.k);
 	if (!v) {

@@ -13,38 +13,10 @@ struct {
 	__type(value, __u64);
 } lat_by_bucket SEC(".maps");
 
-static __always_inline __u32 bucket(__u64 x)
-{
-	__u32 r = 0;
-	if (x >> 32) {
-		x >>= 32;
-		r += 32;
-	}
-	if (x >> 16) {
-		x >>= 16;
-		r += 16;
-	}
-	if (x >> 8) {
-		x >>= 8;
-		r += 8;
-	}
-	if (x >> 4) {
-		x >>= 4;
-		r += 4;
-	}
-	if (x >> 2) {
-		x >>= 2;
-		r += 2;
-	}
-	if (x >> 1)
-		r += 1;
-	return r;
-}
-
 SEC("profiler")
 int measure(struct ncclbpf_profiler_ctx *ctx)
 {
-	__u32 k = bucket(ctx->n_bytes);
+	__u32 k = ncclbpf_log2_u64(ctx->n_bytes);
 	__u64 *v = bpf_map_lookup_elem(&lat_by_bucket, &k);
 
 	if (v && ctx->event == NCCLBPF_PROF_COLL_END)
@@ -55,7 +27,7 @@ int measure(struct ncclbpf_profiler_ctx *ctx)
 SEC("tuner")
 int adapt(struct ncclbpf_tuner_ctx *ctx)
 {
-	__u32 k = bucket(ctx->n_bytes);
+	__u32 k = ncclbpf_log2_u64(ctx->n_bytes);
 	__u64 *lat = bpf_map_lookup_elem(&lat_by_bucket, &k);
 
 	if (!lat)
