@@ -24,6 +24,7 @@
 #include "harness.h"
 #include "nccl_env.h"
 #include "run_cli.h"
+#include "thread_count.h"
 
 static const char *plugin_path, *cli, *policy;
 static char dir[128], host[64];
@@ -42,17 +43,6 @@ static int exists(const char *p)
 {
 	struct stat st;
 	return lstat(p, &st) == 0;
-}
-
-static int n_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
 }
 
 static void *open_comm(uint64_t id)
@@ -278,7 +268,7 @@ static void test_cycles(void)
 	char out[65536], rec[512], sock[512];
 	record_paths(getpid(), rec, sock, sizeof(rec));
 	harness_close(&plug);
-	int base = n_threads();
+	int base = thread_count();
 	for (int i = 0; i < 20; i++) {
 		if (harness_open(&plug, plugin_path) != 0) {
 			CHECKF(0, "dlopen cycle %d", i);
@@ -295,7 +285,7 @@ static void test_cycles(void)
 		plug.v5->finalize(ctx);
 		CHECKF(!exists(rec) && !exists(sock), "cycle %d: files left", i);
 		harness_close(&plug);
-		CHECKF(n_threads() == base, "cycle %d: %d threads, %d before", i, n_threads(),
+		CHECKF(thread_count() == base, "cycle %d: %d threads, %d before", i, thread_count(),
 		       base);
 	}
 	harness_open(&plug, plugin_path);

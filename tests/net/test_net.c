@@ -16,7 +16,6 @@
  *                                    and what a user who named the tuner is told (one WARN)
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -24,6 +23,7 @@
 #include "check.h"
 #include "net_harness.h"
 #include "run_cli.h"
+#include "thread_count.h"
 #include "nccl_tuner.h"
 
 #define COMM_ID	  0x1234abcdull
@@ -792,17 +792,6 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
  * queue and the first starts the runtime's drain thread: two overlapping contexts per cycle
  * (the first finalized while the second still exchanges), ten cycles, and the process must be
  * back to its own threads after each. */
-static int count_threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
 struct cyc_comm {
 	void *ctx, *lc;
 	struct nh_setup s;
@@ -848,7 +837,7 @@ static int run_cycles(const char *policy)
 		setenv("NCCLBPF_WATCH", "0", 1);
 		setenv("NCCLBPF_INSPECT", "0", 1);
 		setenv("NCCL_SOCKET_IFNAME", "lo", 1);
-		int base = count_threads();
+		int base = thread_count();
 		for (int i = 0; i < 10 && !failures; i++) {
 			struct nh_lib l;
 			if (nh_open(&l, lib_path, 12))
@@ -862,7 +851,7 @@ static int run_cycles(const char *policy)
 			cyc_exchange(&l, &b, 20);
 			cyc_close(&l, &b);
 			dlclose(l.dl);
-			int now = count_threads();
+			int now = thread_count();
 #ifdef __SANITIZE_THREAD__
 			if (i == 0)
 				base = now; /* ThreadSanitizer starts a thread of its own at the
