@@ -22,11 +22,12 @@ if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
 endif()
 # Benchmark-only net policies: net_counters.c without the latency (net_count_only: reads no
 # time field, so no clock reads; compare with --policy2) and the latency's clock reads without
-# the map work (net_time_only); a deliberately expensive completion program (net_heavy).
+# the map work (net_time_only); a deliberately expensive completion program (net_heavy); one
+# that does nothing (net_empty: the queueing alone when deferred).
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_BENCH_POLICY_DIR ${PROJECT_BINARY_DIR}/benchmarks/policies)
   set(NET_BENCH_POLICIES)
-  foreach(name net_count_only net_time_only net_heavy)
+  foreach(name net_count_only net_time_only net_heavy net_empty)
     set(out ${NET_BENCH_POLICY_DIR}/${name}.o)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_BENCH_POLICY_DIR}

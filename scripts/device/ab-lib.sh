@@ -4,7 +4,8 @@
 #   ab LABEL MIN-MAX ITERS PAIRS BASE TEST   one ncclbpf-gpubench --ab run, 2 ranks through
 #       our transport (2 channels), sizes MIN..MAX by x4; $AB_ENV adds settings (runN: NCCL_DEBUG)
 #   hold_stat POLICY MIN-MAX [F]              `ncclbpf stat` of each rank of a job that holds
-#   ab_end                                    stops MPS.
+#   ab_end                                    stops MPS and packs $R into $OUT/rX.tgz (at most
+#                                             8 files come back from a device call).
 # G, L, CLI: the gpubench, plugin and ncclbpf CLI built there; NET: the NCCL settings.
 set -u
 export NCCL_NVLS_ENABLE=0
@@ -31,4 +32,4 @@ hold_stat() {
       echo "-- pid $pid"; timeout 10 $CLI stat $pid 2>&1 | grep -E "net completions"; done
     wait $bp; echo "bench rc=$?" ) 2>&1 | tee $R/stat.txt
 }
-ab_end() { echo quit | nvidia-cuda-mps-control; }
+ab_end() { echo quit | nvidia-cuda-mps-control; tar czf $R.tgz -C $(dirname $R) $(basename $R) && rm -rf $R; }
