@@ -137,6 +137,20 @@ static uint32_t run_all(struct ncclbpf_net_queue *q)
 	return n;
 }
 
+/* Asks for the lines of the slot the next push writes, for writing. The drain thread read
+ * them a ring ago, so without this the store finds them shared with its core and the next
+ * locked instruction or fence on NCCL's proxy thread waits for their invalidation (queueing
+ * an empty program cost +0.48 % of a 64 KiB AllReduce, device run X). A hint only: on a CPU
+ * without PREFETCHW the instruction is a no-op. */
+static inline void prefetch_for_write(const void *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)p));
+#else
+	__builtin_prefetch(p, 1, 3);
+#endif
+}
+
 static int push(struct ncclbpf_net_queue *q, const struct ncclbpf_net_ctx *x)
 {
 	uint32_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
@@ -149,6 +163,9 @@ static int push(struct ncclbpf_net_queue *q, const struct ncclbpf_net_ctx *x)
 	q->ev[t % NETQ_LEN] = *x;
 	atomic_store_explicit(&q->tail, t + 1, memory_order_release);
 	BUMP(q->queued, 1);
+	const char *next = (const char *)&q->ev[(t + 1) % NETQ_LEN];
+	prefetch_for_write(next);
+	prefetch_for_write(next + sizeof(*x) - 1); /* a 72-byte slot spans two lines */
 	return 1;
 }
 
