@@ -131,6 +131,14 @@ struct ncclbpf_profiler_ctx {
 /* A receive finished: also SEC("net/complete"); bytes = the sizes received, summed. */
 #define NCCLBPF_NET_COMPLETE_RECV 6
 
+/* Sampled timing for a completion program that reads duration_ns: SEC(NCCLBPF_NET_COMPLETE_
+ * SAMPLED(8)) runs on every completion, like SEC("net/complete"), but measures the duration of
+ * one request in N per connection; the others arrive with duration_ns 0 (count them apart, as
+ * policies/net_counters.c does). Timing a request takes two clock reads on NCCL's proxy thread
+ * (about 35 ns per message and side on an H200 host: ~1 % of a 64 KiB AllReduce when every
+ * message is timed, docs/net-plugin.md). N: 1..1048576; NCCLBPF_NET_TIME_EVERY overrides it. */
+#define NCCLBPF_NET_COMPLETE_SAMPLED(n) "net/complete/time_every=" #n
+
 /* Return values: connect/accept programs return NCCLBPF_NET_ALLOW or NCCLBPF_NET_DENY;
  * isend programs return a pacing rate in MB/s (0 = unpaced); others' results are ignored. */
 #define NCCLBPF_NET_ALLOW 0

@@ -14,8 +14,8 @@
 #include "ncclbpf/verifier.h"
 #include "rt_internal.h"
 
-/* Hooks by program section. A bundle may hold programs for other hooks (net); they are verified
- * and loaded with it, and attached by their own adapters. */
+/* Hooks by program section. A program in any other section is an error (a misspelt section
+ * would otherwise load and never run). */
 static const struct {
 	const char *section;
 	size_t hook_off;
@@ -127,6 +127,31 @@ static void net_clock_flags(struct rt_policy *p, const uint64_t *reads)
 		p->net_clock[NCCLBPF_NET_IRECV - 1] |= RT_NET_CLOCK_AFTER;
 		p->net_clock[done] |= RT_NET_CLOCK_DUR;
 	}
+}
+
+#define SAMPLED_COMPLETE "net/complete/time_every="
+#define TIME_EVERY_MAX	 (1u << 20)
+
+/* Which hook serves section sec: its index in hooks[], or -1. *every gets N of
+ * SEC("net/complete/time_every=N") (ncclbpf.h: NCCLBPF_NET_COMPLETE_SAMPLED), else 0. */
+static int hook_of(const char *sec, uint32_t *every)
+{
+	*every = 0;
+	const char *n = sec;
+	if (!strncmp(sec, SAMPLED_COMPLETE, strlen(SAMPLED_COMPLETE))) {
+		n = sec + strlen(SAMPLED_COMPLETE);
+		uint32_t v = 0;
+		for (; *n >= '0' && *n <= '9' && v <= TIME_EVERY_MAX; n++)
+			v = v * 10 + (uint32_t)(*n - '0');
+		if (*n || v < 1 || v > TIME_EVERY_MAX || n[-1] == '=')
+			return -1;
+		*every = v;
+		sec = "net/complete";
+	}
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
+		if (!strcmp(sec, hooks[i].section))
+			return (int)i;
+	return -1;
 }
 
 static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,
@@ -261,22 +286,35 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	for (struct ebpf_program *prog = ebpf_object__next_program(obj, NULL); prog;
 	     prog = ebpf_object__next_program(obj, prog), k++) {
 		const char *sec = ebpf_program__section(prog);
-		for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-			if (strcmp(sec, hooks[i].section))
-				continue;
+		uint32_t every;
+		int i = hook_of(sec, &every);
+		if (i < 0) {
+			snprintf(r->msg, sizeof(r->msg),
+				 "program %s: no hook serves SEC(\"%s\") (tuner, tuner/chunk, "
+				 "profiler, profiler/proxy, profiler/coll_end, net/connect, "
+				 "net/accept, net/isend, net/irecv, net/complete, "
+				 "net/complete/time_every=N with N in 1..%u)",
+				 ebpf_program__name(prog), sec, TIME_EVERY_MAX);
+			e = -EINVAL;
+		} else {
 			e = attach(p, prog, hooks[i].hook_off, engine, r);
-			if (e) {
-				free(reads);
-				rt_bundle_free(p);
-				return e;
-			}
-			p->hot.profiler_needs |= hooks[i].profiler_needs;
-			if (hooks[i].net_slot >= 0)
-				net_reads[hooks[i].net_slot] = k < r->n_progs ? reads[k] : ~0ull;
 		}
+		if (e) {
+			free(reads);
+			rt_bundle_free(p);
+			return e;
+		}
+		p->hot.profiler_needs |= hooks[i].profiler_needs;
+		if (hooks[i].net_slot >= 0)
+			net_reads[hooks[i].net_slot] = k < r->n_progs ? reads[k] : ~0ull;
+		if (every)
+			p->net_time_every = every;
 	}
 	free(reads);
 	net_clock_flags(p, net_reads);
+	/* The operator's NCCLBPF_NET_TIME_EVERY wins over the program's section. */
+	uint32_t env_every = rt_net_time_every_env();
+	p->net_time_every = env_every ? env_every : p->net_time_every ? p->net_time_every : 1;
 	/* Report the engine actually used by the tuner hook. */
 	if (engine == NCCLBPF_ENGINE_JIT && p->hot.tuner.prog && !p->hot.tuner.fn)
 		p->engine = NCCLBPF_ENGINE_INTERP;
@@ -292,6 +330,7 @@ void rt_bundle_free(struct rt_policy *p)
 	p->hot.profiler_needs = 0;
 	memset(p->net, 0, sizeof(p->net));
 	memset(p->net_clock, 0, sizeof(p->net_clock));
+	p->net_time_every = 0;
 }
 
 /* Copies every element of old into new (same type and sizes, checked by the caller). */

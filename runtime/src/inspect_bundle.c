@@ -109,6 +109,33 @@ static void map_record(struct insp_out *o, struct ebpf_object_map *om, int cls)
 	insp_end(o);
 }
 
+/* The hook that runs xp in p and its name; NULL and "-" for none. */
+static const struct rt_hook *hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
+					  const char **name)
+{
+	const struct {
+		const char *name;
+		const struct rt_hook *h;
+	} hooks[] = {
+	    {"tuner", &p->hot.tuner},
+	    {"tuner/chunk", &p->hot.chunk},
+	    {"profiler", &p->hot.profiler},
+	    {"net/connect", &p->net[NCCLBPF_NET_CONNECT - 1]},
+	    {"net/accept", &p->net[NCCLBPF_NET_ACCEPT - 1]},
+	    {"net/isend", &p->net[NCCLBPF_NET_ISEND - 1]},
+	    {"net/irecv", &p->net[NCCLBPF_NET_IRECV - 1]},
+	    {"net/complete", &p->net[NCCLBPF_NET_COMPLETE - 1]},
+	};
+	*name = "-";
+	for (size_t i = 0; xp && i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		if (hooks[i].h->prog == xp) {
+			*name = hooks[i].name;
+			return hooks[i].h;
+		}
+	}
+	return NULL;
+}
+
 void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 {
 	if (!p->obj)
@@ -116,14 +143,12 @@ void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 	for (struct ebpf_program *prog = ebpf_object__next_program(p->obj, NULL); prog;
 	     prog = ebpf_object__next_program(p->obj, prog)) {
 		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
-		const struct ebpf_prog *xp = ebpf_program__prog(prog);
-		const struct rt_hook *h = xp && p->hot.tuner.prog == xp	  ? &p->hot.tuner
-					  : xp && p->hot.chunk.prog == xp ? &p->hot.chunk
-									  : NULL;
+		const char *hook;
+		const struct rt_hook *h = hook_of_prog(p, ebpf_program__prog(prog), &hook);
 		insp_begin(o, "prog");
 		insp_kv(o, "name", ebpf_program__name(prog));
 		insp_kv(o, "section", ebpf_program__section(prog));
-		insp_kv(o, "hook", h == &p->hot.tuner ? "tuner" : h ? "tuner/chunk" : "-");
+		insp_kv(o, "hook", hook);
 		insp_kv(o, "engine", !h ? "-" : h->fn ? "jit" : "interp");
 		insp_kvu(o, "insns", ebpf_program__insn_cnt(prog));
 		insp_kvu(o, "processed", vs ? vs->processed : 0);
@@ -131,6 +156,12 @@ void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 		insp_kvu(o, "worst_case_insns", vs ? vs->worst_case_insns : 0);
 		insp_kvu(o, "verify_ns", vs ? vs->time_ns : 0);
 		insp_kvu(o, "code_size", h ? h->code_size : 0);
+		/* Posts timed for a completion's duration_ns: one in this many (0: not read). */
+		if (h == &p->net[NCCLBPF_NET_COMPLETE - 1])
+			insp_kvu(o, "time_every",
+				 (p->net_clock[NCCLBPF_NET_COMPLETE - 1] & RT_NET_CLOCK_DUR)
+				     ? p->net_time_every
+				     : 0);
 		insp_end(o);
 	}
 }

@@ -110,8 +110,8 @@ uint64_t rt_tsc_read(void)
 }
 #endif
 
-/* NCCLBPF_NET_TIME_EVERY: 1..1048576, read once with the TSC setup. */
-static uint32_t time_every = 1;
+/* NCCLBPF_NET_TIME_EVERY: 1..1048576, read once with the TSC setup; 0 when unset. */
+static uint32_t time_every;
 
 static void setup_sampling(void)
 {
@@ -140,8 +140,9 @@ void rt_tsc_setup(void)
 	pthread_once(&once, setup_all);
 }
 
-uint32_t ncclbpf_rt_net_time_every(void)
+uint32_t rt_net_time_every_env(void)
 {
+	rt_tsc_setup();
 	return time_every;
 }
 

@@ -37,6 +37,8 @@ extern struct rt_tsc_state rt_tsc;
 void rt_tsc_setup(void); /* once per process, at the first acquire (a 2 ms calibration) */
 uint64_t rt_tsc_read(void);
 uint64_t rt_tsc_ticks_to_ns(uint64_t ticks);
+/* NCCLBPF_NET_TIME_EVERY (1..2^20), 0 when unset: the operator's stride, over any policy's. */
+uint32_t rt_net_time_every_env(void);
 
 /* Both completions (send, receive) are served by SEC("net/complete"). */
 static inline uint32_t rt_net_slot(uint32_t op)
@@ -53,6 +55,9 @@ struct rt_policy {
 	 * may read): its program reads time_ns, or, for isend/irecv, the complete program reads
 	 * duration_ns (the posting time), or, for complete, it reads duration_ns. */
 	uint8_t net_clock[RT_NET_HOOKS]; /* RT_NET_CLOCK_* per net hook */
+	/* Posts stamped for the completion's duration_ns: one in this many per connection (1:
+	 * every one). SEC("net/complete/time_every=N"), or NCCLBPF_NET_TIME_EVERY over it. */
+	uint32_t net_time_every;
 	struct ebpf_object *obj;       /* owns programs, code and maps (NULL for native policies) */
 	void (*release)(uint64_t arg); /* native policies: called when freed */
 	uint64_t release_arg;

@@ -41,7 +41,8 @@ static uint64_t event_clock(const struct rt_policy *p, uint32_t slot, struct ncc
 {
 	uint8_t clk = p->net_clock[slot];
 	if ((clk & RT_NET_CLOCK_AFTER) && !(clk & RT_NET_CLOCK_NOW) && stamp_after) {
-		*stamp_after = 1; /* the caller stamps the post once it is handed over */
+		/* the caller stamps the post once it is handed over, one post in this many */
+		*stamp_after = p->net_time_every > 1 ? (int)p->net_time_every : 1;
 		return 0;
 	}
 	/* A completion whose program reads only duration_ns, of a request stamped with TSC ticks

@@ -36,7 +36,8 @@ set(NET_POLICY_DIR ${PROJECT_BINARY_DIR}/tests/net/policies)
 set(NET_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_POLICIES)
-  foreach(p deny probe probe_complete clk_bytes clk_duration clk_time)
+  foreach(p deny probe probe_complete clk_bytes clk_duration clk_time clk_sampled bad_section
+      bad_every0 bad_every_big)
     set(out ${NET_POLICY_DIR}/${p}.o)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_POLICY_DIR}

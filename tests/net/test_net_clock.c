@@ -6,6 +6,9 @@
  * With a 4th argument "tsc" (NCCLBPF_NET_TSC=1): posting stamps are TSC ticks and a
  * completion's duration is converted from them (exit 77, skipped, on a CPU without an
  * invariant TSC); "notsc" (NCCLBPF_NET_TSC=0): stamps are CLOCK_MONOTONIC ns.
+ * Sampled timing declared by the section (clk_sampled.o, SEC("net/complete/time_every=4")):
+ * posts are to be stamped one in 4; sections no hook serves (bad_section.o, bad_every0.o,
+ * bad_every_big.o, next to CLK_DURATION.o) are refused and the active policy stays.
  * usage: test_net_clock CLK_BYTES.o CLK_DURATION.o CLK_TIME.o [tsc|notsc] */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,6 +48,29 @@ static struct ev event_stamp(uint32_t op, uint64_t t0, int *stamp_after)
 	e.time_ns = x.time_ns;
 	e.duration_ns = x.duration_ns;
 	return e;
+}
+
+/* path of NAME in the folder of sibling */
+static const char *beside(const char *sibling, const char *name)
+{
+	static char buf[4096];
+	const char *slash = strrchr(sibling, '/');
+	int dir = slash ? (int)(slash - sibling) : 1;
+	snprintf(buf, sizeof(buf), "%.*s/%s", dir, slash ? sibling : ".", name);
+	return buf;
+}
+
+/* A bundle the runtime must refuse, with a message naming the section. */
+static void refused(const char *path, const char *section)
+{
+	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+	int e = ncclbpf_rt_reload(path, &r);
+	char want[128];
+	snprintf(want, sizeof(want), "no hook serves SEC(\"%s\")", section);
+	CHECK(e == -EINVAL);
+	CHECK(strstr(r.msg, want) != NULL);
+	if (!strstr(r.msg, want))
+		fprintf(stderr, "%s: %s\n", path, r.msg);
 }
 
 static void load(const char *path)
@@ -150,6 +176,25 @@ int main(int argc, char **argv)
 	CHECK(e.err == 0 && e.ret == 3 && e.now == 0 && e.duration_ns == 0);
 	e = event(NCCLBPF_NET_CONNECT, 0);
 	CHECK(e.err == -ENOENT && e.now == 0);
+
+	/* Sampled timing declared by the section: the caller stamps one post in 4; a stamped
+	 * completion gets its duration, an unstamped one reads no clock. */
+	load(beside(argv[2], "clk_sampled.o"));
+	for (uint32_t op = NCCLBPF_NET_ISEND; op <= NCCLBPF_NET_IRECV; op++) {
+		e = event_stamp(op, 0, &stamp);
+		CHECK(e.err == -ENOENT && stamp == 4 && e.now == 0);
+	}
+	s = ncclbpf_rt_net_stamp();
+	e = event(NCCLBPF_NET_COMPLETE_RECV, s);
+	CHECK(e.err == 0 && e.ret == 7 && e.duration_ns > 0);
+	e = event(NCCLBPF_NET_COMPLETE, 0);
+	CHECK(e.err == 0 && e.ret == 3 && e.now == 0 && e.duration_ns == 0);
+	/* Refused: a misspelt section, N out of 1..1048576. The sampled policy stays active. */
+	refused(beside(argv[2], "bad_section.o"), "net/complte");
+	refused(beside(argv[2], "bad_every0.o"), "net/complete/time_every=0");
+	refused(beside(argv[2], "bad_every_big.o"), "net/complete/time_every=1048577");
+	e = event_stamp(NCCLBPF_NET_ISEND, 0, &stamp);
+	CHECK(e.err == -ENOENT && stamp == 4);
 
 	/* Connect and isend programs that read time_ns; a complete program that reads only op:
 	 * no clock at completion, none at irecv. */

@@ -80,12 +80,19 @@ static void print_human(const struct insp_recs *rs)
 		       get(r, "name"), get(r, "section"), get(r, "insns"), get(r, "processed"),
 		       get(r, "peak_states"), get(r, "worst_case_insns"), u(r, "verify_ns") / 1e3);
 		if (!strcmp(get(r, "hook"), "-"))
-			printf("not run by the tuner\n");
+			printf("attached to no hook");
 		else if (!strcmp(get(r, "engine"), "jit"))
-			printf("%s hook, JIT %s B of machine code\n", get(r, "hook"),
+			printf("%s hook, JIT %s B of machine code", get(r, "hook"),
 			       get(r, "code_size"));
 		else
-			printf("%s hook, interpreter\n", get(r, "hook"));
+			printf("%s hook, interpreter", get(r, "hook"));
+		unsigned long long every = u(r, "time_every");
+		if (every == 1)
+			printf("; duration_ns of every request");
+		else if (every > 1)
+			printf("; duration_ns of one request in %llu per connection (sampled)",
+			       every);
+		printf("\n");
 	}
 	const struct insp_rec *tot = first(rs, "totals");
 	if (tot) {

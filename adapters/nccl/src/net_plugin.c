@@ -68,19 +68,23 @@ struct nb_comm {
 	size_t pend_size;
 	int pend_tag, pend_n;
 	int pend_paced;		      /* the isend program asked for a rate */
-	int pend_stamp;		      /* take t0 once the transport has the request */
-	uint32_t stamps;	      /* posts that wanted a stamp (sampled timing) */
+	int pend_stamp;		      /* N: take t0 once the transport has it, one post in N */
+	uint32_t stamp_left;	      /* posts until the next stamp (sampled timing) */
 	uint64_t pend_t0, pend_start; /* t0: posting time, 0 when no program needed it */
 	uint64_t pace_vt;
 	unsigned hint;
 	struct nb_req reqs[NB_MAXREQS];
 };
 
-/* Sampled timing: every Nth post that needs a stamp only for its completion gets one. */
-static int stamp_this(struct nb_comm *c)
+/* Sampled timing: of the posts that need a stamp only for their completion, one in every
+ * (ncclbpf_rt_net_event's *stamp_after) gets one; 0: none. A countdown, not a division. */
+static int stamp_this(struct nb_comm *c, int every)
 {
-	uint32_t every = ncclbpf_rt_net_time_every();
-	return every <= 1 || ++c->stamps % every == 0;
+	if (every <= 1)
+		return every == 1;
+	if (!c->stamp_left || c->stamp_left > (uint32_t)every)
+		c->stamp_left = (uint32_t)every; /* first, or the policy's stride shrank */
+	return --c->stamp_left == 0;
 }
 
 static int inner_on(void)
@@ -525,7 +529,7 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 	c->pend = 0;
 	r->b = b;
 	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
-	r->t0 = c->pend_stamp && stamp_this(c) ? ncclbpf_rt_net_stamp() : c->pend_t0;
+	r->t0 = stamp_this(c, c->pend_stamp) ? ncclbpf_rt_net_stamp() : c->pend_t0;
 	r->bytes = size;
 	r->tag = tag;
 	r->op = RQ_SEND;
@@ -574,7 +578,7 @@ static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes
 	c->pend = 0;
 	r->b = b;
 	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
-	r->t0 = c->pend_stamp && stamp_this(c) ? ncclbpf_rt_net_stamp() : c->pend_t0;
+	r->t0 = stamp_this(c, c->pend_stamp) ? ncclbpf_rt_net_stamp() : c->pend_t0;
 	r->bytes = total;
 	r->tag = tag0;
 	r->n = (uint8_t)n;

@@ -200,8 +200,11 @@ int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
  * a program ran, -ENOENT when none is attached for the op, -EINVAL for an unknown op.
  * stamp_after (may be NULL): for ISEND and IRECV, when only the completion needs the posting
  * time (no program of the post itself reads time), no clock is read here and *stamp_after is
- * set to 1: the caller reads CLOCK_MONOTONIC itself right after handing the request to the
- * transport, so the clock read does not delay the data. NULL: read here as above. */
+ * set to N >= 1: the caller takes a posting stamp (ncclbpf_rt_net_stamp) itself right after
+ * handing the request to the transport, so the clock read does not delay the data, for one post
+ * in N per connection (sampled timing: SEC("net/complete/time_every=N"), or
+ * NCCLBPF_NET_TIME_EVERY=N over it; 1: every post). The others pass t0 0: their completions
+ * read no clock and see duration_ns 0. NULL: read here as above. */
 int ncclbpf_rt_net_event(struct ncclbpf_net_ctx *x, uint64_t t0, uint64_t *now, uint64_t *ret,
 			 int *stamp_after);
 /* Completions off NCCL's critical path. A SEC("net/complete") program only observes, so it
@@ -246,11 +249,6 @@ void ncclbpf_rt_net_queue_stats(struct ncclbpf_net_queue_stats *out);
  * ncclbpf_rt_net_tsc(): 1 when stamps are TSC ticks. */
 uint64_t ncclbpf_rt_net_stamp(void);
 int ncclbpf_rt_net_tsc(void);
-/* Sampled timing (NCCLBPF_NET_TIME_EVERY=N, default 1): the caller stamps only every Nth post
- * per connection that needs a stamp only for its completion's duration_ns; the others pass t0 0,
- * and their completions read no clock and see duration_ns 0 (a program counts timed ones
- * separately). Read at the first acquire. */
-uint32_t ncclbpf_rt_net_time_every(void);
 
 /* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
 int ncclbpf_rt_net_active(void);
