@@ -154,6 +154,25 @@ static int hook_of(const char *sec, uint32_t *every)
 	return -1;
 }
 
+static void unserved(const char *sec, char *why, size_t n)
+{
+	snprintf(why, n,
+		 "no hook serves SEC(\"%s\") (tuner, tuner/chunk, profiler, profiler/proxy, "
+		 "profiler/coll_end, net/connect, net/accept, net/isend, net/irecv, net/complete, "
+		 "net/complete/time_every=N with N in 1..%u)",
+		 sec, TIME_EVERY_MAX);
+}
+
+int ncclbpf_rt_section_served(const char *section, char *why, size_t why_len)
+{
+	uint32_t every;
+	if (section && hook_of(section, &every) >= 0)
+		return 0;
+	if (why && why_len)
+		unserved(section ? section : "", why, why_len);
+	return -EINVAL;
+}
+
 static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,
 		  struct ncclbpf_reload_report *r)
 {
@@ -289,12 +308,10 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 		uint32_t every;
 		int i = hook_of(sec, &every);
 		if (i < 0) {
-			snprintf(r->msg, sizeof(r->msg),
-				 "program %s: no hook serves SEC(\"%s\") (tuner, tuner/chunk, "
-				 "profiler, profiler/proxy, profiler/coll_end, net/connect, "
-				 "net/accept, net/isend, net/irecv, net/complete, "
-				 "net/complete/time_every=N with N in 1..%u)",
-				 ebpf_program__name(prog), sec, TIME_EVERY_MAX);
+			char why[sizeof(r->msg) - 64];
+			unserved(sec, why, sizeof(why));
+			snprintf(r->msg, sizeof(r->msg), "program %s: %s", ebpf_program__name(prog),
+				 why);
 			e = -EINVAL;
 		} else {
 			e = attach(p, prog, hooks[i].hook_off, engine, r);

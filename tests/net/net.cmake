@@ -190,6 +190,20 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   # pace: large messages at the default 1000 MB/s, small ones unpaced.
   net_tr(pace_large "return 1000 " ${P}/net_pace.o --prog net_pace --ctx op=3,bytes=1048576)
   net_tr(pace_small "return 0\n" ${P}/net_pace.o --prog net_pace --ctx op=3,bytes=4096)
+  # `ncclbpf verify` refuses what the plugin would refuse to load (a section no hook serves),
+  # exit status 1, and accepts the sampled completion section.
+  foreach(bad bad_section:net/complte bad_every0:net/complete/time_every=0)
+    string(REPLACE ":" ";" b ${bad})
+    list(GET b 0 obj)
+    list(GET b 1 sec)
+    add_test(NAME net_verify_${obj} COMMAND sh -c "\"$0\" verify \"$1\"; echo rc=$?"
+      $<TARGET_FILE:ncclbpf> ${NET_POLICY_DIR}/${obj}.o)
+    set_tests_properties(net_verify_${obj} PROPERTIES LABELS "net;cli" TIMEOUT 60
+      PASS_REGULAR_EXPRESSION "REJECTED: no hook serves SEC\\(\"${sec}\"\\)[^\n]*\nrc=1")
+  endforeach()
+  add_test(NAME net_verify_sampled COMMAND ncclbpf verify ${NET_POLICY_DIR}/clk_sampled.o)
+  set_tests_properties(net_verify_sampled PROPERTIES LABELS "net;cli" TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "clk_sampled \\(net/complete/time_every=4\\): accepted")
 endif()
 
 # ThreadSanitizer twin of the transport test (the pattern of profiler.cmake's stress twin): the

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/runtime.h"
 
 #define LOG_SIZE (16u << 20)
 
@@ -92,6 +93,9 @@ static int verify_one(struct ebpf_program *p, struct ebpf_map **maps, uint32_t n
 		       ebpf_program__section(p), log);
 		printf("--- end of log ---\n");
 	}
+	/* Verified code the plugin would still refuse to load: say it here, before deploying. */
+	if (!rc)
+		rc = ncclbpf_rt_section_served(ebpf_program__section(p), err, sizeof(err));
 	if (rc) {
 		*rejected = 1;
 		printf("%s (%s): REJECTED: %s\n", ebpf_program__name(p), ebpf_program__section(p),
