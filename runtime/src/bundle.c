@@ -163,10 +163,13 @@ static void unserved(const char *sec, char *why, size_t n)
 		 sec, TIME_EVERY_MAX);
 }
 
-int ncclbpf_rt_section_served(const char *section, char *why, size_t why_len)
+int ncclbpf_rt_section_served(const char *section, uint32_t *time_every, char *why, size_t why_len)
 {
-	uint32_t every;
-	if (section && hook_of(section, &every) >= 0)
+	uint32_t every = 0;
+	int served = section && hook_of(section, &every) >= 0;
+	if (time_every)
+		*time_every = every;
+	if (served)
 		return 0;
 	if (why && why_len)
 		unserved(section ? section : "", why, why_len);

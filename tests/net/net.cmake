@@ -203,7 +203,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   endforeach()
   add_test(NAME net_verify_sampled COMMAND ncclbpf verify ${NET_POLICY_DIR}/clk_sampled.o)
   set_tests_properties(net_verify_sampled PROPERTIES LABELS "net;cli" TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "clk_sampled \\(net/complete/time_every=4\\): accepted")
+    PASS_REGULAR_EXPRESSION "clk_sampled \\(net/complete/time_every=4\\): accepted[^\n]*\n[^\n]*\n  duration_ns: one request in 4 per connection is timed")
 endif()
 
 # ThreadSanitizer twin of the transport test (the pattern of profiler.cmake's stress twin): the

@@ -94,8 +94,9 @@ static int verify_one(struct ebpf_program *p, struct ebpf_map **maps, uint32_t n
 		printf("--- end of log ---\n");
 	}
 	/* Verified code the plugin would still refuse to load: say it here, before deploying. */
+	uint32_t every = 0;
 	if (!rc)
-		rc = ncclbpf_rt_section_served(ebpf_program__section(p), err, sizeof(err));
+		rc = ncclbpf_rt_section_served(ebpf_program__section(p), &every, err, sizeof(err));
 	if (rc) {
 		*rejected = 1;
 		printf("%s (%s): REJECTED: %s\n", ebpf_program__name(p), ebpf_program__section(p),
@@ -109,6 +110,11 @@ static int verify_one(struct ebpf_program *p, struct ebpf_map **maps, uint32_t n
 	       (unsigned long long)st.worst_case_insns,
 	       (unsigned long long)ebpf_program__type(p)->insn_budget, (double)st.time_ns / 1e3);
 	print_reads(ebpf_program__type(p), st.ctx_read);
+	uint64_t dur = ebpf_prog_type_field_bit(ebpf_program__type(p), "duration_ns");
+	if (every > 1 && (st.ctx_read & dur))
+		printf("  duration_ns: one request in %u per connection is timed (sampled; "
+		       "NCCLBPF_NET_TIME_EVERY overrides)\n",
+		       every);
 	return 0;
 }
 

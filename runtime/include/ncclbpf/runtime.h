@@ -254,9 +254,10 @@ int ncclbpf_rt_net_tsc(void);
 int ncclbpf_rt_net_active(void);
 
 /* 0 when a hook serves programs of SEC(section) (its name, or net/complete/time_every=N with
- * N in 1..1048576); else -EINVAL and, in why, the sections that are served. A bundle with a
- * program in any other section fails to load; `ncclbpf verify` says so first. */
-int ncclbpf_rt_section_served(const char *section, char *why, size_t why_len);
+ * N in 1..1048576; *time_every gets N, else 0; may be NULL); else -EINVAL and, in why, the
+ * sections that are served. A bundle with a program in any other section fails to load;
+ * `ncclbpf verify` says so first. */
+int ncclbpf_rt_section_served(const char *section, uint32_t *time_every, char *why, size_t why_len);
 
 /* --- Reload ------------------------------------------------------------------------------- */
 struct ncclbpf_reload_report {
