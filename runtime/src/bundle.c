@@ -154,13 +154,31 @@ static int hook_of(const char *sec, uint32_t *every)
 	return -1;
 }
 
+/* The message names every section hooks[] serves, so it cannot fall behind the table. */
 static void unserved(const char *sec, char *why, size_t n)
 {
-	snprintf(why, n,
-		 "no hook serves SEC(\"%s\") (tuner, tuner/chunk, profiler, profiler/proxy, "
-		 "profiler/coll_end, net/connect, net/accept, net/isend, net/irecv, net/complete, "
-		 "net/complete/time_every=N with N in 1..%u)",
-		 sec, TIME_EVERY_MAX);
+	size_t len = (size_t)snprintf(why, n, "no hook serves SEC(\"%s\") (", sec);
+	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]) && len < n; i++)
+		len += (size_t)snprintf(why + len, n - len, "%s, ", hooks[i].section);
+	if (len < n)
+		snprintf(why + len, n - len, "net/complete/time_every=N with N in 1..%u)",
+			 TIME_EVERY_MAX);
+}
+
+const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
+					     const char **name)
+{
+	*name = "-";
+	for (size_t i = 0; xp && i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+		const struct rt_hook *h =
+		    (const struct rt_hook *)((const char *)p + hooks[i].hook_off);
+		if (h->prog == xp) {
+			/* the profiler's three sections share one hook: name the hook */
+			*name = hooks[i].profiler_needs ? "profiler" : hooks[i].section;
+			return h;
+		}
+	}
+	return NULL;
 }
 
 int ncclbpf_rt_section_served(const char *section, uint32_t *time_every, char *why, size_t why_len)

@@ -109,33 +109,6 @@ static void map_record(struct insp_out *o, struct ebpf_object_map *om, int cls)
 	insp_end(o);
 }
 
-/* The hook that runs xp in p and its name; NULL and "-" for none. */
-static const struct rt_hook *hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
-					  const char **name)
-{
-	const struct {
-		const char *name;
-		const struct rt_hook *h;
-	} hooks[] = {
-	    {"tuner", &p->hot.tuner},
-	    {"tuner/chunk", &p->hot.chunk},
-	    {"profiler", &p->hot.profiler},
-	    {"net/connect", &p->net[NCCLBPF_NET_CONNECT - 1]},
-	    {"net/accept", &p->net[NCCLBPF_NET_ACCEPT - 1]},
-	    {"net/isend", &p->net[NCCLBPF_NET_ISEND - 1]},
-	    {"net/irecv", &p->net[NCCLBPF_NET_IRECV - 1]},
-	    {"net/complete", &p->net[NCCLBPF_NET_COMPLETE - 1]},
-	};
-	*name = "-";
-	for (size_t i = 0; xp && i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-		if (hooks[i].h->prog == xp) {
-			*name = hooks[i].name;
-			return hooks[i].h;
-		}
-	}
-	return NULL;
-}
-
 void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 {
 	if (!p->obj)
@@ -144,7 +117,8 @@ void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 	     prog = ebpf_object__next_program(p->obj, prog)) {
 		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
 		const char *hook;
-		const struct rt_hook *h = hook_of_prog(p, ebpf_program__prog(prog), &hook);
+		const struct rt_hook *h =
+		    rt_bundle_hook_of_prog(p, ebpf_program__prog(prog), &hook);
 		insp_begin(o, "prog");
 		insp_kv(o, "name", ebpf_program__name(prog));
 		insp_kv(o, "section", ebpf_program__section(prog));

@@ -116,6 +116,10 @@ void rt_bundle_free(struct rt_policy *p);
 /* Copies the contents of maps of old whose name, type, key, value and entry sizes match a map
  * of p. Returns the number of maps carried. */
 uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old);
+/* The hook of p that runs xp and its name ("tuner", "profiler", "net/complete", ...); NULL and
+ * "-" for none. */
+const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
+					     const char **name);
 /* The map called name in p's bundle, or NULL. */
 struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name);
 int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
