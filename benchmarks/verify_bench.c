@@ -1,6 +1,6 @@
 /* Verification time of every shipped policy: the median of many ebpf_verify runs per program,
  * next to a baseline measured in the same run (ebpf_prog__new on the same instructions: the
- * structural validation any engine must do), and the DESIGN target of 200 us.
+ * structural validation any engine must do), and the design.md §7 target of 200 us.
  * Usage: verify_bench [--quick] [FILE.o ...]   (default: the policies built with the project) */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Benchmark policy with two map lookups per decision (the DESIGN §6 "+15 ns with two map
+/* Benchmark policy with two map lookups per decision (the design.md §7 "+10 ns with two map
  * lookups" case): the algorithm comes from a per-collective array, the protocol and channel
  * count from a per-size-bucket array. A stored value of 0 means "NCCL's choice" (value - 1 is
  * the id), so the zero-initialised maps leave every decision to NCCL until an operator fills

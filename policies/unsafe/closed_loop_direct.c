@@ -2,7 +2,7 @@
  * latency per size bucket, and the tuner picks the channel count from it directly. Each rank
  * measures different latencies (skew, stragglers, a noisy neighbour on one node), so ranks would
  * pick different channel counts for the same collective and NCCL would hang or corrupt data
- * (nccl-plugin-abi.md §6). Expected: rejected (tuner decision depends on rank-local data: map
+ * (docs/design.md §6.16). Expected: rejected (tuner decision depends on rank-local data: map
  * written by a profiler program). The safe form is policies/closed_loop_channels.c. */
 #include "ncclbpf.h"
 

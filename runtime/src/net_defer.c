@@ -1,9 +1,9 @@
 /* Completion programs off NCCL's critical path (runtime.h, "Completions off NCCL's critical
  * path"). Why a thread: NCCL's proxy progress thread is a polling loop and the latency chain
  * between the ranks, so work added anywhere in it lengthens the loop and delays its reaction to
- * the next event, even in test() calls that find nothing done (tried first, no gain:
- * scripts/device/runQ.sh, runR.sh). On the GPU host a completion program of 64 map updates cost
- * +11.2 % of a 64 KiB AllReduce inline and +2.5 % here (docs/net-plugin.md).
+ * the next event, even in test() calls that find nothing done (tried first, no gain). On the
+ * GPU host a completion program of 64 map updates cost +11.2 % of a 64 KiB AllReduce inline and
+ * +2.5 % here (docs/net-plugin.md, "Performance").
  *
  * One single-producer ring per net context (one NCCL communicator), shared by its connections.
  * NCCL tests a context's requests from its one proxy progress thread; the first thread to

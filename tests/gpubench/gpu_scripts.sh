@@ -88,5 +88,18 @@ grep -q "dropping channels" "$W/budget.log" || bad "budget: trimming not logged"
 grep -q "tree_ll_4 rc=1" "$W/budget/runs/runs.log" || bad "budget: the failing run is not logged"
 grep -q "[1-9][0-9]* run(s) failed" "$W/budget.log" || bad "budget: failures not counted"
 grep -q ",tree/ll/4," "$W/budget/sweep.csv" || bad "budget: the failed run's rows are lost"
+# gpu-ab.sh's command line: help on stdout with 0, a usage error 2, an unreadable bundle 1 naming
+# it, and none of them builds or starts anything (no build-gpu appears).
+AB="$SRC/scripts/gpu-ab.sh"
+out=$(bash "$AB" --help) || bad "gpu-ab.sh --help rc"
+grep -q "^Usage: scripts/gpu-ab.sh" <<<"$out" || bad "gpu-ab.sh --help: no usage"
+bash "$AB" 64K >/dev/null 2>&1
+[ $? -eq 2 ] || bad "gpu-ab.sh with too few arguments: want rc 2"
+bash "$AB" --bogus 64K a.o b.o >/dev/null 2>&1
+[ $? -eq 2 ] || bad "gpu-ab.sh --bogus: want rc 2"
+msg=$(BUILD_DIR="$W/ab-build" bash "$AB" 64K "$W/missing.o" "$POLICIES/noop.o" 2>&1)
+[ $? -eq 1 ] || bad "gpu-ab.sh with a missing bundle: want rc 1"
+grep -q "missing.o: cannot read" <<<"$msg" || bad "gpu-ab.sh: the missing bundle is not named: $msg"
+[ -e "$W/ab-build" ] && bad "gpu-ab.sh built before checking its arguments"
 [ $fail -eq 0 ] && echo "gpu_scripts: OK"
 exit $fail

@@ -1,4 +1,4 @@
-/* Driving the exported net tables the way NCCL's proxy does (nccl-plugin-abi.md §3.4): the
+/* Driving the exported net tables the way NCCL's proxy does (docs/design.md §6.10): the
  * library dlopened RTLD_NOW|RTLD_LOCAL, the table found by its versioned name, init per
  * communicator, listen, the 128-byte handle carried to the peer out of band (a pipe here,
  * NCCL's bootstrap there), connect/accept called again and again until they return a comm,

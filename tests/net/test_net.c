@@ -795,7 +795,7 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 
 /* --- load/unload cycles: no thread outlives its communicators ---------------------------------
  * NCCL may finalize every net context and dlclose the library, then load it again
- * (nccl-plugin-abi.md §3.4). With a completion program attached, each context has a completion
+ * (docs/design.md §6.10). With a completion program attached, each context has a completion
  * queue and the first starts the runtime's drain thread: two overlapping contexts per cycle
  * (the first finalized while the second still exchanges), ten cycles, and the process must be
  * back to its own threads after each. */
@@ -938,7 +938,7 @@ static int count_in(const char *text, const char *needle)
 
 /* One process as NCCL drives it for two communicators: NCCL_NET_PLUGIN names the library, so
  * NCCL inits it as the net plugin and, with no NCCL_TUNER_PLUGIN, also as the tuner (fallback
- * to the net plugin's library, nccl-plugin-abi.md §1.3 step 4). tuner_named: NCCL_TUNER_PLUGIN
+ * to the net plugin's library, docs/design.md §6.2). tuner_named: NCCL_TUNER_PLUGIN
  * names the library too. */
 static int quiet_child(int tuner_named)
 {

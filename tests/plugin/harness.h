@@ -69,7 +69,7 @@ __attribute__((unused)) static void harness_logger(ncclDebugLogLevel level, unsi
 	if (level == NCCL_LOG_WARN) {
 		__atomic_add_fetch(&harness_warns, 1, __ATOMIC_RELAXED);
 		snprintf(harness_last_warn, sizeof(harness_last_warn), "%s", buf);
-		/* Visible with NCCL's default debug mask only if INIT or ALL is set (§8). */
+		/* Visible with NCCL's default debug mask only if INIT or ALL is set (§6.13). */
 		if (!(flags & NCCL_INIT)) {
 			harness_hidden_warns++;
 			fprintf(stderr, "WARN without NCCL_INIT in its flags: %s\n", buf);

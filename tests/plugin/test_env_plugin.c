@@ -210,7 +210,7 @@ int main(int argc, char **argv)
 	CHECK(same_str(a1, "hello") && same_str(a2, "world"));
 	CHECK(same_str(self, want));
 
-	/* getEnv and init never log (the logger can deadlock NCCL, nccl-plugin-abi.md §4). */
+	/* getEnv and init never log (the logger can deadlock NCCL, docs/design.md §6.12). */
 	CHECK_EQ_U64(atomic_load(&logger_calls), 0);
 	dlclose(h);
 	return check_summary("test_env_plugin");

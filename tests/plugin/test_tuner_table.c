@@ -1,4 +1,4 @@
-/* The cost-table translation and the output discipline (nccl-plugin-abi.md §1.6), without a
+/* The cost-table translation and the output discipline (docs/design.md §6.5), without a
  * plugin or a policy: every rule, then a randomized property check over many tables. */
 #include <float.h>
 #include <math.h>

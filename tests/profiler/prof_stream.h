@@ -1,4 +1,4 @@
-/* Profiler event streams shaped as NCCL sends them (nccl-plugin-abi.md §2.4), for the exported
+/* Profiler event streams shaped as NCCL sends them (docs/design.md §6.8), for the exported
  * ncclProfiler_v4 (2.27), _v5 (2.28; 2.29 through its v5 shim) and _v6 (2.29/2.30) tables.
  * The descriptors are filled exactly as each release lays them out; handles are whatever the
  * plugin returned, passed back as NCCL passes them (parentObj). */

@@ -24,7 +24,7 @@ extern const ncclProfiler_v5_t ncclProfiler_v5;
 extern const ncclProfiler_v6_t ncclProfiler_v6;
 
 static const char *record_o, *record_proxy_o, *policy_dir, *record_end_o;
-/* NCCL's activation mask: one process-global int (nccl-plugin-abi.md §2.3). */
+/* NCCL's activation mask: one process-global int (docs/design.md §6.7). */
 static int mask;
 
 static char last_info[1024];

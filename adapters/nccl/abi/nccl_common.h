@@ -1,6 +1,6 @@
 /* NCCL types every plugin interface uses, vendored as ABI facts (values and layouts from
  * NVIDIA/nccl src/include/nccl_common.h and src/include/plugin/ (all headers) of v2.28.9-1 and
- * v2.30.7-1; see ../shared/reference/nccl-plugin-abi.md §8, §9). NCCL installs none of these
+ * v2.30.7-1; see docs/design.md §6.13, §6.14). NCCL installs none of these
  * headers, so plugins carry their own copy; the static asserts keep this copy honest. */
 #ifndef NCCLBPF_NCCL_COMMON_H
 #define NCCLBPF_NCCL_COMMON_H
@@ -20,7 +20,7 @@ typedef enum {
 	/* 2.30 inserts ncclTimeout = 8; we never return it. */
 } ncclResult_t;
 
-/* The tuner only ever sees the first five (§1.2). */
+/* The tuner only ever sees the first five (§6.4). */
 typedef enum {
 	ncclFuncBroadcast = 0,
 	ncclFuncReduce = 1,

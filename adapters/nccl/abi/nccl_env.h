@@ -1,10 +1,10 @@
 /* NCCL env plugin interface, versions 1 and 2, vendored as ABI facts from NVIDIA/nccl
  * src/include/plugin/env/env_v{1,2}.h (v1: v2.28.7-1, v2: v2.30.7-1), transcribed in
- * ../shared/reference/nccl-plugin-abi.md §4.
+ * docs/design.md §6.12.
  *
  * NCCL loads the table named ncclEnvPlugin_vN from the library NCCL_ENV_PLUGIN names (read with
  * the real getenv) and routes every ncclGetEnv through getEnv. v2 only adds the logger to init;
- * getEnv must never call it (it can re-enter NCCL's parameter mutex, §4). */
+ * getEnv must never call it (it can re-enter NCCL's parameter mutex, §6.12). */
 #ifndef NCCLBPF_NCCL_ENV_H
 #define NCCLBPF_NCCL_ENV_H
 

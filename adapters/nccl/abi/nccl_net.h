@@ -1,9 +1,9 @@
 /* NCCL net plugin interface, versions 11 and 12, vendored as ABI facts from NVIDIA/nccl
  * src/include/plugin/net/net_v11.h (v2.28.9-1) and net_v12.h (v2.30.7-1), transcribed in
- * ../shared/reference/nccl-plugin-abi.md §3.1-3.2.
+ * docs/design.md §6.10.
  *
  * NCCL looks the tables up as ncclNetPlugin_v11 / ncclNetPlugin_v12 (not ncclNet_vN, whatever
- * NCCL's README says, §10.9) and trusts the name to imply the layout, so every size and offset
+ * NCCL's README says, §6.14) and trusts the name to imply the layout, so every size and offset
  * below is pinned by a static assert. The function tables of v11 and v12 are identical except
  * for the property and virtual-device structs they take. */
 #ifndef NCCLBPF_NCCL_NET_H
@@ -186,7 +186,7 @@ typedef struct {
 	ncclResult_t (*setNetAttr)(void *ctx, ncclNetAttr_v12_t *netAttr);
 } ncclNet_v12_t;
 
-/* Layouts (x86-64 / aarch64 LP64), §3.1-3.2, §10.2. */
+/* Layouts (x86-64 / aarch64 LP64), §6.10, §6.14. */
 _Static_assert(sizeof(ncclNetDeviceType) == 4, "enum passed as int");
 _Static_assert(sizeof(ncclNetVDeviceProps_v11_t) == 20, "vProps v11");
 _Static_assert(offsetof(ncclNetProperties_v11_t, vProps) == 64, "props v11 vProps");

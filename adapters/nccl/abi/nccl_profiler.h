@@ -1,7 +1,7 @@
 /* NCCL profiler plugin interface, versions 4 to 6, vendored as ABI facts from NVIDIA/nccl
  * src/include/plugin/profiler/profiler_v{4,5,6}.h and src/include/plugin/nccl_profiler.h
  * (v4: v2.27.3-1, v5: v2.28.9-1, v6: v2.29.7-1/v2.30.7-1), transcribed in
- * ../shared/reference/nccl-plugin-abi.md §2.1-2.2.
+ * docs/design.md §6.14.
  *
  * NCCL finds the table by symbol name only (ncclProfiler_vN, no "Plugin") and trusts that the
  * name implies the layout, so every size and offset the adapter reads is pinned below. */
@@ -266,7 +266,7 @@ typedef struct {
 #undef NCCL_PROF_PROXYOP
 #undef NCCL_PROF_API_MEMBERS
 
-/* --- Layout pins (§2.2, §10.2) -------------------------------------------------------------- */
+/* --- Layout pins (§6.14) -------------------------------------------------------------- */
 _Static_assert(sizeof(void *) == 8, "the vendored layouts are LP64");
 _Static_assert(sizeof(ncclProfilerEventState_t) == 4, "state is a 4-byte enum");
 #define PIN(T, m, off) _Static_assert(offsetof(T, m) == (off), #T "." #m " offset")

@@ -1,6 +1,6 @@
 /* NCCL tuner plugin interface, versions 3 to 6, vendored as ABI facts from NVIDIA/nccl
  * src/include/plugin/tuner/tuner_v{3,4,5,6}.h (v3: v2.22.3-1, v4: v2.24.3-1, v5: v2.28.9-1,
- * v6: v2.30.7-1), transcribed in ../shared/reference/nccl-plugin-abi.md §1.1.
+ * v6: v2.30.7-1), transcribed in docs/design.md §6.14.
  *
  * NCCL finds the table by symbol name only (ncclTunerPlugin_vN) and trusts that the name
  * implies the layout, so every size and offset is pinned below. Note the cost table: NCCL
@@ -105,7 +105,7 @@ typedef struct {
 				     int proto, int nChannels, size_t *chunkSize);
 } ncclTuner_v6_t;
 
-/* --- Layout pins (LP64; reference §1.1 and §10.2) ------------------------------------------ */
+/* --- Layout pins (LP64; docs/design.md §6.14) ------------------------------------------ */
 _Static_assert(sizeof(void *) == 8, "the vendored layouts are LP64");
 _Static_assert(sizeof(ncclTuner_v3_t) == 32, "tuner v3 is 32 bytes");
 _Static_assert(sizeof(ncclTuner_v4_t) == 32, "tuner v4 is 32 bytes");

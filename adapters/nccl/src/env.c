@@ -1,14 +1,14 @@
 /* NCCL env plugin adapter: the exported ncclEnvPlugin_v1 and ncclEnvPlugin_v2 tables.
  *
- * With NCCL >= 2.28.7 every ncclGetEnv goes through getEnv (nccl-plugin-abi.md §4). We serve the
+ * With NCCL >= 2.28.7 every ncclGetEnv goes through getEnv (docs/design.md §6.12). We serve the
  * process environment unchanged, with one addition that makes a single variable enough:
  * NCCL_ENV_PLUGIN=<this library> also selects this library as the tuner and the profiler,
- * because an unset NCCL_TUNER_PLUGIN or NCCL_PROFILER_PLUGIN resolves to our own path (§5).
+ * because an unset NCCL_TUNER_PLUGIN or NCCL_PROFILER_PLUGIN resolves to our own path (§6.2).
  * A value the user set always wins. NCCL_NET_PLUGIN is different: replacing the transport is
  * not something to do by default, so it resolves to our path only when the bundle asks for it
  * with the line `NCCL_NET_PLUGIN=ncclbpf` in its settings (the only value the bundle may give it).
  *
- * Constraints from §4: getEnv is called concurrently from any thread, sometimes while NCCL holds
+ * Constraints from §6.12: getEnv is called concurrently from any thread, sometimes while NCCL holds
  * its parameter or debug mutex, so it never logs (v2's logger is ignored on purpose) and never
  * calls into NCCL; init always succeeds (a failure would fail every later communicator init).
  * Returned strings stay valid for the life of the process: values are interned in an
@@ -142,7 +142,7 @@ static void load_bundle(void)
 	snprintf(src_bundle, sizeof(src_bundle), "bundle %s", path);
 	snprintf(src_bundle_enforced, sizeof(src_bundle_enforced), "bundle %s (enforced)", path);
 	int rc = env_bundle_load(path, &bundle);
-	/* Never through NCCL's logger (§4); stderr only when something was refused, since NCCL
+	/* Never through NCCL's logger (§6.12); stderr only when something was refused, since NCCL
 	 * would otherwise run silently with settings the user expected. */
 	if (rc)
 		fprintf(stderr, "NCCLbpf env: %s: settings not read (%s)\n", path, strerror(-rc));
@@ -198,7 +198,7 @@ static ncclResult_t init_v1(uint8_t major, uint8_t minor, uint8_t patch, const c
 static ncclResult_t init_v2(uint8_t major, uint8_t minor, uint8_t patch, const char *suffix,
 			    ncclDebugLogger_t log_fn)
 {
-	(void)log_fn; /* never used: logging from the env plugin can deadlock NCCL (§4) */
+	(void)log_fn; /* never used: logging from the env plugin can deadlock NCCL (§6.12) */
 	return init_v1(major, minor, patch, suffix);
 }
 

@@ -1,4 +1,4 @@
-/* Routes runtime messages to NCCL's logger (nccl-plugin-abi.md §8): warnings with NCCL_ALL so
+/* Routes runtime messages to NCCL's logger (docs/design.md §6.13): warnings with NCCL_ALL so
  * that they show with NCCL's default debug settings, everything else as INFO under
  * INIT|TUNING, never on the per-call hot path. */
 #ifndef NCCLBPF_ADAPTER_LOG_H
@@ -16,7 +16,7 @@ void adapter_log(int level, const char *fmt, ...) __attribute__((format(printf, 
 void adapter_net_in_use(void);
 
 /* 1 when NCCL reached the hook that `selector` (e.g. "NCCL_TUNER_PLUGIN") selects only through
- * its fallback to the net plugin's library (nccl-plugin-abi.md §1.3 step 4): this library is
+ * its fallback to the net plugin's library (docs/design.md §6.2): this library is
  * NCCL's net plugin and the user named no library for that hook (the variable is unset and our
  * env plugin did not serve it). The user then asked for the transport, not for this hook. */
 int adapter_via_net_fallback(const char *selector);

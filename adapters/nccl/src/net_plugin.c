@@ -9,7 +9,7 @@
  *
  * Every entry returns a defined ncclResult_t on every input (NULL pointers, foreign objects
  * detected by a magic number, finalize(NULL) after NCCL disabled us). Calls for one comm come
- * from one NCCL thread at a time (§3.4), so the per-comm state below needs no lock. */
+ * from one NCCL thread at a time (§6.10), so the per-comm state below needs no lock. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
@@ -228,7 +228,7 @@ static ncclResult_t net_finalize(void *ctx)
 {
 	struct net_ctx *c = ctx;
 	if (!c)
-		return ncclSuccess; /* NCCL may finalize a context whose init failed (§3.4) */
+		return ncclSuccess; /* NCCL may finalize a context whose init failed (§6.10) */
 	if (c->magic != CTX_MAGIC)
 		return ncclInvalidArgument;
 	ncclResult_t r = ncclSuccess;

@@ -9,7 +9,7 @@
  * never wait on each other in a cycle. The split rule is a function of the message size and of
  * values the connector sends in its hello, hence identical on both ends.
  *
- * Threading (nccl-plugin-abi.md §3.4): listen/connect/accept/regMr run on NCCL's proxy service
+ * Threading (docs/design.md §6.10): listen/connect/accept/regMr run on NCCL's proxy service
  * thread, isend/irecv/test on its progress thread; one connection is used by one thread at a
  * time, helper threads touch only data sockets and atomics. Every function returns a defined
  * ncclResult_t and never blocks indefinitely (connect/accept return with *comm NULL until

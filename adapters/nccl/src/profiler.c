@@ -1,5 +1,5 @@
 /* NCCL profiler adapter: the exported ncclProfiler_v4, _v5 and _v6 tables (NCCL 2.27-2.30;
- * nccl-plugin-abi.md §0, §2). Each version's descriptor is read with its own layout and
+ * docs/design.md §6.1, §6.7). Each version's descriptor is read with its own layout and
  * handed to the version-independent core (profiler_events.c).
  *
  * Activation mask: exactly what the active policy's profiler program needs, nothing when there

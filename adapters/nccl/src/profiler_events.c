@@ -27,7 +27,7 @@ static int mask_for(uint32_t needs)
 {
 	if (!(needs & NCCLBPF_RT_PROF_PROGRAM))
 		return 0; /* nothing runs: NCCL emits nothing and pays nothing */
-	/* GPU time of a collective = its kernel channels' timestamps (§2.5); Coll carries the
+	/* GPU time of a collective = its kernel channels' timestamps (§6.9); Coll carries the
 	 * identity (seq, func, count, algorithm, protocol, channels). */
 	int m = ncclProfileColl | ncclProfileKernelCh;
 	if (needs & NCCLBPF_RT_PROF_PROXY)
@@ -69,7 +69,7 @@ void prof_refresh(void)
 	atomic_store_explicit(&run_events, events_for(needs), memory_order_relaxed);
 	atomic_store_explicit(&wanted_mask, m, memory_order_relaxed);
 	int *p = atomic_load_explicit(&nccl_mask, memory_order_acquire);
-	/* NCCL reads its int with relaxed atomics at each API call (§2.3). */
+	/* NCCL reads its int with relaxed atomics at each API call (§6.7). */
 	if (p)
 		__atomic_store_n(p, m, __ATOMIC_RELAXED);
 }
@@ -307,7 +307,7 @@ void *prof_proxy_start(struct prof_comm *c, void *parent, pid_t pid, uint8_t cha
 	if (!c || !(prof_wanted_mask() & ncclProfileProxyOp))
 		return NULL;
 	/* PXN: another process's proxy may report on our behalf with a parent handle from its own
-	 * address space (§2.4). Never look at it. */
+	 * address space (§6.8). Never look at it. */
 	if (pid != getpid()) {
 		atomic_fetch_add_explicit(&c->foreign, 1, memory_order_relaxed);
 		return NULL;

@@ -4,7 +4,7 @@
  * Tracked events: collectives (Coll), their kernel channels (KernelCh) and, when the program
  * asks for them (SEC("profiler/proxy")), proxy operations (ProxyOp) of this process. A
  * collective's host-side stopEvent comes right after its start, long before the GPU ran it
- * (nccl-plugin-abi.md §2.4), so a collective is reference-counted: one reference for the host
+ * (docs/design.md §6.8), so a collective is reference-counted: one reference for the host
  * side, one reserved per channel it announced (nChannels), one per proxy-operation child; its
  * record is released, and COLL_END delivered, when the last one is dropped. Kernel channels live
  * inside their collective's record (their handles point into it), so a channel event costs no

@@ -1,5 +1,5 @@
 /* NCCL's profiler descriptors name the collective, algorithm, protocol and datatype by string
- * (nccl-plugin-abi.md §2.5); policies see the numeric ids of ncclbpf.h. */
+ * (docs/design.md §6.9); policies see the numeric ids of ncclbpf.h. */
 #ifndef NCCLBPF_PROFILER_NAMES_H
 #define NCCLBPF_PROFILER_NAMES_H
 

@@ -1,7 +1,7 @@
 /* NCCL tuner adapter: the exported ncclTunerPlugin_v3..v6 tables.
  *
  * Every entry point returns ncclSuccess on every path (NCCL treats a tuner error as fatal for
- * the communicator or the whole group launch, nccl-plugin-abi.md §1.4-1.8). Whatever goes wrong
+ * the communicator or the whole group launch, docs/design.md §6.3-6.6). Whatever goes wrong
  * - no bundle, a rejected bundle, a malformed call, an invalid policy output - leaves NCCL's own
  * decision in place and is counted in the communicator's statistics.
  *
@@ -39,7 +39,7 @@ static void trace_simple(const struct ncclbpf_comm *c, int kind)
 
 /* Once per process: what this tuner does without a policy. A WARN when the user chose this
  * tuner; an INFO when NCCL loaded it only because the library is the net plugin (no tuner named,
- * §1.3 step 4), or when the runtime has already warned that the bundle did not load. */
+ * §6.2), or when the runtime has already warned that the bundle did not load. */
 static void note_policy(void)
 {
 	static int said;
@@ -137,7 +137,7 @@ static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_byte
 	struct ncclbpf_tuner_ctx x;
 	x.seq = ncclbpf_comm__tick(c);
 	ncclbpf_comm__count(c, NCCLBPF_STAT_CALLS);
-	/* NCCL passes float[numAlgo][numProto] cast to float** (§1.6). */
+	/* NCCL passes float[numAlgo][numProto] cast to float** (§6.5). */
 	float *table = (float *)cost_table;
 	if (__builtin_expect(!table || num_algo <= 0 || num_proto <= 0 ||
 				 num_algo > TUNER_MAX_ALGO || num_proto > TUNER_MAX_PROTO,
@@ -227,7 +227,7 @@ static ncclResult_t chunk_size(void *context, ncclFunc_t coll_type, size_t n_byt
 		ver = 0; /* no chunk program: NCCL's value stays (as if getChunkSize were NULL) */
 	} else if (x.chunk_size != NCCLBPF_CHUNK_DEFAULT) {
 		uint64_t grain = tuner_proto_grain(proto);
-		/* Below one grain NCCL would round to 0 and divide by it (§1.7). */
+		/* Below one grain NCCL would round to 0 and divide by it (§6.6). */
 		if (grain && x.chunk_size >= grain && x.chunk_size <= CHUNK_MAX) {
 			*chunk = (size_t)x.chunk_size;
 			ncclbpf_comm__count(c, NCCLBPF_STAT_CHUNK_APPLIED);

@@ -1,5 +1,5 @@
 /* NCCL cost table <-> tuner context: the translation and the output discipline of
- * nccl-plugin-abi.md §1.6, as pure functions (unit-tested without NCCL or a policy). */
+ * docs/design.md §6.5, as pure functions (unit-tested without NCCL or a policy). */
 #ifndef NCCLBPF_TUNER_TABLE_H
 #define NCCLBPF_TUNER_TABLE_H
 

@@ -1,7 +1,7 @@
 /* ebpf_object__load: create the maps, verify every program, create the executable programs.
  *
- * Rank consistency (DESIGN §4.2): observing programs (profiler, net) are verified first; every
- * map one of them may write holds rank-local data, so it is passed to the verifier as
+ * Rank consistency (docs/design.md §4.2): observing programs (profiler, net) are verified first;
+ * every map one of them may write holds rank-local data, so it is passed to the verifier as
  * EBPF_VERIFY_MAP_RANK_LOCAL when the decision-making (tuner) programs are verified. */
 #include <errno.h>
 #include <stdio.h>

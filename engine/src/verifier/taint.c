@@ -1,7 +1,7 @@
-/* Rank consistency (DESIGN 4.2): values carry a rank-local label (data dependence, in struct reg
- * and stack bytes); branches on rank-local values make everything written until the paths meet
- * again rank-local (control dependence, the ctrl_taint stack of a state). Tuner decisions and
- * uniform maps must never receive a rank-local value. */
+/* Rank consistency (docs/design.md §4.2): values carry a rank-local label (data dependence, in
+ * struct reg and stack bytes); branches on rank-local values make everything written until the
+ * paths meet again rank-local (control dependence, the ctrl_taint stack of a state). Tuner
+ * decisions and uniform maps must never receive a rank-local value. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

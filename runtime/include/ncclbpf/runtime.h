@@ -73,7 +73,7 @@ enum ncclbpf_engine_kind {
 /* --- Hot path ----------------------------------------------------------------------------- */
 /* The hot path is inline (C only) so that an adapter's hook pays no call into the runtime: one
  * epoch section, one load of the active policy, one indirect call of its JIT code. The measured
- * cost over calling a no-op C function through a pointer is in benchmarks/jit_bench.c (§2).
+ * cost over calling a no-op C function through a pointer is in benchmarks/jit_bench.c.
  *
  * One attached program: JIT code or native function (fn != NULL, called as fn(ctx, arg)), or
  * the interpreter on prog. */
