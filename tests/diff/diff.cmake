@@ -2,7 +2,10 @@
 # Other drivers (JIT vs interpreter, verifier soundness) compile ${NCCLBPF_DIFF_DIR}/gen.c
 # (and kernel_oracle.c when they want the kernel) into their own test and include gen.h.
 set(NCCLBPF_DIFF_DIR ${CMAKE_CURRENT_LIST_DIR})
-set(NCCLBPF_TESTGEN_SOURCES ${NCCLBPF_DIFF_DIR}/gen.c ${NCCLBPF_DIFF_DIR}/kernel_oracle.c)
+# The generator (instructions, maps and helpers) and the engine maps its programs use.
+set(NCCLBPF_GEN_SOURCES ${NCCLBPF_DIFF_DIR}/gen.c ${NCCLBPF_DIFF_DIR}/gen_maps.c
+    ${NCCLBPF_DIFF_DIR}/gen_env.c)
+set(NCCLBPF_TESTGEN_SOURCES ${NCCLBPF_GEN_SOURCES} ${NCCLBPF_DIFF_DIR}/kernel_oracle.c)
 
 # gen_print disassembles when the engine has a disassembler; a source property so that every
 # target compiling gen.c in this directory (also the JIT's and verifier's tests) gets it.
@@ -10,7 +13,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/engine/src/disasm.c)
   set_source_files_properties(${NCCLBPF_DIFF_DIR}/gen.c PROPERTIES COMPILE_DEFINITIONS NCCLBPF_HAVE_DISASM=1)
 endif()
 
-ncclbpf_test(test_gen SOURCES ${NCCLBPF_DIFF_DIR}/test_gen.c ${NCCLBPF_DIFF_DIR}/gen.c
+ncclbpf_test(test_gen SOURCES ${NCCLBPF_DIFF_DIR}/test_gen.c ${NCCLBPF_GEN_SOURCES}
   LABELS unit TIMEOUT 60)
 
 if(NCCLBPF_KERNEL_TESTS)

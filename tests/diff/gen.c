@@ -5,7 +5,7 @@
  * is bounded. The generator tracks which registers are initialised (the kernel refuses reads of
  * uninitialised registers, and r1-r5 die at every call) and which are locked as loop counters.
  * All values the programs compute are scalars; the only pointers are r10 and r9 (buffer). */
-#include "gen.h"
+#include "gen_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,12 +15,8 @@
 #include "ncclbpf/disasm.h"
 #endif
 
-#define BUF_REG 9
+#define BUF_REG GEN_BUF_REG
 #define RESERVE 128 /* instructions kept free for each function's epilogue and pending calls */
-
-struct rng {
-	uint64_t s[4];
-};
 
 static uint64_t splitmix64(uint64_t *x)
 {
@@ -30,104 +26,27 @@ static uint64_t splitmix64(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** */
-static uint64_t next64(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-/* Uniform in [0, n), n > 0. The modulo bias is irrelevant here. */
-static uint32_t below(struct rng *r, uint32_t n)
-{
-	return (uint32_t)(next64(r) % n);
-}
-
-/* 1 with probability pct percent. */
-static int chance(struct rng *r, uint32_t pct)
-{
-	return below(r, 100) < pct;
-}
-
-struct gen {
-	struct rng rng;
-	struct gen_prog *p;
-	uint32_t fam;
-	uint32_t max_len, max_loop_iters, max_depth, n_funcs;
-	int has_buf;
-	/* current function */
-	int func;
-	uint32_t win;	 /* stack window bytes */
-	uint16_t init;	 /* registers readable */
-	uint16_t locked; /* loop counters: readable, not writable */
-	uint16_t keep;	 /* registers that must stay readable (live into an enclosing loop) */
-	int ptr_tmp;	 /* register holding a computed buffer pointer for one access, or -1 */
-	uint32_t unsafe_pct;
-	uint32_t items; /* body items left */
-	uint32_t limit; /* last pc usable by the body */
-	int loop_depth;
-	/* call fixups */
-	uint32_t n_fix;
-	uint32_t fix_pc[GEN_MAX_INSNS];
-	uint8_t fix_target[GEN_MAX_INSNS];
-	int called[GEN_MAX_FUNCS];
-};
-
-static int has(const struct gen *g, uint32_t f)
-{
-	return (g->fam & f) != 0;
-}
-
-static void emit(struct gen *g, uint8_t code, int dst, int src, int16_t off, int32_t imm)
-{
-	struct ebpf_insn *i = &g->p->insns[g->p->n_insns++];
-	memset(i, 0, sizeof(*i));
-	i->code = code;
-	i->dst_reg = (uint8_t)dst;
-	i->src_reg = (uint8_t)src;
-	i->off = off;
-	i->imm = imm;
-}
-
-static uint32_t pc(const struct gen *g)
-{
-	return g->p->n_insns;
-}
-
 /* --- values --------------------------------------------------------------------------------- */
 
-static int32_t interesting_imm(struct gen *g)
+int32_t gen__interesting_imm(struct gen *g)
 {
 	static const int32_t table[] = {
 	    0,	     1,		 -1,	    2,		-2,	7,	    31,	    32,
 	    63,	     64,	 0x7f,	    0x80,	0xff,	0x7fff,	    0x8000, 0xffff,
 	    0x10000, 0x7fffffff, INT32_MIN, 0x55555555, -0x100, 0x12345678, -65536, 1000000007};
-	switch (below(&g->rng, 4)) {
+	switch (gen_below(g, 4)) {
 	case 0:
-		return table[below(&g->rng, sizeof(table) / sizeof(table[0]))];
+		return table[gen_below(g, sizeof(table) / sizeof(table[0]))];
 	case 1:
-		return (int32_t)below(&g->rng, 33) - 16;
+		return (int32_t)gen_below(g, 33) - 16;
 	case 2:
-		return (int32_t)((1u << below(&g->rng, 32)) - below(&g->rng, 2));
+		return (int32_t)((1u << gen_below(g, 32)) - gen_below(g, 2));
 	default:
-		return (int32_t)next64(&g->rng);
+		return (int32_t)gen_next64(&g->rng);
 	}
 }
 
-static uint64_t interesting_u64(struct gen *g)
+uint64_t gen__interesting_u64(struct gen *g)
 {
 	static const uint64_t table[] = {0,
 					 1,
@@ -140,148 +59,145 @@ static uint64_t interesting_u64(struct gen *g)
 					 0xffffffff80000000ull,
 					 0x00000000ffff8000ull,
 					 0x0123456789abcdefull};
-	switch (below(&g->rng, 3)) {
+	switch (gen_below(g, 3)) {
 	case 0:
-		return table[below(&g->rng, sizeof(table) / sizeof(table[0]))];
+		return table[gen_below(g, sizeof(table) / sizeof(table[0]))];
 	case 1:
-		return (uint64_t)(int64_t)interesting_imm(g);
+		return (uint64_t)(int64_t)gen__interesting_imm(g);
 	default:
-		return next64(&g->rng);
+		return gen_next64(&g->rng);
 	}
 }
 
 /* --- registers ------------------------------------------------------------------------------ */
 
-static int is_scalar_reg(const struct gen *g, int r)
+int gen__is_scalar_reg(const struct gen *g, int r)
 {
-	return r >= 0 && r <= 9 && !(g->has_buf && r == BUF_REG) && r != g->ptr_tmp;
+	return r >= 0 && r <= 9 && !(g->has_buf && r == BUF_REG) && r != g->ptr_tmp &&
+	       !(g->ptrs & (1u << r));
 }
 
 /* A random readable scalar register (r0 is always readable after the prologue). */
-static int pick_read(struct gen *g)
+int gen__pick_read(struct gen *g)
 {
 	int cand[10], n = 0;
 	for (int r = 0; r <= 9; r++)
-		if (is_scalar_reg(g, r) && (g->init & (1u << r)))
+		if (gen__is_scalar_reg(g, r) && (g->init & (1u << r)))
 			cand[n++] = r;
-	return cand[below(&g->rng, (uint32_t)n)];
+	return cand[gen_below(g, (uint32_t)n)];
 }
 
 /* A random writable scalar register; callee-saved registers only when callee_saved. */
-static int pick_write_from(struct gen *g, int lo)
+int gen__pick_write_from(struct gen *g, int lo)
 {
 	int cand[10], n = 0;
 	for (int r = lo; r <= 9; r++)
-		if (is_scalar_reg(g, r) && !(g->locked & (1u << r)))
+		if (gen__is_scalar_reg(g, r) && !(g->locked & (1u << r)))
 			cand[n++] = r;
 	if (!n)
 		return -1;
-	return cand[below(&g->rng, (uint32_t)n)];
+	return cand[gen_below(g, (uint32_t)n)];
 }
 
 static int pick_write(struct gen *g)
 {
-	return pick_write_from(g, 0);
-}
-
-static void mark_init(struct gen *g, int r)
-{
-	g->init |= (uint16_t)(1u << r);
+	return gen__pick_write_from(g, 0);
 }
 
 /* dst = a random value, in one of the ways a compiler would set a register. */
-static void set_reg(struct gen *g, int dst)
+void gen__set_reg(struct gen *g, int dst)
 {
-	uint32_t how = below(&g->rng, 10);
-	if (how < 2 && has(g, GEN_LDIMM64)) {
-		uint64_t v = interesting_u64(g);
-		emit(g, EBPF_LD | EBPF_DW | EBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v);
-		emit(g, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+	uint32_t how = gen_below(g, 10);
+	if (how < 2 && gen_has(g, GEN_LDIMM64)) {
+		uint64_t v = gen__interesting_u64(g);
+		gen_emit(g, EBPF_LD | EBPF_DW | EBPF_IMM, dst, 0, 0, (int32_t)(uint32_t)v);
+		gen_emit(g, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
 	} else if (how < 4) {
-		emit(g, EBPF_ALU | EBPF_MOV | EBPF_K, dst, 0, 0, interesting_imm(g));
+		gen_emit(g, EBPF_ALU | EBPF_MOV | EBPF_K, dst, 0, 0, gen__interesting_imm(g));
 	} else {
-		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, dst, 0, 0, interesting_imm(g));
+		gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, dst, 0, 0, gen__interesting_imm(g));
 	}
-	mark_init(g, dst);
+	gen_mark_init(g, dst);
 }
 
 /* --- ALU ------------------------------------------------------------------------------------ */
 
-static void gen_alu(struct gen *g)
+void gen__alu(struct gen *g)
 {
 	int wide;
-	if (has(g, GEN_ALU64) && has(g, GEN_ALU32))
-		wide = chance(&g->rng, 60);
+	if (gen_has(g, GEN_ALU64) && gen_has(g, GEN_ALU32))
+		wide = gen_chance(g, 60);
 	else
-		wide = has(g, GEN_ALU64) ? 1 : has(g, GEN_ALU32) ? 0 : 1;
+		wide = gen_has(g, GEN_ALU64) ? 1 : gen_has(g, GEN_ALU32) ? 0 : 1;
 	uint8_t cls = wide ? EBPF_ALU64 : EBPF_ALU;
 	int dst = pick_write(g);
 	if (dst < 0)
 		return;
 	/* A written register must be readable first for ops that read dst. */
 	if (!(g->init & (1u << dst)))
-		set_reg(g, dst);
+		gen__set_reg(g, dst);
 
 	uint8_t ops[24]; /* 17 kinds today */
 	int n = 0;
-	if (has(g, GEN_ALU64 | GEN_ALU32)) {
+	if (gen_has(g, GEN_ALU64 | GEN_ALU32)) {
 		static const uint8_t basic[] = {EBPF_ADD, EBPF_SUB, EBPF_MUL, EBPF_OR,
 						EBPF_AND, EBPF_XOR, EBPF_MOV, EBPF_NEG};
 		for (unsigned k = 0; k < sizeof(basic); k++)
 			ops[n++] = basic[k];
 	}
-	if (has(g, GEN_DIVMOD)) {
+	if (gen_has(g, GEN_DIVMOD)) {
 		ops[n++] = EBPF_DIV;
 		ops[n++] = EBPF_MOD;
 	}
-	if (has(g, GEN_SDIVMOD)) {
+	if (gen_has(g, GEN_SDIVMOD)) {
 		ops[n++] = 0xf0; /* marker: signed div */
 		ops[n++] = 0xf1; /* marker: signed mod */
 	}
-	if (has(g, GEN_SHIFT)) {
+	if (gen_has(g, GEN_SHIFT)) {
 		ops[n++] = EBPF_LSH;
 		ops[n++] = EBPF_RSH;
 		ops[n++] = EBPF_ARSH;
 	}
-	if (has(g, GEN_MOVSX))
+	if (gen_has(g, GEN_MOVSX))
 		ops[n++] = 0xf2;
-	if (has(g, GEN_BSWAP))
+	if (gen_has(g, GEN_BSWAP))
 		ops[n++] = EBPF_END;
 	if (!n)
 		return;
-	uint8_t op = ops[below(&g->rng, (uint32_t)n)];
-	int use_reg = chance(&g->rng, 50);
+	uint8_t op = ops[gen_below(g, (uint32_t)n)];
+	int use_reg = gen_chance(g, 50);
 	int bits = wide ? 64 : 32;
 
 	switch (op) {
 	case EBPF_NEG:
-		emit(g, cls | EBPF_NEG | EBPF_K, dst, 0, 0, 0);
+		gen_emit(g, cls | EBPF_NEG | EBPF_K, dst, 0, 0, 0);
 		break;
 	case EBPF_END: {
 		static const int32_t widths[] = {16, 32, 64};
-		int32_t w = widths[below(&g->rng, 3)];
-		if (has(g, GEN_V4_BSWAP) && chance(&g->rng, 33))
-			emit(g, EBPF_ALU64 | EBPF_END | EBPF_TO_LE, dst, 0, 0, w); /* v4 bswap */
+		int32_t w = widths[gen_below(g, 3)];
+		if (gen_has(g, GEN_V4_BSWAP) && gen_chance(g, 33))
+			gen_emit(g, EBPF_ALU64 | EBPF_END | EBPF_TO_LE, dst, 0, 0,
+				 w); /* v4 bswap */
 		else
-			emit(g,
-			     EBPF_ALU | EBPF_END | (chance(&g->rng, 50) ? EBPF_TO_BE : EBPF_TO_LE),
-			     dst, 0, 0, w);
+			gen_emit(
+			    g, EBPF_ALU | EBPF_END | (gen_chance(g, 50) ? EBPF_TO_BE : EBPF_TO_LE),
+			    dst, 0, 0, w);
 		break;
 	}
 	case 0xf2: { /* movsx: ALU64 8/16/32, ALU32 8/16; register source only */
 		int16_t off =
-		    wide ? (int16_t)(8 << below(&g->rng, 3)) : (int16_t)(8 << below(&g->rng, 2));
-		emit(g, cls | EBPF_MOV | EBPF_X, dst, pick_read(g), off, 0);
+		    wide ? (int16_t)(8 << gen_below(g, 3)) : (int16_t)(8 << gen_below(g, 2));
+		gen_emit(g, cls | EBPF_MOV | EBPF_X, dst, gen__pick_read(g), off, 0);
 		break;
 	}
 	case EBPF_LSH:
 	case EBPF_RSH:
 	case EBPF_ARSH:
 		if (use_reg)
-			emit(g, cls | op | EBPF_X, dst, pick_read(g), 0, 0);
+			gen_emit(g, cls | op | EBPF_X, dst, gen__pick_read(g), 0, 0);
 		else /* the kernel rejects immediate counts >= width */
-			emit(g, cls | op | EBPF_K, dst, 0, 0,
-			     (int32_t)below(&g->rng, (uint32_t)bits));
+			gen_emit(g, cls | op | EBPF_K, dst, 0, 0,
+				 (int32_t)gen_below(g, (uint32_t)bits));
 		break;
 	case EBPF_DIV:
 	case EBPF_MOD:
@@ -290,60 +206,52 @@ static void gen_alu(struct gen *g)
 		int16_t off = op >= 0xf0 ? 1 : 0;
 		uint8_t real = (op == EBPF_DIV || op == 0xf0) ? EBPF_DIV : EBPF_MOD;
 		/* Steer towards the corner cases: INT_MIN / -1 and division by zero. */
-		if (off && chance(&g->rng, 20)) {
+		if (off && gen_chance(g, 20)) {
 			if (wide) {
-				emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, dst, 0, 0, 1);
-				emit(g, EBPF_ALU64 | EBPF_LSH | EBPF_K, dst, 0, 0, 63);
+				gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, dst, 0, 0, 1);
+				gen_emit(g, EBPF_ALU64 | EBPF_LSH | EBPF_K, dst, 0, 0, 63);
 			} else {
-				emit(g, EBPF_ALU | EBPF_MOV | EBPF_K, dst, 0, 0, INT32_MIN);
+				gen_emit(g, EBPF_ALU | EBPF_MOV | EBPF_K, dst, 0, 0, INT32_MIN);
 			}
 			if (!use_reg) {
-				emit(g, cls | real | EBPF_K, dst, 0, off, -1);
+				gen_emit(g, cls | real | EBPF_K, dst, 0, off, -1);
 				break;
 			}
 			int s = pick_write(g);
 			if (s >= 0 && s != dst) {
-				emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, s, 0, 0, -1);
-				mark_init(g, s);
-				emit(g, cls | real | EBPF_X, dst, s, off, 0);
+				gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, s, 0, 0, -1);
+				gen_mark_init(g, s);
+				gen_emit(g, cls | real | EBPF_X, dst, s, off, 0);
 				break;
 			}
 		}
 		if (use_reg) {
-			int s = pick_read(g);
-			if (chance(&g->rng, 15) && s != dst && !(g->locked & (1u << s)) &&
-			    is_scalar_reg(g, s))
-				emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, s, 0, 0, 0);
-			emit(g, cls | real | EBPF_X, dst, s, off, 0);
+			int s = gen__pick_read(g);
+			if (gen_chance(g, 15) && s != dst && !(g->locked & (1u << s)) &&
+			    gen__is_scalar_reg(g, s))
+				gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_K, s, 0, 0, 0);
+			gen_emit(g, cls | real | EBPF_X, dst, s, off, 0);
 		} else {
-			int32_t imm = interesting_imm(g);
+			int32_t imm = gen__interesting_imm(g);
 			if (imm == 0) /* the kernel rejects a constant zero divisor */
-				imm = chance(&g->rng, 50) ? -1 : 3;
-			emit(g, cls | real | EBPF_K, dst, 0, off, imm);
+				imm = gen_chance(g, 50) ? -1 : 3;
+			gen_emit(g, cls | real | EBPF_K, dst, 0, off, imm);
 		}
 		break;
 	}
 	default: /* add sub mul or and xor mov */
 		if (use_reg)
-			emit(g, cls | op | EBPF_X, dst, pick_read(g), 0, 0);
+			gen_emit(g, cls | op | EBPF_X, dst, gen__pick_read(g), 0, 0);
 		else
-			emit(g, cls | op | EBPF_K, dst, 0, 0, interesting_imm(g));
+			gen_emit(g, cls | op | EBPF_K, dst, 0, 0, gen__interesting_imm(g));
 		break;
 	}
-	mark_init(g, dst);
+	gen_mark_init(g, dst);
 }
 
 /* --- memory --------------------------------------------------------------------------------- */
 
 static const uint8_t size_code[4] = {EBPF_B, EBPF_H, EBPF_W, EBPF_DW};
-
-static uint32_t floor_pow2(uint32_t v)
-{
-	uint32_t p = 1;
-	while (p * 2 <= v)
-		p *= 2;
-	return p;
-}
 
 /* Buffer access through a computed pointer: t = (index & mask) + r9, then base t. The mask
  * bounds the variable part so that off + mask + size stays inside the buffer (what a verifier
@@ -351,24 +259,24 @@ static uint32_t floor_pow2(uint32_t v)
 static int varoff_addr(struct gen *g, int sz, int must_align, int unsafe, int *base, int16_t *off)
 {
 	uint32_t room = g->p->buf_len - (uint32_t)sz; /* largest safe offset */
-	int t = pick_write_from(g, 1);		      /* not r0: cmpxchg compares it */
+	int t = gen__pick_write_from(g, 1);	      /* not r0: cmpxchg compares it */
 	if (t < 0)
 		return -1;
-	uint32_t mask = floor_pow2(room + 1) - 1;
-	mask >>= below(&g->rng, 4);
+	uint32_t mask = gen_floor_pow2(room + 1) - 1;
+	mask >>= gen_below(g, 4);
 	if (unsafe)
-		mask = floor_pow2(room + 1) * 2 - 1;
+		mask = gen_floor_pow2(room + 1) * 2 - 1;
 	if (must_align)
 		mask &= ~(uint32_t)(sz - 1);
-	int idx = pick_read(g);
+	int idx = gen__pick_read(g);
 	if (idx != t)
-		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, t, idx, 0, 0);
-	emit(g, (chance(&g->rng, 50) ? EBPF_ALU64 : EBPF_ALU) | EBPF_AND | EBPF_K, t, 0, 0,
-	     (int32_t)mask);
-	emit(g, EBPF_ALU64 | EBPF_ADD | EBPF_X, t, BUF_REG, 0, 0);
+		gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, t, idx, 0, 0);
+	gen_emit(g, (gen_chance(g, 50) ? EBPF_ALU64 : EBPF_ALU) | EBPF_AND | EBPF_K, t, 0, 0,
+		 (int32_t)mask);
+	gen_emit(g, EBPF_ALU64 | EBPF_ADD | EBPF_X, t, BUF_REG, 0, 0);
 	g->ptr_tmp = t; /* a pointer now: no scalar operation may use it */
 	uint32_t slack = room >= mask ? room - mask : 0;
-	uint32_t o = below(&g->rng, slack + 1);
+	uint32_t o = gen_below(g, slack + 1);
 	if (must_align)
 		o &= ~(uint32_t)(sz - 1);
 	*base = t;
@@ -383,96 +291,100 @@ static void release_tmp(struct gen *g)
 		return;
 	int t = g->ptr_tmp;
 	g->ptr_tmp = -1;
-	set_reg(g, t);
+	gen__set_reg(g, t);
 }
 
-/* Picks base register and offset for an access of 1 << lg bytes; aligned when must_align.
- * With unsafe_pct, some accesses deliberately leave the safe area (for verifier testing). */
-static int pick_addr(struct gen *g, int lg, int must_align, int *base, int16_t *off)
+/* Picks base register and offset for an access of 1 << lg bytes on the stack window or the
+ * buffer; aligned when must_align. With unsafe_pct, some accesses deliberately leave the safe
+ * area (for verifier testing). */
+static int pick_addr(struct gen *g, void *unused, int lg, int must_align, int *base, int16_t *off)
 {
 	int sz = 1 << lg;
-	int stack = has(g, GEN_STACK), buf = has(g, GEN_BUF) && g->has_buf;
-	int unsafe = g->unsafe_pct && chance(&g->rng, g->unsafe_pct);
+	int stack = gen_has(g, GEN_STACK), buf = gen_has(g, GEN_BUF) && g->has_buf;
+	int unsafe = g->unsafe_pct && gen_chance(g, g->unsafe_pct);
 	if (!stack && !buf)
 		return -1;
 	if (stack && buf)
-		stack = chance(&g->rng, 50), buf = !stack;
+		stack = gen_chance(g, 50), buf = !stack;
 	if (unsafe)
 		g->p->n_unsafe++;
 	if (stack) {
 		/* The kernel insists on aligned stack accesses. */
 		uint32_t slots = g->win / (uint32_t)sz;
 		*base = EBPF_REG_10;
-		*off = (int16_t)(-(int32_t)((below(&g->rng, slots) + 1) * (uint32_t)sz));
+		*off = (int16_t)(-(int32_t)((gen_below(g, slots) + 1) * (uint32_t)sz));
 		if (unsafe) /* below the initialised window, or above the frame */
-			*off = chance(&g->rng, 70)
+			*off = gen_chance(g, 70)
 				   ? (int16_t)(-(int32_t)(g->win +
-							  (uint32_t)sz * (1 + below(&g->rng, 4))))
-				   : (int16_t)(sz * (int)below(&g->rng, 2));
+							  (uint32_t)sz * (1 + gen_below(g, 4))))
+				   : (int16_t)(sz * (int)gen_below(g, 2));
 		return 0;
 	}
 	uint32_t len = g->p->buf_len;
-	if (has(g, GEN_VAROFF) && chance(&g->rng, 30))
+	if (gen_has(g, GEN_VAROFF) && gen_chance(g, 30))
 		return varoff_addr(g, sz, must_align, unsafe, base, off);
 	*base = BUF_REG;
 	if (unsafe)
-		*off = chance(&g->rng, 70) ? (int16_t)(len - (uint32_t)sz + 1 + below(&g->rng, 16))
-					   : (int16_t)(-1 - (int)below(&g->rng, 16));
-	else if (must_align || chance(&g->rng, 70))
-		*off = (int16_t)(below(&g->rng, len / (uint32_t)sz) * (uint32_t)sz);
+		*off = gen_chance(g, 70) ? (int16_t)(len - (uint32_t)sz + 1 + gen_below(g, 16))
+					 : (int16_t)(-1 - (int)gen_below(g, 16));
+	else if (must_align || gen_chance(g, 70))
+		*off = (int16_t)(gen_below(g, len / (uint32_t)sz) * (uint32_t)sz);
 	else
-		*off = (int16_t)below(&g->rng, len - (uint32_t)sz + 1);
+		*off = (int16_t)gen_below(g, len - (uint32_t)sz + 1);
 	if (unsafe && must_align)
 		*off = (int16_t)(*off & ~(sz - 1));
 	return 0;
 }
 
-static void gen_mem_access(struct gen *g)
+void gen__mem_access(struct gen *g, gen_addr_fn pick, void *ctx)
 {
-	int base, kind = (int)below(&g->rng, 10);
+	int base, kind = (int)gen_below(g, 10);
 	int16_t off;
-	if (kind >= 8 && has(g, GEN_ATOMIC)) {
+	if (kind >= 8 && gen_has(g, GEN_ATOMIC)) {
 		static const int32_t aops[] = {EBPF_ATOMIC_ADD, EBPF_ATOMIC_OR, EBPF_ATOMIC_AND,
 					       EBPF_ATOMIC_XOR, EBPF_XCHG,	EBPF_CMPXCHG};
-		int lg = chance(&g->rng, 50) ? 3 : 2;
-		int32_t aop = aops[below(&g->rng, 6)];
-		if (aop <= EBPF_ATOMIC_XOR && chance(&g->rng, 50))
+		int lg = gen_chance(g, 50) ? 3 : 2;
+		int32_t aop = aops[gen_below(g, 6)];
+		if (aop <= EBPF_ATOMIC_XOR && gen_chance(g, 50))
 			aop |= EBPF_FETCH;
-		if (pick_addr(g, lg, 1, &base, &off))
+		if (pick(g, ctx, lg, 1, &base, &off))
 			return;
 		/* Fetching forms write the source register (cmpxchg writes r0). */
-		int src = (aop & EBPF_FETCH) && aop != EBPF_CMPXCHG ? pick_write(g) : pick_read(g);
+		int src =
+		    (aop & EBPF_FETCH) && aop != EBPF_CMPXCHG ? pick_write(g) : gen__pick_read(g);
 		if (src < 0)
 			return;
 		if (!(g->init & (1u << src)))
-			set_reg(g, src);
-		emit(g, EBPF_STX | EBPF_ATOMIC | size_code[lg], base, src, off, aop);
+			gen__set_reg(g, src);
+		gen_emit(g, EBPF_STX | EBPF_ATOMIC | size_code[lg], base, src, off, aop);
 		if (aop == EBPF_CMPXCHG)
-			mark_init(g, 0);
+			gen_mark_init(g, 0);
 		return;
 	}
-	int lg = (int)below(&g->rng, 4);
+	int lg = (int)gen_below(g, 4);
 	if (kind < 4) { /* load */
-		int sx = has(g, GEN_MEMSX) && lg < 3 && chance(&g->rng, 40);
+		int sx = gen_has(g, GEN_MEMSX) && lg < 3 && gen_chance(g, 40);
 		int dst = pick_write(g);
-		if (dst < 0 || pick_addr(g, lg, 0, &base, &off))
+		if (dst < 0 || pick(g, ctx, lg, 0, &base, &off))
 			return;
-		emit(g, EBPF_LDX | (sx ? EBPF_MEMSX : EBPF_MEM) | size_code[lg], dst, base, off, 0);
-		mark_init(g, dst);
+		gen_emit(g, EBPF_LDX | (sx ? EBPF_MEMSX : EBPF_MEM) | size_code[lg], dst, base, off,
+			 0);
+		gen_mark_init(g, dst);
 	} else if (kind < 7) { /* store a register */
-		if (pick_addr(g, lg, 0, &base, &off))
+		if (pick(g, ctx, lg, 0, &base, &off))
 			return;
-		emit(g, EBPF_STX | EBPF_MEM | size_code[lg], base, pick_read(g), off, 0);
+		gen_emit(g, EBPF_STX | EBPF_MEM | size_code[lg], base, gen__pick_read(g), off, 0);
 	} else { /* store an immediate */
-		if (pick_addr(g, lg, 0, &base, &off))
+		if (pick(g, ctx, lg, 0, &base, &off))
 			return;
-		emit(g, EBPF_ST | EBPF_MEM | size_code[lg], base, 0, off, interesting_imm(g));
+		gen_emit(g, EBPF_ST | EBPF_MEM | size_code[lg], base, 0, off,
+			 gen__interesting_imm(g));
 	}
 }
 
-static void gen_mem(struct gen *g)
+void gen__mem(struct gen *g)
 {
-	gen_mem_access(g);
+	gen__mem_access(g, pick_addr, NULL);
 	release_tmp(g);
 }
 
@@ -485,35 +397,30 @@ static uint8_t random_cond(struct gen *g)
 	static const uint8_t conds[] = {EBPF_JEQ, EBPF_JGT,  EBPF_JGE,	EBPF_JSET,
 					EBPF_JNE, EBPF_JSGT, EBPF_JSGE, EBPF_JLT,
 					EBPF_JLE, EBPF_JSLT, EBPF_JSLE};
-	return conds[below(&g->rng, sizeof(conds))];
+	return conds[gen_below(g, sizeof(conds))];
 }
 
 /* Emits a conditional jump with a placeholder offset; returns its pc. */
 static uint32_t emit_cond(struct gen *g)
 {
 	uint8_t cls = EBPF_JMP;
-	if (has(g, GEN_JMP32) && (!has(g, GEN_JMP) || chance(&g->rng, 50)))
+	if (gen_has(g, GEN_JMP32) && (!gen_has(g, GEN_JMP) || gen_chance(g, 50)))
 		cls = EBPF_JMP32;
-	uint32_t at = pc(g);
-	int dst = pick_read(g);
-	if (chance(&g->rng, 50))
-		emit(g, cls | random_cond(g) | EBPF_X, dst, pick_read(g), 0, 0);
+	uint32_t at = gen_pc(g);
+	int dst = gen__pick_read(g);
+	if (gen_chance(g, 50))
+		gen_emit(g, cls | random_cond(g) | EBPF_X, dst, gen__pick_read(g), 0, 0);
 	else
-		emit(g, cls | random_cond(g) | EBPF_K, dst, 0, 0, interesting_imm(g));
+		gen_emit(g, cls | random_cond(g) | EBPF_K, dst, 0, 0, gen__interesting_imm(g));
 	return at;
-}
-
-static void patch_fwd(struct gen *g, uint32_t at)
-{
-	g->p->insns[at].off = (int16_t)(pc(g) - at - 1);
 }
 
 /* Unconditional forward jump with placeholder; gotol (32-bit offset) when enabled. */
 static uint32_t emit_ja(struct gen *g, int *long_form)
 {
-	uint32_t at = pc(g);
-	*long_form = has(g, GEN_GOTOL) && chance(&g->rng, 40);
-	emit(g, *long_form ? (EBPF_JMP32 | EBPF_JA) : (EBPF_JMP | EBPF_JA), 0, 0, 0, 0);
+	uint32_t at = gen_pc(g);
+	*long_form = gen_has(g, GEN_GOTOL) && gen_chance(g, 40);
+	gen_emit(g, *long_form ? (EBPF_JMP32 | EBPF_JA) : (EBPF_JMP | EBPF_JA), 0, 0, 0, 0);
 	return at;
 }
 
@@ -523,19 +430,19 @@ static void gen_if(struct gen *g, int depth)
 	uint32_t j = emit_cond(g);
 	gen_block(g, depth + 1);
 	uint16_t after_then = g->init;
-	if (chance(&g->rng, 40)) {
+	if (gen_chance(g, 40)) {
 		int long_form;
 		uint32_t ja = emit_ja(g, &long_form);
-		patch_fwd(g, j);
+		gen_patch_fwd(g, j);
 		g->init = before;
 		gen_block(g, depth + 1);
 		if (long_form)
-			g->p->insns[ja].imm = (int32_t)(pc(g) - ja - 1);
+			g->p->insns[ja].imm = (int32_t)(gen_pc(g) - ja - 1);
 		else
-			patch_fwd(g, ja);
+			gen_patch_fwd(g, ja);
 		g->init &= after_then;
 	} else {
-		patch_fwd(g, j);
+		gen_patch_fwd(g, j);
 		g->init = before & after_then;
 	}
 }
@@ -543,36 +450,36 @@ static void gen_if(struct gen *g, int depth)
 static void gen_loop(struct gen *g, int depth)
 {
 	/* The counter lives in a callee-saved register so calls in the body keep it. */
-	int c = pick_write_from(g, 6);
+	int c = gen__pick_write_from(g, 6);
 	if (c < 0)
 		return;
-	uint32_t iters = 1 + below(&g->rng, g->max_loop_iters);
-	int up = chance(&g->rng, 40);
-	int w32 = has(g, GEN_JMP32) && chance(&g->rng, 50);
-	emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_MOV | EBPF_K, c, 0, 0,
-	     up ? 0 : (int32_t)iters);
-	mark_init(g, c);
+	uint32_t iters = 1 + gen_below(g, g->max_loop_iters);
+	int up = gen_chance(g, 40);
+	int w32 = gen_has(g, GEN_JMP32) && gen_chance(g, 50);
+	gen_emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_MOV | EBPF_K, c, 0, 0,
+		 up ? 0 : (int32_t)iters);
+	gen_mark_init(g, c);
 	uint16_t saved_keep = g->keep, saved_locked = g->locked;
 	/* Everything readable at the top must still be readable at the back edge. */
 	g->keep |= g->init;
 	g->locked |= (uint16_t)(1u << c);
 	g->loop_depth++;
-	uint32_t top = pc(g);
+	uint32_t top = gen_pc(g);
 	gen_block(g, depth + 1);
 	g->loop_depth--;
 	uint8_t jcls = w32 ? EBPF_JMP32 : EBPF_JMP;
 	if (up) {
-		emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_ADD | EBPF_K, c, 0, 0, 1);
-		emit(g, jcls | (chance(&g->rng, 50) ? EBPF_JLT : EBPF_JSLT) | EBPF_K, c, 0,
-		     (int16_t)(top - pc(g) - 1), (int32_t)iters);
+		gen_emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_ADD | EBPF_K, c, 0, 0, 1);
+		gen_emit(g, jcls | (gen_chance(g, 50) ? EBPF_JLT : EBPF_JSLT) | EBPF_K, c, 0,
+			 (int16_t)(top - gen_pc(g) - 1), (int32_t)iters);
 	} else {
-		if (chance(&g->rng, 50))
-			emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_ADD | EBPF_K, c, 0, 0, -1);
+		if (gen_chance(g, 50))
+			gen_emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_ADD | EBPF_K, c, 0, 0, -1);
 		else
-			emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_SUB | EBPF_K, c, 0, 0, 1);
+			gen_emit(g, (w32 ? EBPF_ALU : EBPF_ALU64) | EBPF_SUB | EBPF_K, c, 0, 0, 1);
 		static const uint8_t downs[] = {EBPF_JNE, EBPF_JGT, EBPF_JSGT};
-		emit(g, jcls | downs[below(&g->rng, 3)] | EBPF_K, c, 0, (int16_t)(top - pc(g) - 1),
-		     0);
+		gen_emit(g, jcls | downs[gen_below(g, 3)] | EBPF_K, c, 0,
+			 (int16_t)(top - gen_pc(g) - 1), 0);
 	}
 	g->keep = saved_keep;
 	g->locked = saved_locked;
@@ -583,61 +490,71 @@ static void emit_call(struct gen *g, int target)
 	/* Arguments: scalars in r2-r5, then the buffer in r1 (when there is one; last, so that
 	 * no scalar argument is copied from the pointer). */
 	for (int r = 2; r <= 5; r++) {
-		if (chance(&g->rng, 50))
-			set_reg(g, r);
+		if (gen_chance(g, 50))
+			gen__set_reg(g, r);
 		else
-			emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, r, pick_read(g), 0, 0);
-		mark_init(g, r);
+			gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, r, gen__pick_read(g), 0, 0);
+		gen_mark_init(g, r);
 	}
 	if (g->has_buf)
-		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, 1, BUF_REG, 0, 0);
-	else if (chance(&g->rng, 50))
-		set_reg(g, 1);
+		gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, 1, BUF_REG, 0, 0);
+	else if (gen_chance(g, 50))
+		gen__set_reg(g, 1);
 	else
-		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, 1, pick_read(g), 0, 0);
-	g->fix_pc[g->n_fix] = pc(g);
+		gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, 1, gen__pick_read(g), 0, 0);
+	g->fix_pc[g->n_fix] = gen_pc(g);
 	g->fix_target[g->n_fix++] = (uint8_t)target;
 	g->called[target] = 1;
-	emit(g, EBPF_JMP | EBPF_CALL, 0, EBPF_PSEUDO_CALL, 0, 0);
+	gen_emit(g, EBPF_JMP | EBPF_CALL, 0, EBPF_PSEUDO_CALL, 0, 0);
 	g->init &= (uint16_t)~0x3e; /* r1-r5 are dead after a call */
-	mark_init(g, 0);
+	gen_mark_init(g, 0);
 	/* Restore what an enclosing loop reads again, and some more. */
 	for (int r = 1; r <= 5; r++)
-		if ((g->keep & (1u << r)) || chance(&g->rng, 30))
-			set_reg(g, r);
+		if ((g->keep & (1u << r)) || gen_chance(g, 30))
+			gen__set_reg(g, r);
 }
+
+/* Room an item may need beyond g->limit's check: the longest map pattern (gen_maps.c). */
+#define ITEM_MAX_INSNS 64
 
 static void gen_item(struct gen *g, int depth)
 {
-	uint32_t w = below(&g->rng, 100);
+	/* Map and helper patterns draw their own chance first, and only when enabled, so that
+	 * programs without them are the same as before they existed (seeds stay reproducible). */
+	if ((g->fam & (GEN_MAP_FAMILIES | GEN_NONDET)) && gen_chance(g, 15) &&
+	    gen_pc(g) + ITEM_MAX_INSNS < g->limit) {
+		gen__map_item(g);
+		return;
+	}
+	uint32_t w = gen_below(g, 100);
 	int can_nest = depth < (int)g->max_depth;
-	if (w < 8 && can_nest && has(g, GEN_JMP | GEN_JMP32)) {
+	if (w < 8 && can_nest && gen_has(g, GEN_JMP | GEN_JMP32)) {
 		gen_if(g, depth);
-	} else if (w < 11 && can_nest && has(g, GEN_LOOP) && g->loop_depth < 2) {
+	} else if (w < 11 && can_nest && gen_has(g, GEN_LOOP) && g->loop_depth < 2) {
 		gen_loop(g, depth);
-	} else if (w < 13 && has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs &&
-		   (g->loop_depth == 0 || chance(&g->rng, 30))) {
-		emit_call(g, g->func + 1 + (int)below(&g->rng, g->n_funcs - (uint32_t)g->func - 1));
-	} else if (w < 17 && has(g, GEN_LDIMM64)) {
+	} else if (w < 13 && gen_has(g, GEN_CALL) && g->func + 1 < (int)g->n_funcs &&
+		   (g->loop_depth == 0 || gen_chance(g, 30))) {
+		emit_call(g, g->func + 1 + (int)gen_below(g, g->n_funcs - (uint32_t)g->func - 1));
+	} else if (w < 17 && gen_has(g, GEN_LDIMM64)) {
 		int d = pick_write(g);
 		if (d >= 0) {
-			uint64_t v = interesting_u64(g);
-			emit(g, EBPF_LD | EBPF_DW | EBPF_IMM, d, 0, 0, (int32_t)(uint32_t)v);
-			emit(g, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
-			mark_init(g, d);
+			uint64_t v = gen__interesting_u64(g);
+			gen_emit(g, EBPF_LD | EBPF_DW | EBPF_IMM, d, 0, 0, (int32_t)(uint32_t)v);
+			gen_emit(g, 0, 0, 0, 0, (int32_t)(uint32_t)(v >> 32));
+			gen_mark_init(g, d);
 		}
-	} else if (w < 45 && has(g, GEN_STACK | GEN_BUF | GEN_ATOMIC)) {
-		gen_mem(g);
+	} else if (w < 45 && gen_has(g, GEN_STACK | GEN_BUF | GEN_ATOMIC)) {
+		gen__mem(g);
 	} else {
-		gen_alu(g);
+		gen__alu(g);
 	}
 }
 
 static void gen_block(struct gen *g, int depth)
 {
 	/* Blocks get a share of the remaining items; the top level takes what is left. */
-	uint32_t n = depth == 0 ? g->items : 1 + below(&g->rng, 6);
-	for (uint32_t k = 0; k < n && g->items > 0 && pc(g) < g->limit; k++) {
+	uint32_t n = depth == 0 ? g->items : 1 + gen_below(g, 6);
+	for (uint32_t k = 0; k < n && g->items > 0 && gen_pc(g) < g->limit; k++) {
 		g->items--;
 		gen_item(g, depth);
 	}
@@ -651,30 +568,31 @@ static void gen_function(struct gen *g, int f, const int *caller_of)
 	g->init = 0;
 	g->locked = 0;
 	g->keep = 0;
+	g->ptrs = 0;
 	g->ptr_tmp = -1;
 	g->loop_depth = 0;
-	g->p->func_start[f] = pc(g);
+	g->p->func_start[f] = gen_pc(g);
 	/* Stack windows: multiples of 32 so the kernel's combined-stack rounding stays < 512. */
-	g->win = f == 0 ? 32u * (1 + below(&g->rng, 4)) : 32u * (1 + below(&g->rng, 2));
+	g->win = f == 0 ? 32u * (1 + gen_below(g, 4)) : 32u * (1 + gen_below(g, 2));
 
 	/* Prologue: take the buffer, initialise every scalar register and the stack window. */
 	if (g->has_buf)
-		emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, BUF_REG, 1, 0, 0);
+		gen_emit(g, EBPF_ALU64 | EBPF_MOV | EBPF_X, BUF_REG, 1, 0, 0);
 	if (f == 0)
-		mark_init(g, 2); /* r2 = buffer length */
+		gen_mark_init(g, 2); /* r2 = buffer length */
 	else
 		g->init |=
 		    g->has_buf ? 0x3c : 0x3e; /* arguments (r1 is the buffer when there is one) */
 	for (int r = 0; r <= 9; r++)
-		if (is_scalar_reg(g, r) && !(g->init & (1u << r)))
-			set_reg(g, r);
+		if (gen__is_scalar_reg(g, r) && !(g->init & (1u << r)))
+			gen__set_reg(g, r);
 	for (uint32_t o = 8; o <= g->win; o += 8) {
-		if (chance(&g->rng, 50))
-			emit(g, EBPF_ST | EBPF_MEM | EBPF_DW, EBPF_REG_10, 0,
-			     (int16_t) - (int32_t)o, interesting_imm(g));
+		if (gen_chance(g, 50))
+			gen_emit(g, EBPF_ST | EBPF_MEM | EBPF_DW, EBPF_REG_10, 0,
+				 (int16_t) - (int32_t)o, gen__interesting_imm(g));
 		else
-			emit(g, EBPF_STX | EBPF_MEM | EBPF_DW, EBPF_REG_10, pick_read(g),
-			     (int16_t) - (int32_t)o, 0);
+			gen_emit(g, EBPF_STX | EBPF_MEM | EBPF_DW, EBPF_REG_10, gen__pick_read(g),
+				 (int16_t) - (int32_t)o, 0);
 	}
 	/* Calls that make every callee reachable come first, outside any branch. */
 	for (int t = f + 1; t < (int)g->n_funcs; t++)
@@ -682,9 +600,9 @@ static void gen_function(struct gen *g, int f, const int *caller_of)
 			emit_call(g, t);
 
 	uint32_t funcs_left = g->n_funcs - (uint32_t)f;
-	uint32_t room = GEN_MAX_INSNS - pc(g);
-	g->limit = pc(g) + (room > funcs_left * RESERVE ? room / funcs_left - RESERVE : 0);
-	g->items = g->max_len / 4 + below(&g->rng, g->max_len - g->max_len / 4 + 1);
+	uint32_t room = GEN_MAX_INSNS - gen_pc(g);
+	g->limit = gen_pc(g) + (room > funcs_left * RESERVE ? room / funcs_left - RESERVE : 0);
+	g->items = g->max_len / 4 + gen_below(g, g->max_len - g->max_len / 4 + 1);
 	/* The kernel verifies a callee once per call site and path, so callees stay small: that
 	 * keeps verification cheap (and the kernel's complexity limit far away). */
 	if (f > 0)
@@ -694,20 +612,21 @@ static void gen_function(struct gen *g, int f, const int *caller_of)
 	/* Epilogue: fold every readable scalar register and the stack window into r0. */
 	int tmp = -1;
 	for (int r = 1; r <= 9; r++) {
-		if (!is_scalar_reg(g, r) || !(g->init & (1u << r)))
+		if (!gen__is_scalar_reg(g, r) || !(g->init & (1u << r)))
 			continue;
-		emit(g, EBPF_ALU64 | EBPF_MUL | EBPF_K, 0, 0, 0, 0x2f0b3c8d | 1);
-		emit(g, EBPF_ALU64 | EBPF_XOR | EBPF_X, 0, r, 0, 0);
+		gen_emit(g, EBPF_ALU64 | EBPF_MUL | EBPF_K, 0, 0, 0, 0x2f0b3c8d | 1);
+		gen_emit(g, EBPF_ALU64 | EBPF_XOR | EBPF_X, 0, r, 0, 0);
 		tmp = r;
 	}
 	if (tmp < 0)
 		tmp = 1;
 	for (uint32_t o = 8; o <= g->win; o += 8) {
-		emit(g, EBPF_LDX | EBPF_MEM | EBPF_DW, tmp, EBPF_REG_10, (int16_t) - (int32_t)o, 0);
-		emit(g, EBPF_ALU64 | EBPF_MUL | EBPF_K, 0, 0, 0, 0x1000193);
-		emit(g, EBPF_ALU64 | EBPF_ADD | EBPF_X, 0, tmp, 0, 0);
+		gen_emit(g, EBPF_LDX | EBPF_MEM | EBPF_DW, tmp, EBPF_REG_10, (int16_t) - (int32_t)o,
+			 0);
+		gen_emit(g, EBPF_ALU64 | EBPF_MUL | EBPF_K, 0, 0, 0, 0x1000193);
+		gen_emit(g, EBPF_ALU64 | EBPF_ADD | EBPF_X, 0, tmp, 0, 0);
 	}
-	emit(g, EBPF_JMP | EBPF_EXIT, 0, 0, 0, 0);
+	gen_emit(g, EBPF_JMP | EBPF_EXIT, 0, 0, 0, 0);
 }
 
 int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out)
@@ -741,6 +660,8 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
 	memset(out, 0, sizeof(*out));
 	out->seed = seed;
 	out->families = o.families;
+	if ((o.families & (GEN_MAP_FAMILIES | GEN_NONDET)) && gen__maps_from_opts(&o, out))
+		return -EINVAL;
 	g->p = out;
 	g->fam = o.families;
 	g->max_len = o.max_len;
@@ -748,17 +669,17 @@ int gen_program(uint64_t seed, const struct gen_opts *opts, struct gen_prog *out
 	g->max_depth = o.max_depth;
 	g->unsafe_pct = o.unsafe_pct;
 	g->ptr_tmp = -1;
-	g->n_funcs = (o.families & GEN_CALL) ? 1 + below(&g->rng, o.max_funcs) : 1;
+	g->n_funcs = (o.families & GEN_CALL) ? 1 + gen_below(g, o.max_funcs) : 1;
 	g->has_buf = (o.families & GEN_BUF) != 0;
 	if (g->has_buf) {
-		out->buf_len = o.buf_len ? o.buf_len : 8u * (1 + below(&g->rng, GEN_MAX_BUF / 8));
+		out->buf_len = o.buf_len ? o.buf_len : 8u * (1 + gen_below(g, GEN_MAX_BUF / 8));
 		for (uint32_t k = 0; k < out->buf_len; k++)
-			out->buf[k] = (uint8_t)next64(&g->rng);
+			out->buf[k] = (uint8_t)gen_next64(&g->rng);
 	}
 	/* Every callee gets a designated caller earlier in the list, so all are reachable. */
 	int caller_of[GEN_MAX_FUNCS] = {0};
 	for (uint32_t f = 1; f < g->n_funcs; f++)
-		caller_of[f] = (int)below(&g->rng, f);
+		caller_of[f] = (int)gen_below(g, f);
 	out->n_funcs = g->n_funcs;
 	for (uint32_t f = 0; f < g->n_funcs; f++)
 		gen_function(g, (int)f, caller_of);
@@ -790,14 +711,34 @@ static const struct {
 	const char *name;
 	uint32_t mask;
 } family_names[] = {
-    {"alu64", GEN_ALU64},      {"alu32", GEN_ALU32},	{"divmod", GEN_DIVMOD},
-    {"sdivmod", GEN_SDIVMOD},  {"shift", GEN_SHIFT},	{"movsx", GEN_MOVSX},
-    {"bswap", GEN_BSWAP},      {"jmp", GEN_JMP},	{"jmp32", GEN_JMP32},
-    {"gotol", GEN_GOTOL},      {"loop", GEN_LOOP},	{"stack", GEN_STACK},
-    {"buf", GEN_BUF},	       {"memsx", GEN_MEMSX},	{"atomic", GEN_ATOMIC},
-    {"ldimm64", GEN_LDIMM64},  {"call", GEN_CALL},	{"bswap64", GEN_V4_BSWAP},
-    {"all", GEN_ALL_FAMILIES}, {"v3", GEN_V3_FAMILIES},
+    {"alu64", GEN_ALU64},
+    {"alu32", GEN_ALU32},
+    {"divmod", GEN_DIVMOD},
+    {"sdivmod", GEN_SDIVMOD},
+    {"shift", GEN_SHIFT},
+    {"movsx", GEN_MOVSX},
+    {"bswap", GEN_BSWAP},
+    {"jmp", GEN_JMP},
+    {"jmp32", GEN_JMP32},
+    {"gotol", GEN_GOTOL},
+    {"loop", GEN_LOOP},
+    {"stack", GEN_STACK},
+    {"buf", GEN_BUF},
+    {"memsx", GEN_MEMSX},
+    {"atomic", GEN_ATOMIC},
+    {"ldimm64", GEN_LDIMM64},
+    {"call", GEN_CALL},
+    {"bswap64", GEN_V4_BSWAP},
+    {"maplookup", GEN_MAP_LOOKUP},
+    {"mapupdate", GEN_MAP_UPDATE},
+    {"ringbuf", GEN_RINGBUF},
+    {"nondet", GEN_NONDET},
+    /* sets (not printed by gen_format_families) */
+    {"all", GEN_ALL_FAMILIES},
+    {"v3", GEN_V3_FAMILIES},
+    {"maps", GEN_MAP_FAMILIES},
 };
+#define N_FAMILY_SETS 3
 
 int gen_parse_families(const char *s, uint32_t *mask)
 {
@@ -830,7 +771,8 @@ void gen_format_families(uint32_t mask, char *buf, size_t len)
 {
 	size_t used = 0;
 	buf[0] = 0;
-	for (size_t k = 0; k < sizeof(family_names) / sizeof(family_names[0]) - 2; k++) {
+	for (size_t k = 0; k < sizeof(family_names) / sizeof(family_names[0]) - N_FAMILY_SETS;
+	     k++) {
 		if (!(mask & family_names[k].mask))
 			continue;
 		int n =
@@ -848,6 +790,10 @@ void gen_print(FILE *f, const struct gen_prog *p)
 	fprintf(f, "program seed %" PRIu64 " (0x%" PRIx64 "): %u insns, %u functions, buf_len %u\n",
 		p->seed, p->seed, p->n_insns, p->n_funcs, p->buf_len);
 	fprintf(f, "families: %s\n", fams);
+	for (uint32_t m = 0; m < p->n_maps; m++)
+		fprintf(f, "map %u: type %u, key %u, value %u, max_entries %u\n", m,
+			p->maps[m].type, p->maps[m].key_size, p->maps[m].value_size,
+			p->maps[m].max_entries);
 	for (uint32_t pcv = 0; pcv < p->n_insns; pcv++) {
 		for (uint32_t fn = 0; fn < p->n_funcs; fn++)
 			if (p->func_start[fn] == pcv)

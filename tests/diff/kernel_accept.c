@@ -1,6 +1,10 @@
 /* The kernel's verifier accepts what the generator produces: runs --count generated programs
- * (a spread of options) through the kernel oracle and fails when more than 1% are rejected,
- * printing the most common reasons. Skips visibly when bpf() is refused here. */
+ * (a spread of options; by default every instruction family plus maps and helpers) through the
+ * kernel oracle and fails when more than 1% are rejected, printing the most common reasons.
+ * Skips visibly when bpf() is refused here.
+ *
+ *   kernel_accept [--count N] [--seed S] [--families LIST] [--print]
+ * --print shows every rejected program with the end of the kernel verifier's log. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -20,14 +24,22 @@ struct reason {
 int main(int argc, char **argv)
 {
 	uint64_t count = 2000, seed = 1;
-	uint32_t families = 0; /* all */
+	int print = 0;
+	uint32_t families = GEN_ALL_FAMILIES | GEN_MAP_FAMILIES | GEN_NONDET;
 	for (int k = 1; k < argc; k++) {
 		if (!strcmp(argv[k], "--count") && k + 1 < argc)
 			count = strtoull(argv[++k], NULL, 0);
 		else if (!strcmp(argv[k], "--seed") && k + 1 < argc)
 			seed = strtoull(argv[++k], NULL, 0);
+		else if (!strcmp(argv[k], "--families") && k + 1 < argc &&
+			 !gen_parse_families(argv[k + 1], &families))
+			k++;
+		else if (!strcmp(argv[k], "--print"))
+			print = 1;
 		else {
-			fprintf(stderr, "usage: %s [--count N] [--seed S]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--count N] [--seed S] [--families LIST] [--print]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -43,7 +55,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!kernel_oracle__has_v4(ko)) {
-		families = (families ? families : GEN_ALL_FAMILIES) & GEN_V3_FAMILIES;
+		families &= GEN_V3_FAMILIES | GEN_MAP_FAMILIES | GEN_NONDET;
 		printf(
 		    "NOTE: this kernel lacks the v4 instructions (Linux 6.6+): v3 programs only\n");
 	}
@@ -56,6 +68,11 @@ int main(int argc, char **argv)
 		struct gen_opts o;
 		gen_opts_for_seed(seed + i, families, &o);
 		gen_program(seed + i, &o, &p);
+		if (i == 0 && kernel_oracle__set_maps(ko, p.maps, p.n_maps, err, sizeof(err))) {
+			fprintf(stderr, "kernel maps: %s\n", err);
+			kernel_oracle__close(ko);
+			return 1;
+		}
 		uint64_t r0;
 		rc = kernel_oracle__run(ko, p.insns, p.n_insns, p.buf, p.buf_len, &r0, log,
 					sizeof(log));
@@ -69,6 +86,10 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		rejected++;
+		if (print) {
+			gen_print(stdout, &p);
+			printf("kernel log (end):\n%s\n", log);
+		}
 		char why[160];
 		kernel_oracle__reason(log, why, sizeof(why));
 		unsigned r;

@@ -23,6 +23,8 @@ struct kernel_oracle {
 	size_t value_map_len;
 	struct bpf_insn *insns; /* trampoline + program */
 	char *log;
+	uint32_t n_maps; /* the program's maps (kernel_oracle__set_maps) */
+	int map_fds[GEN_MAX_MAPS];
 };
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
@@ -226,10 +228,61 @@ int kernel_oracle__open(struct kernel_oracle **out, char *err, size_t err_len)
 	return 0;
 }
 
+static void close_maps(struct kernel_oracle *ko)
+{
+	for (uint32_t i = 0; i < ko->n_maps; i++)
+		close(ko->map_fds[i]);
+	ko->n_maps = 0;
+}
+
+int kernel_oracle__set_maps(struct kernel_oracle *ko, const struct gen_map *maps, uint32_t n,
+			    char *err, size_t err_len)
+{
+	close_maps(ko);
+	if (n > GEN_MAX_MAPS) {
+		snprintf(err, err_len, "%u maps, at most %u", n, GEN_MAX_MAPS);
+		return -E2BIG;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		union bpf_attr a;
+		memset(&a, 0, sizeof(a));
+		a.map_type = maps[i].type;
+		a.key_size = maps[i].key_size;
+		a.value_size = maps[i].value_size;
+		a.max_entries = maps[i].max_entries;
+		long fd = sys_bpf(BPF_MAP_CREATE, &a);
+		if (fd < 0) {
+			int e = errno;
+			snprintf(err, err_len, "BPF_MAP_CREATE (map %u, type %u): %s", i,
+				 maps[i].type, strerror(e));
+			close_maps(ko);
+			return -e;
+		}
+		ko->map_fds[ko->n_maps++] = (int)fd;
+	}
+	return 0;
+}
+
+/* Map indexes of the program's map references become the kernel maps' descriptors (an index
+ * without a map becomes -1, which the kernel refuses). */
+static void bind_maps(struct kernel_oracle *ko, struct bpf_insn *prog, uint32_t n)
+{
+	for (uint32_t pc = 0; pc + 1 < n; pc++) {
+		struct bpf_insn *i = &prog[pc];
+		if (i->code != (BPF_LD | BPF_DW | BPF_IMM))
+			continue;
+		if (i->src_reg == BPF_PSEUDO_MAP_FD || i->src_reg == BPF_PSEUDO_MAP_VALUE)
+			i->imm =
+			    i->imm >= 0 && (uint32_t)i->imm < ko->n_maps ? ko->map_fds[i->imm] : -1;
+		pc++;
+	}
+}
+
 void kernel_oracle__close(struct kernel_oracle *ko)
 {
 	if (!ko)
 		return;
+	close_maps(ko);
 	if (ko->value)
 		munmap(ko->value, ko->value_map_len);
 	if (ko->map_fd >= 0)
@@ -249,6 +302,7 @@ int kernel_oracle__run(struct kernel_oracle *ko, const struct ebpf_insn *insns, 
 	}
 	trampoline(ko, buf_len);
 	memcpy(ko->insns + KO_TRAMPOLINE_INSNS, insns, n * sizeof(*insns));
+	bind_maps(ko, ko->insns + KO_TRAMPOLINE_INSNS, n);
 	uint32_t total = KO_TRAMPOLINE_INSNS + n;
 
 	int fd = load(ko, total, 0);

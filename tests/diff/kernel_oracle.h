@@ -17,13 +17,18 @@
  *     exit
  *     program...
  *
- * The program type is BPF_PROG_TYPE_SYSCALL (sleepable), whose test run needs no packet. */
+ * The program type is BPF_PROG_TYPE_SYSCALL (sleepable), whose test run needs no packet.
+ *
+ * Programs that use maps (gen.h's map families) name them by index, the engine's convention;
+ * kernel_oracle__set_maps creates matching kernel maps and every run rewrites the indexes of
+ * map references (lddw with src_reg BPF_PSEUDO_MAP_FD or _VALUE) into their descriptors. */
 #ifndef NCCLBPF_TEST_KERNEL_ORACLE_H
 #define NCCLBPF_TEST_KERNEL_ORACLE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gen.h"
 #include "ncclbpf/isa.h"
 
 #define KO_MAX_BUF	    256	 /* largest buffer a program may get */
@@ -42,6 +47,11 @@ struct kernel_oracle;
  * tests then print "SKIP: bpf() refused: <err>" and pass. */
 int kernel_oracle__open(struct kernel_oracle **out, char *err, size_t err_len);
 void kernel_oracle__close(struct kernel_oracle *ko);
+
+/* Creates kernel maps like maps[0..n) (replacing earlier ones); programs refer to them by index.
+ * 0, or -errno with err filled. */
+int kernel_oracle__set_maps(struct kernel_oracle *ko, const struct gen_map *maps, uint32_t n,
+			    char *err, size_t err_len);
 
 /* Loads and runs insns[0..n) with buf[0..buf_len) as input memory (buf_len <= KO_MAX_BUF,
  * may be 0). On KO_RAN, *r0 is the result and buf the memory afterwards. On KO_REJECTED and

@@ -9,8 +9,8 @@ if(TARGET test_verifier_table_asan)
   target_include_directories(test_verifier_table_asan PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 endif()
 
-# Soundness (and, with --kernel, the Linux differential) over generated and mutated programs.
-# CI runs a bounded count; long runs: build/tests/verifier_soundness --count 1000000 [--kernel].
+# Soundness (and, with --kernel, the Linux differential) over generated and mutated programs,
+# with maps and helpers. CI runs a bounded count; the campaign (scripts/campaign.sh) runs millions.
 if(NCCLBPF_TESTGEN_SOURCES)
   ncclbpf_test(verifier_soundness
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/verifier_soundness.c ${NCCLBPF_TESTGEN_SOURCES}
@@ -90,13 +90,14 @@ if(TARGET test_verifier_domain_asan)
 endif()
 
 # Regressions: programs that once exposed verifier bugs (a path that died on contradictory ranges
-# made pruning unsound: cost bound 53 for a 390-instruction run; an atomic fetch into r10).
+# made pruning unsound: cost bound 53 for a 390-instruction run; an atomic fetch into r10). Their
+# seeds date from before the map families: --families all reproduces them.
 if(TARGET verifier_soundness)
-  add_test(NAME verifier_regressions COMMAND verifier_soundness
+  add_test(NAME verifier_regressions COMMAND verifier_soundness --families all
            --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000)
   set_tests_properties(verifier_regressions PROPERTIES LABELS verifier TIMEOUT 60)
   if(TARGET verifier_soundness_asan)
-    add_test(NAME verifier_regressions.asan COMMAND verifier_soundness_asan
+    add_test(NAME verifier_regressions.asan COMMAND verifier_soundness_asan --families all
              --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000)
     set_tests_properties(verifier_regressions.asan PROPERTIES LABELS "asan;verifier" TIMEOUT 60)
   endif()

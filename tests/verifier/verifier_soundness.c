@@ -1,9 +1,11 @@
 /* Soundness and kernel differential over generated programs.
  *
- * Each program comes from the diff generator (tests/diff/gen.h) and is, with probability
- * 3/4, mutated (registers, offsets, immediates, opcodes, jump targets changed at random) so that
- * many programs are unsafe. The program's input buffer is its context: a program type whose
- * one field is plain read/write memory of buf_len bytes.
+ * Each program comes from the diff generator (tests/diff/gen.h; by default every instruction
+ * family plus maps and helpers: lookups with and without NULL checks, value arithmetic, updates,
+ * ring buffer records, rank-local helpers) and is, with probability 3/4, mutated (registers,
+ * offsets, immediates, opcodes, jump targets changed at random) so that many programs are unsafe.
+ * The program's input buffer is its context: a program type whose one field is plain read/write
+ * memory of buf_len bytes.
  *
  * Soundness: every program the verifier accepts runs in the interpreter's bounds-checking mode
  * on several random buffers, with the instruction limit set to the verifier's worst-case bound.
@@ -12,10 +14,10 @@
  *
  * Differential (--kernel): the same program goes to the Linux verifier through the kernel
  * oracle (tests/diff/kernel_oracle.h: a SYSCALL program calling ours as a subprogram, the
- * buffer in a map value). Counts "we accept, the kernel rejects" (must be 0) and "the kernel
- * accepts, we reject" (our imprecision, most of it deliberate: division by a possibly-zero
- * register, pointer leaks and uninitialised stack reads that root may do in Linux).
- * Skips the kernel part visibly when bpf() is refused. */
+ * buffer in a map value, the program's maps created alike). Counts "we accept, the kernel rejects"
+ * (must be 0) and "the kernel accepts, we reject" (our imprecision, most of it deliberate: division
+ * by a possibly-zero register, pointer leaks and uninitialised stack reads that root may do in
+ * Linux). Skips the kernel part visibly when bpf() is refused. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -24,6 +26,7 @@
 #include <time.h>
 
 #include "gen.h"
+#include "gen_env.h"
 #include "kernel_oracle.h"
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/prog.h"
@@ -89,10 +92,21 @@ static void mutate(struct gen_prog *p, uint64_t *rs)
 	}
 }
 
+/* 1 when the program calls a helper (maps, ring buffer, clock...). */
+static int calls_helper(const struct gen_prog *p)
+{
+	for (uint32_t pc = 0; pc < p->n_insns; pc++)
+		if (p->insns[pc].code == (EBPF_JMP | EBPF_CALL) &&
+		    p->insns[pc].src_reg == EBPF_PSEUDO_HELPER)
+			return 1;
+	return 0;
+}
+
 struct tally {
-	uint64_t programs, accepted, rejected, faults, bound_faults, prog_new_refused;
-	uint64_t k_both_accept, k_both_reject, k_we_only, k_we_only_infeasible, k_kernel_only,
-	    k_errors;
+	uint64_t programs, accepted, accepted_helpers, rejected, faults, bound_faults,
+	    prog_new_refused;
+	uint64_t k_both_accept, k_both_reject, k_we_only, k_we_only_infeasible, k_we_only_div,
+	    k_kernel_only, k_errors;
 	uint64_t runs;
 	uint64_t verify_ns;
 };
@@ -124,29 +138,46 @@ static void note_reason(const char *msg, uint64_t seed)
 		reasons[r].n++;
 }
 
-/* The instruction the kernel's verifier failed at (the last "N: (" line of its log, minus the
- * oracle's trampoline), and whether our analysis ever reached it. */
+/* The instruction (kernel numbering) of the first division or modulo on the kernel's failing
+ * path whose result the kernel's log shows as an unknown scalar, or -1. Linux tracks no range
+ * for division results (we compute them, e.g. of constants), so a program whose safety rests on
+ * one is rejected there; the checked runs of accepted programs cover what it does. */
+static long kernel_lost_division(const char *klog)
+{
+	for (const char *q = klog; *q;) {
+		const char *e = strchr(q, '\n');
+		size_t len = e ? (size_t)(e - q) : strlen(q);
+		char line[512];
+		snprintf(line, sizeof(line), "%.*s", (int)(len < 511 ? len : 511), q);
+		if (line[0] >= '0' && line[0] <= '9' && strstr(line, ": (") &&
+		    (strstr(line, "/= ") || strstr(line, "%= ")) && strstr(line, "=scalar()"))
+			return strtol(line, NULL, 10);
+		q += len + (e ? 1 : 0);
+	}
+	return -1;
+}
+
+/* 1 when our log shows the analysis at instruction pc (a "pc: (" line). */
+static bool we_reach(const char *vlog, long pc)
+{
+	char pat[32];
+	snprintf(pat, sizeof(pat), "\n%ld: (", pc);
+	return strstr(vlog, pat) || !strncmp(vlog, pat + 1, strlen(pat + 1));
+}
+
+/* Whether the kernel failed on a path our analysis proves infeasible: the instructions of the
+ * kernel's last path segment (from its last "from X to Y:" line, X included, or the whole log
+ * when it has none; minus the oracle's trampoline) include one our analysis never reaches. */
 static bool kernel_path_infeasible_for_us(const struct gen_prog *p,
 					  const struct ebpf_verify_opts *vo, const char *klog)
 {
 	static char vlog[1 << 20];
 	struct ebpf_verify_opts o = *vo;
-	const char *q, *last = NULL;
-	char pat[32];
-	long kpc;
+	const char *q, *seg = klog;
 
-	for (q = klog; (q = strstr(q, ": (")); q++) {
-		const char *b = q;
-		while (b > klog && b[-1] >= '0' && b[-1] <= '9')
-			b--;
-		if (b < q && (b == klog || b[-1] == '\n'))
-			last = b;
-	}
-	if (!last)
-		return false;
-	kpc = strtol(last, NULL, 10) - KO_TRAMPOLINE_INSNS;
-	if (kpc < 0 || kpc >= (long)p->n_insns)
-		return false;
+	for (q = klog; (q = strstr(q, "from ")); q++)
+		if (q == klog || q[-1] == '\n')
+			seg = q;
 	o.flags |= EBPF_VERIFY_F_LOG;
 	o.log_buf = vlog;
 	o.log_size = sizeof(vlog);
@@ -154,8 +185,25 @@ static bool kernel_path_infeasible_for_us(const struct gen_prog *p,
 		return false;
 	if (strlen(vlog) + 1 >= sizeof(vlog))
 		return false; /* log truncated: cannot tell */
-	snprintf(pat, sizeof(pat), "\n%ld: (", kpc);
-	return !strstr(vlog, pat) && strncmp(vlog, pat + 1, strlen(pat + 1));
+	if (!strncmp(seg, "from ", 5)) {
+		long from = strtol(seg + 5, NULL, 10) - KO_TRAMPOLINE_INSNS;
+		if (from >= 0 && from < (long)p->n_insns && !we_reach(vlog, from))
+			return true;
+	}
+	for (q = seg; *q; q++) {
+		const char *b = q;
+		long kpc;
+		if (q != klog && q[-1] != '\n')
+			continue;
+		while (*q >= '0' && *q <= '9')
+			q++;
+		if (q == b || strncmp(q, ": (", 3))
+			continue;
+		kpc = strtol(b, NULL, 10) - KO_TRAMPOLINE_INSNS;
+		if (kpc >= 0 && kpc < (long)p->n_insns && !we_reach(vlog, kpc))
+			return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -164,8 +212,13 @@ int main(int argc, char **argv)
 	bool kernel = false, verbose = false, print = false, no_run = false;
 	uint64_t seeds[64];
 	uint32_t n_seeds = 0;
-	uint32_t families = 0;
+	uint32_t families = GEN_ALL_FAMILIES | GEN_MAP_FAMILIES | GEN_NONDET;
 	int mutate_pct = 75;
+	static struct gen_env env;
+	static struct {
+		uint32_t n_maps;
+		struct gen_map maps[GEN_MAX_MAPS];
+	} ko_maps; /* the table the kernel oracle's maps were made from */
 	struct kernel_oracle *ko = NULL;
 	static struct gen_prog p, orig;
 	struct tally t = {0};
@@ -220,6 +273,13 @@ int main(int argc, char **argv)
 			kernel = false;
 		}
 	}
+	/* The helpers the generator calls (not trace_printk: a mutated call may reach it, and
+	 * Linux's allows it where ours does not, which the differential counts). */
+	static const uint32_t helper_ids[] = {
+	    EBPF_FUNC_map_lookup_elem, EBPF_FUNC_map_update_elem, EBPF_FUNC_map_delete_elem,
+	    EBPF_FUNC_ktime_get_ns,    EBPF_FUNC_get_prandom_u32, EBPF_FUNC_get_smp_processor_id,
+	    EBPF_FUNC_ringbuf_output,  EBPF_FUNC_ringbuf_reserve, EBPF_FUNC_ringbuf_submit,
+	    EBPF_FUNC_ringbuf_discard};
 	for (uint64_t i = 0; i < count; i++) {
 		uint64_t s = n_seeds ? seeds[i] : seed + i, rs = s * 0x2545f4914f6cdd1dull;
 		struct gen_opts o;
@@ -229,6 +289,8 @@ int main(int argc, char **argv)
 					      .ret_min = INT64_MIN,
 					      .ret_max = INT64_MAX,
 					      .insn_budget = UINT64_MAX};
+		for (uint32_t h = 0; h < sizeof(helper_ids) / sizeof(helper_ids[0]); h++)
+			type.helper_allow[helper_ids[h] / 64] |= 1ull << (helper_ids[h] % 64);
 		struct ebpf_verify_opts vo = {.sz = sizeof(vo),
 					      .type = &type,
 					      .helpers = ebpf_helpers_default(),
@@ -250,6 +312,23 @@ int main(int argc, char **argv)
 		gen_opts_for_seed(s, families, &o);
 		if (gen_program(s, &o, &p))
 			continue;
+		/* every program starts from fresh maps, so that its seed alone reproduces it */
+		if (gen_env_prepare(&env, &p, err, sizeof(err))) {
+			fprintf(stderr, "maps for seed %" PRIu64 ": %s\n", s, err);
+			return 1;
+		}
+		gen_env_reset(&env);
+		if (kernel && (ko_maps.n_maps != p.n_maps ||
+			       memcmp(ko_maps.maps, p.maps, p.n_maps * sizeof(p.maps[0])))) {
+			if (kernel_oracle__set_maps(ko, p.maps, p.n_maps, err, sizeof(err))) {
+				fprintf(stderr, "kernel maps: %s\n", err);
+				return 1;
+			}
+			ko_maps.n_maps = p.n_maps;
+			memcpy(ko_maps.maps, p.maps, sizeof(p.maps));
+		}
+		vo.maps = env.maps;
+		vo.n_maps = env.n_maps;
 		/* our ABI has no length in r2 (the generator's convention): set it first; all jumps
 		 * and calls are relative, so the program stays intact */
 		if (p.n_insns + 1 > GEN_MAX_INSNS)
@@ -292,11 +371,14 @@ int main(int argc, char **argv)
 			note_reason(err, s);
 		} else {
 			struct ebpf_prog_opts po = {.sz = sizeof(po),
-						    .helpers = ebpf_helpers_default()};
+						    .helpers = ebpf_helpers_default(),
+						    .maps = env.maps,
+						    .n_maps = env.n_maps};
 			struct ebpf_prog *prog;
 			char perr[256];
 
 			t.accepted++;
+			t.accepted_helpers += calls_helper(&p);
 			prog = no_run ? NULL
 				      : ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
 			if (no_run) {
@@ -385,7 +467,10 @@ int main(int argc, char **argv)
 				krc = kernel_oracle__run(ko, p.insns, p.n_insns, buf, p.buf_len,
 							 &r0, klog, sizeof(klog));
 			if (krc < 0) {
-				t.k_errors++;
+				if (!t.k_errors++)
+					fprintf(stderr,
+						"kernel oracle error, seed %" PRIu64 ": %s\n", s,
+						strerror(-krc));
 			} else if (krc == KO_RAN) {
 				if (rc)
 					t.k_kernel_only++;
@@ -409,11 +494,21 @@ int main(int argc, char **argv)
 				}
 			} else {
 				char why[160];
-				t.k_we_only++;
+				long div_pc = kernel_lost_division(klog);
 				kernel_oracle__reason(klog, why, sizeof(why));
-				fprintf(stderr,
-					"ACCEPTED BUT KERNEL REJECTS seed %" PRIu64 ": %s\n", s,
-					why);
+				if (div_pc >= 0) {
+					t.k_we_only_div++;
+					fprintf(stderr,
+						"accepted, kernel rejects after losing a division "
+						"result (insn %ld) seed %" PRIu64 ": %s\n",
+						div_pc, s, why);
+				} else {
+					t.k_we_only++;
+					fprintf(stderr,
+						"ACCEPTED BUT KERNEL REJECTS seed %" PRIu64
+						": %s\n",
+						s, why);
+				}
 				if (print)
 					fprintf(stderr, "kernel log (end):\n%s\n", klog);
 				if (verbose)
@@ -421,11 +516,13 @@ int main(int argc, char **argv)
 			}
 		}
 	}
-	printf("programs %" PRIu64 ": accepted %" PRIu64 ", rejected %" PRIu64
-	       "; checked runs %" PRIu64 ", faults %" PRIu64 ", cost-bound overruns %" PRIu64
-	       ", ebpf_prog__new refusals %" PRIu64 "; mean verify %.1f us\n",
-	       t.programs, t.accepted, t.rejected, t.runs, t.faults, t.bound_faults,
-	       t.prog_new_refused, t.programs ? t.verify_ns / 1e3 / (double)t.programs : 0.0);
+	printf("programs %" PRIu64 ": accepted %" PRIu64 " (%" PRIu64
+	       " calling helpers), rejected %" PRIu64 "; checked runs %" PRIu64 ", faults %" PRIu64
+	       ", cost-bound overruns %" PRIu64 ", ebpf_prog__new refusals %" PRIu64
+	       "; mean verify %.1f us\n",
+	       t.programs, t.accepted, t.accepted_helpers, t.rejected, t.runs, t.faults,
+	       t.bound_faults, t.prog_new_refused,
+	       t.programs ? t.verify_ns / 1e3 / (double)t.programs : 0.0);
 	if (verbose || kernel)
 		for (unsigned r = 0; r < n_reasons; r++)
 			printf("  rejected %8" PRIu64 "x: %s (e.g. seed %" PRIu64 ")\n",
@@ -433,10 +530,11 @@ int main(int argc, char **argv)
 	if (kernel) {
 		printf("kernel differential: both accept %" PRIu64 ", both reject %" PRIu64
 		       ", we accept & kernel rejects %" PRIu64 " (plus %" PRIu64
-		       " where the kernel failed on a path we prove infeasible), kernel accepts & "
+		       " where the kernel failed on a path we prove infeasible, %" PRIu64
+		       " after a division result the kernel does not track), kernel accepts & "
 		       "we reject %" PRIu64 " (%.2f%% of kernel-accepted), errors %" PRIu64 "\n",
 		       t.k_both_accept, t.k_both_reject, t.k_we_only, t.k_we_only_infeasible,
-		       t.k_kernel_only,
+		       t.k_we_only_div, t.k_kernel_only,
 		       100.0 * (double)t.k_kernel_only /
 			   (double)(t.k_kernel_only + t.k_both_accept
 					? t.k_kernel_only + t.k_both_accept
@@ -445,5 +543,7 @@ int main(int argc, char **argv)
 		kernel_oracle__close(ko);
 	}
 	(void)orig;
-	return t.faults || t.bound_faults || t.prog_new_refused || t.k_we_only ? 1 : 0;
+	gen_env_free(&env);
+	return t.faults || t.bound_faults || t.prog_new_refused || t.k_we_only || t.k_errors ? 1
+											     : 0;
 }
