@@ -12,6 +12,13 @@
 		}                                                                                  \
 	}
 
+/* AL(name, type, limit, insns...): accepted within `limit` processed instructions (a loop
+ * that state pruning must keep cheap). */
+#define AL(nm, ty, lim, ...)                                                                       \
+	{                                                                                          \
+		.name = nm, .type = ty, .limit = lim, .insns = { __VA_ARGS__ }                     \
+	}
+
 /* R(name, type, reads, insns...): also checks stats.ctx_read against the named fields. */
 #define R(nm, ty, rd, ...)                                                                         \
 	{                                                                                          \
@@ -251,7 +258,41 @@ static const struct vcase accept_cases[] = {
       ST_MEM(EBPF_W, 1, T_CHAN, 16), RET0),
     R("ctx_read: tuner narrow reads", "tuner", "n_bytes,reg_buff", LDX_MEM(EBPF_B, 2, 1, T_BYTES),
       LDX_MEM(EBPF_H, 2, 1, T_BYTES + 6), LDX_MEM(EBPF_B, 2, 1, T_REGBUFF + 3), RET0),
+    /* --- precision: what Linux accepts and clang emits ----------------------------------- */
+    /* `ctx->algorithm = A; ctx->protocol = P;` as one 8-byte store; loads of two fields */
+    R("one store sets algorithm and protocol", "tuner", "", ST_MEM(EBPF_DW, 1, T_ALGO, 1), RET0),
+    R("one register store sets algorithm and protocol", "tuner", "coll_type",
+      LDX_MEM(EBPF_W, 2, 1, T_COLL), ALU64_IMM(EBPF_AND, 2, 1), STX_MEM(EBPF_DW, 1, 2, T_ALGO),
+      RET0),
+    R("one load reads coll_type and n_ranks", "tuner", "coll_type,n_ranks",
+      LDX_MEM(EBPF_DW, 2, 1, T_COLL), RET0),
+    /* a `void` static function: R0 unset at its exit, never read by the caller */
+    A("void subprogram whose R0 the caller never reads", "tuner", CALL_LOCAL(2), MOV64_IMM(0, 0),
+      EXIT(), ST_MEM(EBPF_W, 1, T_ALGO, 1), EXIT()),
+    /* for (u32 i = 0; i < 16; i++) { v = lookup(&i); if (v && *v < best) {best = *v; pick = i;} }
+     * as clang emits it: i lives at fp-4 (its address goes to the helper) as 4-byte stores */
+    AL("bounded loop over array entries with the counter on the stack", "tuner", 2000,
+       MOV64_REG(6, 1), MOV32_IMM(7, 0), STX_MEM(EBPF_W, 10, 7, -4), MOV64_IMM(8, -1), JA(8),
+       LDX_MEM(EBPF_W, 1, 10, -4), ALU32_IMM(EBPF_ADD, 1, 1), STX_MEM(EBPF_W, 10, 1, -4),
+       JMP32_IMM(EBPF_JLT, 1, 16, 4), ALU32_IMM(EBPF_ADD, 7, 1), STX_MEM(EBPF_W, 6, 7, T_CHAN),
+       MOV32_IMM(0, 0), EXIT(), MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4),
+       LD_MAP_FD(1, MAP_ARRAY), CALL_HELPER(1), JMP_IMM(EBPF_JEQ, 0, 0, -14),
+       LDX_MEM(EBPF_DW, 1, 0, 0), JMP_REG(EBPF_JGE, 1, 8, -16), LDX_MEM(EBPF_W, 7, 10, -4),
+       MOV64_REG(8, 1), JA(-19)),
+    /* the same with the counter in a register and the minimum compared both ways: branches on
+     * values that never matter must not make every iteration's paths distinct */
+    AL("bounded loop keeping the counter in a register", "tuner", 3000, MOV64_REG(6, 1),
+       MOV64_IMM(7, 0), MOV64_IMM(8, -1), MOV64_IMM(9, 0), STX_MEM(EBPF_W, 10, 7, -4),
+       MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4), LD_MAP_FD(1, MAP_ARRAY), CALL_HELPER(1),
+       JMP_IMM(EBPF_JEQ, 0, 0, 4), LDX_MEM(EBPF_DW, 1, 0, 8), JMP_REG(EBPF_JGE, 1, 8, 2),
+       MOV64_REG(8, 1), MOV64_REG(9, 7), ALU64_IMM(EBPF_ADD, 7, 1), JMP_IMM(EBPF_JLT, 7, 32, -13),
+       ALU64_IMM(EBPF_AND, 9, 31), ALU64_IMM(EBPF_ADD, 9, 1), STX_MEM(EBPF_W, 6, 9, T_CHAN), RET0),
+    /* a constant stored narrowly stays known (a loop bound) */
+    A("narrow stack constant read back", "tuner", ST_MEM(EBPF_W, 10, -12, 56), LOOKUP(MAP_ARRAY),
+      NULL_EXIT(0), LDX_MEM(EBPF_W, 3, 10, -12), ALU64_REG(EBPF_ADD, 0, 3),
+      LDX_MEM(EBPF_DW, 0, 0, 0), RET0),
 };
+#undef AL
 #undef A
 #undef AX
 #undef R

@@ -27,8 +27,10 @@ static const struct vcase reject_cases[] = {
       EXIT()),
     R("caller r6 not visible in callee", NULL, "R6 !read_ok", MOV64_IMM(6, 1), CALL_LOCAL(1),
       EXIT(), MOV64_REG(0, 6), EXIT()),
-    R("callee without return value", NULL, "R0 !read_ok", CALL_LOCAL(2), MOV64_IMM(0, 0), EXIT(),
-      EXIT()),
+    R("caller reads the R0 a void subprogram left unset", NULL, "R0 !read_ok", CALL_LOCAL(2),
+      ALU64_IMM(EBPF_ADD, 0, 1), EXIT(), EXIT()),
+    R("program exit with R0 a void subprogram left unset", NULL, "R0 !read_ok", CALL_LOCAL(1),
+      EXIT(), EXIT()),
     /* --- stack ------------------------------------------------------------------------- */
     R("uninit stack read", NULL, "invalid read from stack", LDX_MEM(EBPF_DW, 0, 10, -8), EXIT()),
     R("partially initialised stack read", NULL, "invalid read from stack",
@@ -81,8 +83,14 @@ static const struct vcase reject_cases[] = {
       ST_MEM(EBPF_W, 1, T_REGBUFF, 1), RET0),
     R("narrow write to decision field", "tuner", "field `algorithm` is written whole",
       ST_MEM(EBPF_H, 1, T_ALGO, 1), RET0),
-    R("wide write over two decision fields", "tuner", "invalid bpf_context access off=224 size=8",
-      ST_MEM(EBPF_DW, 1, T_ALGO, 1), RET0),
+    R("wide write over a decision field and padding", "tuner",
+      "invalid bpf_context access off=232 size=8", ST_MEM(EBPF_DW, 1, T_CHAN, 1), RET0),
+    R("wide write over two read-only fields", "tuner_chunk",
+      "write to read-only context field `protocol`", ST_MEM(EBPF_DW, 1, 32, 1), RET0),
+    R("wide read over a field and padding", "tuner", "invalid bpf_context access off=216 size=8",
+      LDX_MEM(EBPF_DW, 2, 1, T_REGBUFF), RET0),
+    R("misaligned wide write over two decision fields", "tuner",
+      "invalid bpf_context access off=228 size=8", ST_MEM(EBPF_DW, 1, T_PROTO, 1), RET0),
     R("pointer stored into ctx", "tuner", "leaks addr into ctx", STX_MEM(EBPF_W, 1, 10, T_ALGO),
       RET0),
     R("variable ctx offset", "tuner", "variable ctx access prohibited",
@@ -357,6 +365,13 @@ static const struct vcase reject_cases[] = {
       "depends on a rank-local value (ktime_get_ns()", MOV64_REG(6, 1), CALL_LOCAL(3),
       STX_MEM(EBPF_W, 6, 0, T_CHAN), MOV64_IMM(0, 0), EXIT(), CALL_HELPER(5),
       ALU64_IMM(EBPF_AND, 0, 3), EXIT()),
+    R("one store of a rank-local value sets algorithm and protocol", "tuner",
+      "`algorithm` depends on a rank-local value (ctx->reg_buff", LDX_MEM(EBPF_W, 2, 1, T_REGBUFF),
+      STX_MEM(EBPF_DW, 1, 2, T_ALGO), RET0),
+    R("one store under a rank-local branch sets algorithm and protocol", "tuner",
+      "`algorithm` is written under a branch on a rank-local value (ctx->reg_buff",
+      LDX_MEM(EBPF_W, 2, 1, T_REGBUFF), JMP_IMM(EBPF_JEQ, 2, 0, 1), ST_MEM(EBPF_DW, 1, T_ALGO, 0),
+      RET0),
     R("chunk size from the clock", "tuner_chunk", "`chunk_size` depends on a rank-local value",
       MOV64_REG(6, 1), CALL_HELPER(5), STX_MEM(EBPF_DW, 6, 0, 48), RET0),
     R("rank-local value stored into a uniform map", "tuner",
@@ -371,6 +386,26 @@ static const struct vcase reject_cases[] = {
       LDX_MEM(EBPF_W, 2, 1, T_REGBUFF), ALU64_IMM(EBPF_AND, 2, 7), MOV64_IMM(3, 0),
       JMP_REG(EBPF_JGE, 3, 2, 2), ALU64_IMM(EBPF_ADD, 3, 1), JA(-3), ALU64_IMM(EBPF_AND, 3, 3),
       STX_MEM(EBPF_W, 1, 3, T_CHAN), RET0),
+    /* --- precision soundness: pruning must not merge what matters -------------------------- */
+    /* a narrow stack constant (0 on the path explored first, 60 on the other) becomes a map
+     * value offset: the join must tell the two apart */
+    R("narrow stack constant that differs between paths reaches a pointer offset", "tuner",
+      "invalid access to map value", LDX_MEM(EBPF_W, 2, 1, T_COLL), ST_MEM(EBPF_W, 10, -12, 60),
+      JMP_IMM(EBPF_JNE, 2, 0, 1), ST_MEM(EBPF_W, 10, -12, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
+      LDX_MEM(EBPF_W, 3, 10, -12), ALU64_REG(EBPF_ADD, 0, 3), LDX_MEM(EBPF_DW, 0, 0, 0), RET0),
+    /* the same through an atomic fetch: the fetched register holds the slot's old value */
+    R("stack constant that differs between paths fetched by an atomic", "tuner",
+      "invalid access to map value", LDX_MEM(EBPF_W, 2, 1, T_COLL), ST_MEM(EBPF_DW, 10, -16, 60),
+      JMP_IMM(EBPF_JNE, 2, 0, 1), ST_MEM(EBPF_DW, 10, -16, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
+      MOV64_IMM(3, 0), ATOMIC_OP(EBPF_DW, EBPF_ADD | EBPF_FETCH, 10, 3, -16),
+      ALU64_REG(EBPF_ADD, 0, 3), LDX_MEM(EBPF_DW, 0, 0, 0), RET0),
+    /* r7 is bounded by a branch on r6 only where r7 is a copy of r6 (explored first); where it
+     * is not, the branch bounds nothing: r6's identity matters at the join */
+    R("bound reaching a register only through a copy", "tuner", "R0 min value is negative",
+      LDX_MEM(EBPF_DW, 6, 1, T_BYTES), LDX_MEM(EBPF_DW, 8, 1, T_SEQ), LDX_MEM(EBPF_W, 9, 1, T_COLL),
+      JMP_IMM(EBPF_JNE, 9, 0, 2), MOV64_REG(7, 6), JA(1), MOV64_REG(7, 8),
+      JMP_IMM(EBPF_JGT, 6, 7, 14), LOOKUP(MAP_ARRAY), NULL_EXIT(0), ALU64_IMM(EBPF_LSH, 7, 3),
+      ALU64_REG(EBPF_ADD, 0, 7), LDX_MEM(EBPF_DW, 0, 0, 0), RET0, RET0),
 };
 #undef R
 #undef RX

@@ -46,6 +46,12 @@ static void view_store(struct reg *r, const struct view *v, bool is64)
 	}
 }
 
+static bool view_equal(const struct view *x, const struct view *y)
+{
+	return x->umin == y->umin && x->umax == y->umax && x->smin == y->smin &&
+	       x->smax == y->smax && x->t.value == y->t.value && x->t.mask == y->t.mask;
+}
+
 static bool v_const(const struct view *v)
 {
 	return tnum_is_const(v->t);
@@ -234,11 +240,23 @@ bool scalar_refine(struct reg *a, struct reg *b, uint8_t op, bool is64, bool tak
 
 	if (!taken)
 		op = negate_op(op);
+	struct view oa = va, ob = vb;
+
 	if (!refine_view(&va, &vb, op, is64))
 		return false;
-	view_store(a, &va, is64);
-	view_store(b, &vb, is64);
-	scalar_sync(a);
-	scalar_sync(b);
-	return !scalar_is_empty(a) && !scalar_is_empty(b);
+	/* an operand the branch did not narrow stays as it was (most comparisons of two unknown
+	 * values narrow nothing; an immediate operand is a constant) */
+	if (!view_equal(&va, &oa)) {
+		view_store(a, &va, is64);
+		scalar_sync(a);
+		if (scalar_is_empty(a))
+			return false;
+	}
+	if (!view_equal(&vb, &ob)) {
+		view_store(b, &vb, is64);
+		scalar_sync(b);
+		if (scalar_is_empty(b))
+			return false;
+	}
+	return true;
 }

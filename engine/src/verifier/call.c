@@ -264,7 +264,7 @@ int check_subprog_call(struct env *env, const struct ebpf_insn *insn, uint32_t p
 	if (st->curframe + 1 >= EBPF_MAX_FRAMES)
 		return verr(env, pc, -EACCES, "the call stack of %u frames is too deep",
 			    st->curframe + 2);
-	f = frame_new(pc, env->aux[target].subprog);
+	f = frame_new(env, pc, env->aux[target].subprog);
 	if (!f)
 		return verr(env, pc, -ENOMEM, "out of memory");
 	for (int r = 1; r <= 5; r++)
@@ -288,7 +288,9 @@ int check_exit(struct env *env, uint32_t pc)
 	struct reg *r0 = &cur_regs(env)[0];
 	char d[192];
 
-	if (r0->type == NOT_INIT)
+	/* A subprogram may return nothing (a `void` function): the caller then finds R0
+	 * uninitialised and may not read it. The program itself must return a value. */
+	if (r0->type == NOT_INIT && !st->curframe)
 		return verr(env, pc, -EACCES, "R0 !read_ok: no return value set");
 	if (st->curframe) {
 		uint32_t me = st->curframe;
@@ -310,8 +312,7 @@ int check_exit(struct env *env, uint32_t pc)
 		}
 		taint_frame_exit(env);
 		caller = st->frames[me - 1];
-		free(callee->slots);
-		free(callee);
+		frame_free(env, callee);
 		st->frames[me] = NULL;
 		st->curframe--;
 		for (int r = 1; r <= 5; r++)

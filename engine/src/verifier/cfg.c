@@ -353,8 +353,8 @@ static int check_targets(struct env *env)
 					return verr(env, pc, -EINVAL,
 						    "jump out of range from insn %u to %lld", pc,
 						    (long long)t);
-				env->aux[t].prune_point = 1;
-				env->aux[pc + 1].prune_point = 1;
+				env->aux[t].prune_point |= PRUNE_POINT | PRUNE_JOIN;
+				env->aux[pc + 1].prune_point |= PRUNE_POINT;
 			}
 		}
 	}
@@ -410,7 +410,7 @@ static int reach(struct env *env, const uint8_t *half)
 		    i->src_reg == EBPF_PSEUDO_CALL) {
 			uint32_t t = pc + 1 + (uint32_t)i->imm;
 			env->subprogs[env->aux[t].subprog].called = true;
-			env->aux[pc + 1].prune_point = 1;
+			env->aux[pc + 1].prune_point |= PRUNE_POINT;
 			if (!env->aux[t].seen) {
 				env->aux[t].seen = 1;
 				work[nw++] = t;

@@ -70,6 +70,70 @@ static const struct ebpf_ctx_field *ctx_field(const struct env *env, int64_t off
 	return NULL;
 }
 
+/* The field that starts at off and ends at or before end (whole inside the access), or NULL. */
+static const struct ebpf_ctx_field *ctx_field_at(const struct env *env, int64_t off, int64_t end)
+{
+	for (uint32_t i = 0; env->type && i < env->type->n_fields; i++) {
+		const struct ebpf_ctx_field *f = &env->type->fields[i];
+		if (f->off == off && (int64_t)f->off + f->size <= end &&
+		    !(f->flags & EBPF_CTX_BYTES))
+			return f;
+	}
+	return NULL;
+}
+
+/* An aligned access that covers several whole fields back to back, as clang emits for
+ * `ctx->algorithm = A; ctx->protocol = P;` (one 8-byte store). Every field must allow the
+ * access; each is then checked as if accessed alone. Returns 1 when [o, o + size) is not such a
+ * run of fields (the caller reports the access as invalid), 0 or a rejection otherwise. */
+static int ctx_span(struct env *env, uint32_t pc, int64_t o, int size, bool write, bool sx,
+		    const struct reg *val, struct reg *dst)
+{
+	const struct ebpf_ctx_field *fs[8];
+	int n = 0;
+	bool local = false;
+	uint32_t origin = pc;
+
+	if (o < 0 || o % size)
+		return 1;
+	for (int64_t c = o; c < o + size; c += fs[n++]->size)
+		if (!(fs[n] = ctx_field_at(env, c, o + size)))
+			return 1;
+	for (int k = 0; k < n; k++) {
+		const struct ebpf_ctx_field *f = fs[k];
+		if (write && !(f->flags & EBPF_CTX_WRITE))
+			return verr(env, pc, -EACCES,
+				    "write to read-only context field `%s` (off=%lld size=%d)",
+				    f->name, (long long)o, size);
+		if (!write && !(f->flags & EBPF_CTX_READ))
+			return verr(env, pc, -EACCES, "read of write-only context field `%s`",
+				    f->name);
+	}
+	for (int k = 0; k < n; k++) {
+		const struct ebpf_ctx_field *f = fs[k];
+		uint32_t idx = (uint32_t)(f - env->type->fields);
+		int err = 0;
+		if (write && val && reg_is_ptr(val))
+			return verr(env, pc, -EACCES, "leaks addr into ctx field `%s`", f->name);
+		if (write && (f->flags & EBPF_CTX_DECISION))
+			err = taint_check_decision(env, pc, val, f->name);
+		if (err)
+			return err;
+		if (write)
+			continue;
+		env->ctx_read |= 1ull << (idx < 63 ? idx : 63);
+		if ((f->flags & EBPF_CTX_RANK_LOCAL) && !local) {
+			taint_source(env, pc, "ctx->%s", f->name);
+			local = true;
+		}
+	}
+	if (!write) {
+		mark_loaded(dst, size, sx);
+		set_label(env, dst, local, origin);
+	}
+	return 0;
+}
+
 static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off, int size,
 		      bool write, bool sx, const struct reg *val, struct reg *dst)
 {
@@ -84,6 +148,11 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 		    (unsigned long long)p->var_off.value, (unsigned long long)p->var_off.mask);
 	o = (int64_t)p->off + (int64_t)p->var_off.value + off;
 	f = ctx_field(env, o, size);
+	if (!f && env->type) {
+		int r = ctx_span(env, pc, o, size, write, sx, val, dst);
+		if (r <= 0)
+			return r;
+	}
 	if (!f || o < 0)
 		return verr(env, pc, -EACCES, "invalid bpf_context access off=%lld size=%d%s",
 			    (long long)o, size,
@@ -155,7 +224,7 @@ static int stack_write(struct env *env, uint32_t pc, struct frame *f, int64_t o,
 	uint32_t idx = (uint32_t)((-o - 1) / 8);
 	struct slot *s;
 	uint32_t origin = 0;
-	bool local, zero;
+	bool local, konst;
 	struct reg v;
 
 	if (frame_grow(f, idx + 1))
@@ -186,30 +255,43 @@ static int stack_write(struct env *env, uint32_t pc, struct frame *f, int64_t o,
 		if (reg_is_ptr(&s->spill))
 			return verr(env, pc, -EACCES,
 				    "attempt to corrupt spilled pointer on stack");
-		/* the rest of the spilled scalar stays initialised, its bounds are gone */
-		for (int b = 0; b < 8; b++)
-			s->bytes[b] = STACK_MISC | (s->bytes[b] & STACK_LOCAL);
+		/* the rest of the spilled scalar stays initialised: its bytes if it was a
+		 * constant, else nothing more is known of them */
+		konst = scalar_is_const(&s->spill);
+		for (int b = 0; b < 8; b++) {
+			s->bytes[b] =
+			    (konst ? STACK_CONST : STACK_MISC) | (s->bytes[b] & STACK_LOCAL);
+			s->val[b] = (uint8_t)(s->spill.var_off.value >> (8 * b));
+		}
 	}
-	zero = scalar_is_const(&v) && v.var_off.value == 0;
+	konst = scalar_is_const(&v);
 	{
 		int first = (int)(o + 8 * (int64_t)idx + 8);
-		for (int b = first; b < first + size; b++)
-			s->bytes[b] = (zero ? STACK_ZERO : STACK_MISC) | (local ? STACK_LOCAL : 0);
+		for (int b = first; b < first + size; b++) {
+			s->bytes[b] =
+			    (konst ? STACK_CONST : STACK_MISC) | (local ? STACK_LOCAL : 0);
+			s->val[b] = (uint8_t)(v.var_off.value >> (8 * (b - first)));
+		}
 	}
 	if (local)
 		s->taint = v.taint;
 	return 0;
 }
 
-/* Can bytes [lo, hi) of frame f be read as data? Sets *local when any is rank-local. */
+/* Can bytes [lo, hi) of frame f be read as data? Sets *local when any is rank-local, and
+ * *konst (with the little-endian value in *value) when every byte is known. */
 static int stack_readable(struct env *env, uint32_t pc, struct frame *f, int64_t lo, int64_t hi,
-			  bool *all_zero, bool *local, uint32_t *origin, const char *what)
+			  bool *konst, uint64_t *value, bool *local, uint32_t *origin,
+			  const char *what)
 {
-	*all_zero = true;
+	*konst = true;
+	*value = 0;
 	for (int64_t o = lo; o < hi; o++) {
 		uint32_t idx;
 		uint8_t *b = stack_byte(f, o, &idx);
 		uint8_t k = b ? STACK_KIND(*b) : STACK_INVALID;
+		const struct slot *s = b ? &f->slots[idx] : NULL;
+		int byte = (int)(o + 8 * (int64_t)idx + 8);
 
 		if (k == STACK_INVALID)
 			return verr(env, pc, -EACCES,
@@ -220,16 +302,20 @@ static int stack_readable(struct env *env, uint32_t pc, struct frame *f, int64_t
 					? "; struct padding? initialise the whole object, e.g. "
 					  "with __builtin_memset"
 					: "");
-		if (k == STACK_SPILL && reg_is_ptr(&f->slots[idx].spill))
+		if (k == STACK_SPILL && reg_is_ptr(&s->spill))
 			return verr(
 			    env, pc, -EACCES,
 			    "invalid size of register fill: part of a spilled %s pointer at fp%lld",
-			    reg_type_str(f->slots[idx].spill.type), (long long)-(8ll * idx + 8));
-		if (k != STACK_ZERO)
-			*all_zero = false;
+			    reg_type_str(s->spill.type), (long long)-(8ll * idx + 8));
+		if (k == STACK_CONST && o - lo < 8)
+			*value |= (uint64_t)s->val[byte] << (8 * (o - lo));
+		else if (k == STACK_SPILL && scalar_is_const(&s->spill) && o - lo < 8)
+			*value |= ((s->spill.var_off.value >> (8 * byte)) & 0xff) << (8 * (o - lo));
+		else
+			*konst = false;
 		if (*b & STACK_LOCAL) {
 			*local = true;
-			*origin = f->slots[idx].taint;
+			*origin = s->taint;
 		}
 	}
 	return 0;
@@ -240,7 +326,8 @@ static int stack_read(struct env *env, uint32_t pc, struct frame *f, int64_t o, 
 {
 	uint32_t idx, origin = 0;
 	uint8_t *b = stack_byte(f, o, &idx);
-	bool zero, local = false;
+	bool konst, local = false;
+	uint64_t x;
 	int err;
 
 	if (size == 8 && b && STACK_KIND(*b) == STACK_SPILL) {
@@ -248,13 +335,16 @@ static int stack_read(struct env *env, uint32_t pc, struct frame *f, int64_t o, 
 		taint_reg_write(env, dst);
 		return 0;
 	}
-	err = stack_readable(env, pc, f, o, o + size, &zero, &local, &origin, "");
+	err = stack_readable(env, pc, f, o, o + size, &konst, &x, &local, &origin, "");
 	if (err)
 		return err;
-	if (zero)
-		reg_mark_const(dst, 0);
-	else
+	if (konst) {
+		if (sx && size < 8 && (x >> (size * 8 - 1)) & 1)
+			x |= ~0ull << (size * 8);
+		reg_mark_const(dst, x);
+	} else {
 		mark_loaded(dst, size, sx);
+	}
 	set_label(env, dst, local, origin);
 	return 0;
 }
@@ -267,8 +357,9 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 	int64_t lo, hi;
 
 	if (!tnum_is_const(p->var_off)) {
-		bool zero, local = false;
+		bool konst, local = false;
 		uint32_t origin = 0;
+		uint64_t x;
 		int err;
 
 		if (write)
@@ -287,7 +378,7 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 				    regno, (long long)p->smin, (long long)p->smax, p->off + off,
 				    size);
 		note_depth(env, p->frameno, lo);
-		err = stack_readable(env, pc, f, lo, hi, &zero, &local, &origin,
+		err = stack_readable(env, pc, f, lo, hi, &konst, &x, &local, &origin,
 				     " (variable offset)");
 		if (err)
 			return err;
@@ -303,8 +394,8 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 		return verr(env, pc, -EACCES, "misaligned stack access off %lld size %d",
 			    (long long)lo, size);
 	note_depth(env, p->frameno, lo);
-	if (size == 8) /* spills and fills: precision follows values through the slot */
-		hist_note_slot(env, p->frameno, (uint32_t)((-lo - 1) / 8));
+	/* spills, fills and narrow constants: precision follows values through the slot */
+	hist_note_slot(env, p->frameno, (uint32_t)((-lo - 1) / 8));
 	if (write)
 		return stack_write(env, pc, f, lo, size, val, imm);
 	return stack_read(env, pc, f, lo, size, sx, dst);
@@ -549,7 +640,8 @@ int check_helper_mem(struct env *env, uint32_t pc, uint32_t regno, uint64_t size
 {
 	struct reg *p = &cur_regs(env)[regno];
 	uint32_t origin = 0;
-	bool zero;
+	uint64_t value;
+	bool konst;
 
 	switch (p->type) {
 	case PTR_TO_STACK: {
@@ -568,8 +660,8 @@ int check_helper_mem(struct env *env, uint32_t pc, uint32_t regno, uint64_t size
 		note_depth(env, p->frameno, lo);
 		if (p->local)
 			*local = true;
-		return stack_readable(env, pc, env->cur.frames[p->frameno], lo, hi, &zero, local,
-				      &origin, " (helper argument)");
+		return stack_readable(env, pc, env->cur.frames[p->frameno], lo, hi, &konst, &value,
+				      local, &origin, " (helper argument)");
 	}
 	case PTR_TO_MAP_VALUE:
 		if (map_is_local(env, p->map_idx) || p->local)

@@ -35,7 +35,16 @@ void hist_push(struct env *env, uint32_t pc)
 	st->hist[st->n_hist++] = pc;
 }
 
-#define HIST_SLOT (1ull << 63)
+#define HIST_SLOT   (1ull << 63)
+#define HIST_LINKED (1ull << 62)
+
+void hist_note_linked(struct env *env)
+{
+	struct vstate *st = &env->cur;
+
+	if (!st->hist_overflow && st->n_hist)
+		st->hist[st->n_hist - 1] |= HIST_LINKED;
+}
 
 void hist_note_slot(struct env *env, uint32_t frameno, uint32_t slot)
 {
@@ -63,6 +72,19 @@ struct bt {
 	uint64_t slots[EBPF_MAX_FRAMES]; /* by absolute frame number */
 };
 
+static bool bt_empty(const struct bt *bt)
+{
+	if (bt->mask)
+		return false;
+	for (uint32_t k = 0; k < bt->n_saved; k++)
+		if (bt->saved[k])
+			return false;
+	for (uint32_t k = 0; k < EBPF_MAX_FRAMES; k++)
+		if (bt->slots[k])
+			return false;
+	return true;
+}
+
 static bool backtrack_insn(const struct ebpf_insn *i, uint64_t h, struct bt *bt)
 {
 	uint8_t cls = EBPF_CLASS(i->code), op = EBPF_OP(i->code);
@@ -86,27 +108,36 @@ static bool backtrack_insn(const struct ebpf_insn *i, uint64_t h, struct bt *bt)
 		}
 		return true;
 	case EBPF_LDX:
-		/* a fill depends on the spilled slot; other loads carry no range that a state
-		 * could differ in (bytes, context, maps) */
+		/* a fill or narrow load of the stack depends on the slot; other loads carry no
+		 * range that a state could differ in (context, maps) */
 		if ((*mask & d) && is_slot)
 			bt->slots[sf] |= sbit;
 		*mask &= (uint16_t)~d;
 		return true;
 	case EBPF_ST:
-		if (is_slot)
+		/* only a whole-slot store replaces everything the slot held */
+		if (is_slot && EBPF_SIZE(i->code) == EBPF_DW)
 			bt->slots[sf] &= ~sbit;
 		return true;
 	case EBPF_STX:
-		if (is_slot && (bt->slots[sf] & sbit)) {
-			bt->slots[sf] &= ~sbit;
-			if (EBPF_MODE(i->code) != EBPF_ATOMIC)
-				*mask |= s; /* the spill copied the register's range */
-		}
 		if (EBPF_MODE(i->code) == EBPF_ATOMIC) {
-			if (i->imm == EBPF_CMPXCHG)
-				*mask &= (uint16_t)~BIT(0);
-			else if (i->imm & EBPF_FETCH)
-				*mask &= (uint16_t)~s;
+			/* the fetched register holds the old memory value; what is written is
+			 * unknown to the analysis, so it needs nothing */
+			uint16_t fetched = i->imm == EBPF_CMPXCHG  ? BIT(0)
+					   : (i->imm & EBPF_FETCH) ? s
+								   : 0;
+			bool old_needed = (*mask & fetched) != 0;
+			*mask &= (uint16_t)~fetched;
+			if (is_slot && EBPF_SIZE(i->code) == EBPF_DW)
+				bt->slots[sf] &= ~sbit;
+			if (is_slot && old_needed)
+				bt->slots[sf] |= sbit;
+			return true;
+		}
+		if (is_slot && (bt->slots[sf] & sbit)) {
+			if (EBPF_SIZE(i->code) == EBPF_DW)
+				bt->slots[sf] &= ~sbit;
+			*mask |= s; /* the store copied the register's range or bytes */
 		}
 		return true;
 	case EBPF_LD:
@@ -142,24 +173,13 @@ static bool backtrack_insn(const struct ebpf_insn *i, uint64_t h, struct bt *bt)
 		bt->wf++;
 		return true;
 	default:
-		/* a branch narrowed its operands (and their copies): they shaped what is needed */
-		if (*mask)
+		/* a branch narrowed its operands: when one is needed, the range of the other
+		 * (register operand) shaped it. When the branch also narrowed copies of an
+		 * operand (HIST_LINKED), any needed register may be such a copy. */
+		if ((*mask & (d | (x ? s : 0))) || ((h & HIST_LINKED) && !bt_empty(bt)))
 			*mask |= d | (x ? s : 0);
 		return true;
 	}
-}
-
-static bool bt_empty(const struct bt *bt)
-{
-	if (bt->mask)
-		return false;
-	for (uint32_t k = 0; k < bt->n_saved; k++)
-		if (bt->saved[k])
-			return false;
-	for (uint32_t k = 0; k < EBPF_MAX_FRAMES; k++)
-		if (bt->slots[k])
-			return false;
-	return true;
 }
 
 /* Adds bt's registers and slots to cp; returns true when cp had them all already. */

@@ -11,7 +11,7 @@
 
 #define MAX_STATES_PER_INSN 64
 #define MAX_CHECKPOINTS	    65536
-#define CHECKPOINT_EVERY    4
+#define CHECKPOINT_EVERY    8
 
 struct idmap {
 	uint32_t n;
@@ -87,29 +87,47 @@ static bool regsafe(const struct reg *o, const struct reg *c, struct idmap *m, b
 	}
 }
 
-static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *os, const struct slot *cs,
+/* Byte b of cur slot cs as a known value, if it is one. */
+static bool byte_value(uint8_t cb, const struct slot *cs, int b, uint8_t *v)
+{
+	if (STACK_KIND(cb) == STACK_CONST) {
+		*v = cs->val[b];
+		return true;
+	}
+	if (STACK_KIND(cb) == STACK_SPILL && cs->spill.type == SCALAR &&
+	    scalar_is_const(&cs->spill)) {
+		*v = (uint8_t)(cs->spill.var_off.value >> (8 * b));
+		return true;
+	}
+	return false;
+}
+
+static bool byte_safe(uint8_t ob, uint8_t cb, const struct slot *os, const struct slot *cs, int b,
 		      bool exact, bool precise)
 {
-	uint8_t ok = STACK_KIND(ob), ck = STACK_KIND(cb);
+	uint8_t ok = STACK_KIND(ob), ck = STACK_KIND(cb), v;
+	bool init_data = ck == STACK_MISC || ck == STACK_CONST ||
+			 (ck == STACK_SPILL && cs->spill.type == SCALAR);
 
 	if (exact)
-		return ob == cb;
+		return ob == cb && (ok != STACK_CONST || os->val[b] == cs->val[b]);
 	if ((cb & STACK_LOCAL) && !(ob & STACK_LOCAL) && ok != STACK_INVALID)
 		return false;
 	switch (ok) {
 	case STACK_INVALID:
 		return true;
 	case STACK_MISC:
-		return ck == STACK_MISC || ck == STACK_ZERO ||
-		       (ck == STACK_SPILL && cs->spill.type == SCALAR);
-	case STACK_ZERO:
-		return ck == STACK_ZERO || (ck == STACK_SPILL && cs->spill.type == SCALAR &&
-					    tnum_equals_const(cs->spill.var_off, 0));
+		return init_data;
+	case STACK_CONST:
+		/* a known byte whose value never mattered reads like any initialised byte
+		 * (fills and narrow loads of the slot are traced by precision tracking) */
+		if (!precise)
+			return init_data;
+		return byte_value(cb, cs, b, &v) && v == os->val[b];
 	default:
 		/* an imprecise spilled scalar reads like any initialised bytes */
 		if (!precise && os->spill.type == SCALAR)
-			return ck == STACK_MISC || ck == STACK_ZERO ||
-			       (ck == STACK_SPILL && cs->spill.type == SCALAR);
+			return init_data;
 		return ck == STACK_SPILL;
 	}
 }
@@ -125,7 +143,7 @@ static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap
 		const struct slot *cs = i < c->nslots ? &c->slots[i] : &empty;
 		bool p = i >= 64 || ((precise >> i) & 1);
 		for (int b = 0; b < 8; b++)
-			if (!byte_safe(os->bytes[b], cs->bytes[b], os, cs, exact, p))
+			if (!byte_safe(os->bytes[b], cs->bytes[b], os, cs, b, exact, p))
 				return false;
 		if (STACK_KIND(os->bytes[0]) == STACK_SPILL &&
 		    STACK_KIND(cs->bytes[0]) == STACK_SPILL &&
@@ -133,6 +151,14 @@ static bool stacksafe(const struct frame *o, const struct frame *c, struct idmap
 			return false;
 	}
 	return true;
+}
+
+/* Live registers of frame f of st (what states_equal compares). */
+static uint16_t live_regs(const struct env *env, const struct vstate *st, uint32_t f)
+{
+	if (f == st->curframe)
+		return env->aux[st->insn].live_in;
+	return env->aux[st->frames[f + 1]->callsite + 1].live_in & ~0x3f;
 }
 
 static bool states_equal(struct env *env, const struct checkpoint *cp, const struct vstate *c,
@@ -157,10 +183,7 @@ static bool states_equal(struct env *env, const struct checkpoint *cp, const str
 		uint16_t live;
 		if (of->callsite != cf->callsite)
 			return false;
-		if (f == o->curframe)
-			live = env->aux[o->insn].live_in;
-		else
-			live = env->aux[o->frames[f + 1]->callsite + 1].live_in & ~0x3f;
+		live = live_regs(env, o, f);
 		uint16_t precise = cp->all_precise ? 0xffff : cp->precise[f];
 		for (int r = 0; r < EBPF_REG_10; r++)
 			if ((live >> r) & 1 &&
@@ -201,16 +224,57 @@ void prune_path_dead(struct env *env)
 			break;
 }
 
+/* What two states must share to be equal: frames, call sites, and for every live register its
+ * type and, for pointers, where it points. Comparing this hash first rejects most stored states
+ * of a loop (whose pointers advance every iteration) without walking them. *exact_only: st has
+ * a live uninitialised register, which a non-exact comparison lets match anything. */
+static uint64_t state_sig(const struct env *env, const struct vstate *st, bool *exact_only)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ st->curframe;
+
+	*exact_only = false;
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		const struct frame *fr = st->frames[f];
+		uint16_t live = live_regs(env, st, f);
+		h = (h ^ fr->callsite) * 0x100000001b3ull;
+		for (int r = 0; r < EBPF_REG_10; r++) {
+			const struct reg *x = &fr->regs[r];
+			uint64_t v;
+			if (!((live >> r) & 1))
+				continue;
+			if (x->type == NOT_INIT)
+				*exact_only = true;
+			v = x->type;
+			if (reg_is_ptr(x))
+				v |= (uint64_t)(uint32_t)x->off << 8 ^ (uint64_t)x->map_idx << 40 ^
+				     (uint64_t)x->frameno << 56 ^ (uint64_t)x->mem_size << 20;
+			h = (h ^ v ^ (uint64_t)r << 60) * 0x100000001b3ull;
+			h ^= h >> 29;
+		}
+	}
+	return h;
+}
+
 int prune_visit(struct env *env, uint32_t pc)
 {
 	struct insn_aux *aux = &env->aux[pc];
 	struct checkpoint *cp;
+	bool cur_exact_only;
+	uint64_t sig;
 
 	if (!aux->prune_point)
 		return 0;
-	for (cp = aux->states; cp; cp = cp->next_at_insn) {
+	sig = state_sig(env, &env->cur, &cur_exact_only);
+	for (uint32_t k = aux->n_states; k-- > 0;) {
+		const struct cp_ref *ref = &aux->states[k];
+		/* a different signature rules out equality, exact or not, unless the stored
+		 * state's uninitialised registers would have matched anything */
+		if (ref->sig != sig && !ref->exact_only)
+			continue;
+		cp = ref->cp;
 		if (cp->branches) {
-			if (cp->st.frames[cp->st.curframe]->callsite ==
+			if (ref->sig == sig &&
+			    cp->st.frames[cp->st.curframe]->callsite ==
 				env->cur.frames[env->cur.curframe]->callsite &&
 			    states_equal(env, cp, &env->cur, true))
 				return verr(env, pc, -EACCES,
@@ -227,18 +291,24 @@ int prune_visit(struct env *env, uint32_t pc)
 			return 1;
 		}
 	}
-	if (env->cur.since_checkpoint < CHECKPOINT_EVERY || aux->n_states >= MAX_STATES_PER_INSN ||
-	    env->n_checkpoints >= MAX_CHECKPOINTS)
+	if ((env->cur.since_checkpoint < CHECKPOINT_EVERY && !(aux->prune_point & PRUNE_JOIN)) ||
+	    aux->n_states >= MAX_STATES_PER_INSN || env->n_checkpoints >= MAX_CHECKPOINTS)
 		return 0;
+	if (aux->n_states == aux->cap_states) {
+		uint32_t cap = aux->cap_states ? aux->cap_states * 2 : 4;
+		struct cp_ref *a = realloc(aux->states, cap * sizeof(*a));
+		if (!a)
+			return verr(env, pc, -ENOMEM, "out of memory storing states");
+		aux->states = a;
+		aux->cap_states = cap;
+	}
 	cp = calloc(1, sizeof(*cp));
-	if (!cp || state_copy(&cp->st, &env->cur)) {
+	if (!cp || state_copy(env, &cp->st, &env->cur)) {
 		free(cp);
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
 	}
 	cp->branches = 1;
-	cp->next_at_insn = aux->states;
-	aux->states = cp;
-	aux->n_states++;
+	aux->states[aux->n_states++] = (struct cp_ref){sig, cur_exact_only, cp};
 	env->cur.parent = cp;
 	env->cur.since_checkpoint = 0;
 	env->cur.n_hist = 0; /* the history up to here now belongs to the checkpoint */
@@ -253,12 +323,13 @@ void prune_free_all(struct env *env)
 	if (!env->aux)
 		return;
 	for (uint32_t pc = 0; pc < env->n; pc++) {
-		struct checkpoint *cp = env->aux[pc].states, *nx;
-		for (; cp; cp = nx) {
-			nx = cp->next_at_insn;
-			state_free(&cp->st);
-			free(cp);
+		struct insn_aux *aux = &env->aux[pc];
+		for (uint32_t k = 0; k < aux->n_states; k++) {
+			state_free(env, &aux->states[k].cp->st);
+			free(aux->states[k].cp);
 		}
-		env->aux[pc].states = NULL;
+		free(aux->states);
+		aux->states = NULL;
+		aux->n_states = aux->cap_states = 0;
 	}
 }

@@ -187,10 +187,39 @@ static void sync_once(struct reg *r)
 		    tnum_intersect(tnum_subreg(r->var_off), tnum_range(r->u32_min, r->u32_max)));
 }
 
+/* The bounds and tnum of r, to tell whether a round changed anything. */
+struct bounds {
+	struct tnum t;
+	uint64_t umin, umax;
+	int64_t smin, smax;
+	uint32_t u32_min, u32_max;
+	int32_t s32_min, s32_max;
+};
+
+static struct bounds bounds_of(const struct reg *r)
+{
+	return (struct bounds){r->var_off, r->umin,    r->umax,	   r->smin,   r->smax,
+			       r->u32_min, r->u32_max, r->s32_min, r->s32_max};
+}
+
+static bool bounds_equal(const struct bounds *a, const struct bounds *b)
+{
+	return a->t.value == b->t.value && a->t.mask == b->t.mask && a->umin == b->umin &&
+	       a->umax == b->umax && a->smin == b->smin && a->smax == b->smax &&
+	       a->u32_min == b->u32_min && a->u32_max == b->u32_max && a->s32_min == b->s32_min &&
+	       a->s32_max == b->s32_max;
+}
+
+/* Two rounds; the second only when the first changed something (a round is deterministic, so
+ * on an unchanged input it changes nothing: most calls are on already tight bounds). */
 void scalar_sync(struct reg *r)
 {
+	struct bounds before = bounds_of(r), after;
+
 	sync_once(r);
-	sync_once(r);
+	after = bounds_of(r);
+	if (!bounds_equal(&before, &after))
+		sync_once(r);
 }
 
 /* Keep the low 32 bits and zero-extend (the result of every 32-bit ALU operation). The 32-bit

@@ -6,9 +6,23 @@
 
 #include "state.h"
 
-struct frame *frame_new(uint32_t callsite, uint32_t subprog)
+#define POOL_FRAMES 256
+
+static struct frame *frame_alloc(struct env *env)
 {
-	struct frame *f = calloc(1, sizeof(*f));
+	struct frame *f = env->free_frames;
+
+	if (f) {
+		env->free_frames = f->next_free;
+		env->n_free_frames--;
+		return f;
+	}
+	return calloc(1, sizeof(*f));
+}
+
+struct frame *frame_new(struct env *env, uint32_t callsite, uint32_t subprog)
+{
+	struct frame *f = frame_alloc(env);
 
 	if (!f)
 		return NULL;
@@ -16,6 +30,7 @@ struct frame *frame_new(uint32_t callsite, uint32_t subprog)
 		reg_mark_not_init(&f->regs[i]);
 	f->callsite = callsite;
 	f->subprog = subprog;
+	f->nslots = 0;
 	return f;
 }
 
@@ -25,54 +40,104 @@ int frame_grow(struct frame *f, uint32_t nslots)
 
 	if (nslots <= f->nslots)
 		return 0;
-	s = realloc(f->slots, nslots * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	memset(s + f->nslots, 0, (nslots - f->nslots) * sizeof(*s));
-	f->slots = s;
+	if (nslots > f->cap_slots) {
+		s = realloc(f->slots, nslots * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		f->slots = s;
+		f->cap_slots = (uint16_t)nslots;
+	}
+	memset(f->slots + f->nslots, 0, (nslots - f->nslots) * sizeof(*f->slots));
 	f->nslots = (uint16_t)nslots;
 	return 0;
 }
 
-static void frame_free(struct frame *f)
+void frame_free(struct env *env, struct frame *f)
 {
-	if (f) {
-		free(f->slots);
-		free(f);
+	if (!f)
+		return;
+	if (env->n_free_frames < POOL_FRAMES) {
+		f->next_free = env->free_frames;
+		env->free_frames = f;
+		env->n_free_frames++;
+		return;
 	}
+	free(f->slots);
+	free(f);
 }
 
-static struct frame *frame_dup(const struct frame *src)
+static struct frame *frame_dup(struct env *env, const struct frame *src)
 {
-	struct frame *f = malloc(sizeof(*f));
+	struct frame *f = frame_alloc(env);
+	struct slot *slots;
+	uint16_t cap;
 
 	if (!f)
 		return NULL;
-	*f = *src;
-	f->slots = NULL;
-	if (src->nslots) {
-		f->slots = malloc(src->nslots * sizeof(*f->slots));
-		if (!f->slots) {
-			free(f);
+	slots = f->slots;
+	cap = f->cap_slots;
+	if (src->nslots > cap) {
+		slots = realloc(slots, src->nslots * sizeof(*slots));
+		if (!slots) {
+			frame_free(env, f);
 			return NULL;
 		}
-		memcpy(f->slots, src->slots, src->nslots * sizeof(*f->slots));
+		cap = src->nslots;
 	}
+	*f = *src;
+	f->slots = slots;
+	f->cap_slots = cap;
+	if (src->nslots)
+		memcpy(f->slots, src->slots, src->nslots * sizeof(*f->slots));
 	return f;
 }
 
-void state_free(struct vstate *st)
+static uint64_t *hist_alloc(struct env *env, uint32_t n, uint32_t *cap)
 {
-	free(st->hist);
+	for (uint32_t i = env->n_free_hist; i-- > 0;) {
+		if (env->free_hist_cap[i] < n)
+			continue;
+		uint64_t *h = env->free_hist[i];
+		*cap = env->free_hist_cap[i];
+		env->n_free_hist--;
+		env->free_hist[i] = env->free_hist[env->n_free_hist];
+		env->free_hist_cap[i] = env->free_hist_cap[env->n_free_hist];
+		return h;
+	}
+	*cap = n < 32 ? 32 : n;
+	return malloc(*cap * sizeof(uint64_t));
+}
+
+void state_free(struct env *env, struct vstate *st)
+{
+	if (st->hist && env->n_free_hist < 64) {
+		env->free_hist[env->n_free_hist] = st->hist;
+		env->free_hist_cap[env->n_free_hist++] = st->cap_hist;
+	} else {
+		free(st->hist);
+	}
 	st->hist = NULL;
 	st->n_hist = st->cap_hist = 0;
 	for (uint32_t i = 0; i < EBPF_MAX_FRAMES; i++) {
-		frame_free(st->frames[i]);
+		frame_free(env, st->frames[i]);
 		st->frames[i] = NULL;
 	}
 }
 
-int state_copy(struct vstate *dst, const struct vstate *src)
+void state_pool_free(struct env *env)
+{
+	while (env->free_frames) {
+		struct frame *f = env->free_frames;
+		env->free_frames = f->next_free;
+		free(f->slots);
+		free(f);
+	}
+	env->n_free_frames = 0;
+	while (env->n_free_hist)
+		free(env->free_hist[--env->n_free_hist]);
+}
+
+int state_copy(struct env *env, struct vstate *dst, const struct vstate *src)
 {
 	struct vstate tmp = *src;
 
@@ -80,16 +145,15 @@ int state_copy(struct vstate *dst, const struct vstate *src)
 	tmp.hist = NULL;
 	tmp.cap_hist = 0;
 	if (src->n_hist) {
-		tmp.hist = malloc(src->n_hist * sizeof(*tmp.hist));
+		tmp.hist = hist_alloc(env, src->n_hist, &tmp.cap_hist);
 		if (!tmp.hist)
 			return -ENOMEM;
 		memcpy(tmp.hist, src->hist, src->n_hist * sizeof(*tmp.hist));
-		tmp.cap_hist = src->n_hist;
 	}
 	for (uint32_t i = 0; i <= src->curframe; i++) {
-		tmp.frames[i] = frame_dup(src->frames[i]);
+		tmp.frames[i] = frame_dup(env, src->frames[i]);
 		if (!tmp.frames[i]) {
-			state_free(&tmp);
+			state_free(env, &tmp);
 			return -ENOMEM;
 		}
 	}
@@ -102,7 +166,7 @@ int state_init(struct env *env, struct vstate *st)
 	struct frame *f;
 
 	memset(st, 0, sizeof(*st));
-	f = frame_new(UINT32_MAX, 0);
+	f = frame_new(env, UINT32_MAX, 0);
 	if (!f)
 		return -ENOMEM;
 	st->frames[0] = f;
@@ -111,6 +175,5 @@ int state_init(struct env *env, struct vstate *st)
 	f->regs[EBPF_REG_1].type = PTR_TO_CTX;
 	reg_mark_const(&f->regs[EBPF_REG_10], 0);
 	f->regs[EBPF_REG_10].type = PTR_TO_STACK;
-	(void)env;
 	return 0;
 }

@@ -44,13 +44,17 @@ struct reg {
 	uint32_t u32_min, u32_max;
 };
 
-/* Stack byte kinds (low bits of stack_byte), with the rank-local label in bit 7. */
-enum { STACK_INVALID = 0, STACK_MISC = 1, STACK_ZERO = 2, STACK_SPILL = 3 };
+/* Stack byte kinds (low bits of stack_byte), with the rank-local label in bit 7. CONST bytes
+ * hold a known value (slot.val): a narrow store of a constant, such as a u32 loop counter
+ * whose address is passed to a map lookup, keeps the counter known from one iteration to the
+ * next (zeroed memory is CONST 0). */
+enum { STACK_INVALID = 0, STACK_MISC = 1, STACK_CONST = 2, STACK_SPILL = 3 };
 #define STACK_KIND(b) ((b)&3)
 #define STACK_LOCAL   0x80u
 
 struct slot {
 	uint8_t bytes[8]; /* byte i of the slot is at frame offset -(8*(idx+1)) + i */
+	uint8_t val[8];	  /* value of each STACK_CONST byte */
 	uint32_t taint;	  /* origin of a rank-local label on MISC bytes */
 	struct reg spill; /* valid when all 8 bytes are STACK_SPILL */
 };
@@ -61,8 +65,10 @@ struct frame {
 	struct reg regs[EBPF_NREGS];
 	uint32_t callsite; /* insn of the call that created this frame (entry: UINT32_MAX) */
 	uint32_t subprog;
-	uint16_t nslots;    /* slots in use (deepest written / 8) */
-	struct slot *slots; /* nslots entries; slot i covers [-(8i+8), -(8i)) */
+	uint16_t nslots;	 /* slots in use (deepest written / 8) */
+	uint16_t cap_slots;	 /* slots allocated */
+	struct slot *slots;	 /* nslots entries; slot i covers [-(8i+8), -(8i)) */
+	struct frame *next_free; /* in the environment's pool */
 };
 
 /* Control dependence on a rank-local value: values written while an entry is active are
@@ -101,7 +107,6 @@ struct vstate {
  * are being (branches > 0) analysed. */
 struct checkpoint {
 	struct vstate st;
-	struct checkpoint *next_at_insn;
 	uint32_t branches;
 	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
 	bool rem_set;
@@ -113,11 +118,24 @@ struct checkpoint {
 	uint64_t precise_slots[EBPF_MAX_FRAMES]; /* spilled scalars whose range mattered */
 };
 
+/* Where states are compared (branch targets and fall-throughs, returns from calls); at a join
+ * (a jump target, where paths meet) one is always stored, elsewhere at most every few insns. */
+#define PRUNE_POINT 1u
+#define PRUNE_JOIN  2u
+
+/* A stored state and what prune.c compares first (kept together so that a visit scans one
+ * array instead of chasing every state). */
+struct cp_ref {
+	uint64_t sig;	 /* state_sig() of the state */
+	bool exact_only; /* sig only filters exact comparisons (prune.c) */
+	struct checkpoint *cp;
+};
+
 struct insn_aux {
-	struct checkpoint *states;
-	uint32_t n_states;
-	uint16_t live_in; /* registers that may be read before written from here on */
-	uint8_t prune_point;
+	struct cp_ref *states; /* newest last */
+	uint32_t n_states, cap_states;
+	uint16_t live_in;    /* registers that may be read before written from here on */
+	uint8_t prune_point; /* PRUNE_* */
 	uint8_t seen;
 	uint32_t subprog;
 	uint32_t ipdom;	       /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
@@ -155,6 +173,14 @@ struct env {
 	uint64_t worst_cost;
 	uint64_t ctx_read; /* ebpf_verify_stats.ctx_read */
 
+	/* Freed frames and histories, reused by state copies (a loop's analysis copies states
+	 * at every branch and checkpoint; malloc/free of each cost a third of the time). */
+	struct frame *free_frames;
+	uint32_t n_free_frames;
+	uint64_t *free_hist[64];
+	uint32_t free_hist_cap[64];
+	uint32_t n_free_hist;
+
 	char *err;
 	size_t err_len;
 	char *log;
@@ -165,9 +191,12 @@ struct env {
 
 /* --- state.c ---------------------------------------------------------------------------- */
 int state_init(struct env *env, struct vstate *st);
-int state_copy(struct vstate *dst, const struct vstate *src);
-void state_free(struct vstate *st);
-struct frame *frame_new(uint32_t callsite, uint32_t subprog);
+int state_copy(struct env *env, struct vstate *dst, const struct vstate *src);
+void state_free(struct env *env, struct vstate *st);
+/* Frees the pools (end of verification). */
+void state_pool_free(struct env *env);
+struct frame *frame_new(struct env *env, uint32_t callsite, uint32_t subprog);
+void frame_free(struct env *env, struct frame *f);
 /* Makes slot `idx` exist in frame f; -ENOMEM on failure. */
 int frame_grow(struct frame *f, uint32_t nslots);
 static inline struct frame *cur_frame(struct env *env)
@@ -243,6 +272,8 @@ void hist_push(struct env *env, uint32_t pc);
 /* Notes that the instruction just recorded spilled to or filled from 8-byte stack slot `slot`
  * of frame `frameno`. */
 void hist_note_slot(struct env *env, uint32_t frameno, uint32_t slot);
+/* Notes that the conditional jump just recorded also narrowed copies of an operand. */
+void hist_note_linked(struct env *env);
 /* The registers in mask (current frame) are used where their range decides safety or a branch:
  * marks them precise in every checkpoint their values flowed through. skip_last: the last
  * history entry is the using instruction itself. */

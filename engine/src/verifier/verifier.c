@@ -47,6 +47,26 @@ static void propagate_scalar_id(struct vstate *st, const struct reg *src)
 	}
 }
 
+/* Another register or spilled slot holds a copy of src (same id): a branch narrowing src
+ * narrows it too. */
+static bool scalar_has_copies(const struct vstate *st, const struct reg *src)
+{
+	if (!src->id || src->type != SCALAR)
+		return false;
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		const struct frame *fr = st->frames[f];
+		for (int r = 0; r < EBPF_REG_10; r++)
+			if (&fr->regs[r] != src && fr->regs[r].type == SCALAR &&
+			    fr->regs[r].id == src->id)
+				return true;
+		for (uint32_t k = 0; k < fr->nslots; k++)
+			if (STACK_KIND(fr->slots[k].bytes[0]) == STACK_SPILL &&
+			    fr->slots[k].spill.type == SCALAR && fr->slots[k].spill.id == src->id)
+				return true;
+	}
+	return false;
+}
+
 /* --- ALU ------------------------------------------------------------------------------------- */
 
 static int ptr_arith(struct env *env, uint32_t pc, const struct ebpf_insn *insn, struct reg *dst,
@@ -256,7 +276,7 @@ static int push_branch(struct env *env, uint32_t target, struct vstate **out)
 		env->cap_stack = cap;
 	}
 	p = &env->stack[env->n_stack];
-	if (state_copy(&p->st, &env->cur))
+	if (state_copy(env, &p->st, &env->cur))
 		return verr(env, env->cur.insn, -ENOMEM, "out of memory");
 	env->n_stack++;
 	p->st.insn = target;
@@ -409,6 +429,10 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 	}
 	if (reg_is_ptr(dst) || reg_is_ptr(&src))
 		return check_ptr_cmp(env, insn, pc, dst, &src, is64, target);
+	/* precision tracking must know when narrowing reaches registers other than the
+	 * operands (before push_branch: the pushed state carries the history) */
+	if (scalar_has_copies(&env->cur, dst) || (srcp && scalar_has_copies(&env->cur, srcp)))
+		hist_note_linked(env);
 
 	taken = scalar_branch_taken(dst, &src, op, is64);
 	if (taken >= 0) /* the ranges decided the branch: they matter */
@@ -546,7 +570,7 @@ static int do_check(struct env *env)
 		if (err == 0)
 			continue;
 		/* the path ended (exit, pruned or infeasible); continue with a pending branch */
-		state_free(&env->cur);
+		state_free(env, &env->cur);
 		if (!env->n_stack)
 			return 0;
 		env->cur = env->stack[--env->n_stack].st;
@@ -620,11 +644,12 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	/* -EINVAL from structural checks, -E2BIG from budgets; everything else rejects */
 	if (rc && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM)
 		rc = -EACCES;
-	state_free(&env.cur);
+	state_free(&env, &env.cur);
 	for (uint32_t i = 0; i < env.n_stack; i++)
-		state_free(&env.stack[i].st);
+		state_free(&env, &env.stack[i].st);
 	free(env.stack);
 	prune_free_all(&env);
+	state_pool_free(&env);
 	free(env.aux);
 	free(env.subprogs);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
