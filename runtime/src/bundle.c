@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/helpers.h"
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
-#include "ncclbpf/verifier.h"
 #include "rt_internal.h"
 
 /* Hooks by program section. A program in any other section is an error (a misspelt section
@@ -37,75 +35,21 @@ static const struct {
     {"net/complete", offsetof(struct rt_policy, net[4]), 0, 4},
 };
 
-/* The runtime runs verified code only. The loader verifies every program while loading; a
- * program whose verifier statistics show it was not processed (an engine built with the
- * loader's verification switched off) is verified here the same way (observing programs first,
- * maps they may write are rank-local for the decision makers) before anything runs it.
- * reads[k] gets the context fields the k-th program (object order) may read, from either. */
-static int verify_if_needed(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
-			    uint64_t *in_load_ns, uint64_t *reads)
+/* The runtime runs verified code only: ebpf_object__load verifies every program (and decides
+ * which maps decisions may depend on, recording it on each map) before anything is created.
+ * What the runtime takes from that: the verification time, and what each program may read of
+ * its context (reads[k] for the k-th program in object order). */
+static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
+			   uint64_t *in_load_ns, uint64_t *reads)
 {
-	uint32_t n = ebpf_object__map_cnt(obj), n_progs = ebpf_object__prog_cnt(obj);
-	struct ebpf_map **maps = calloc(n ? n : 1, sizeof(*maps));
-	uint8_t *flags = calloc(n ? n : 1, 1), *written = calloc(n ? n : 1, 1);
-	int ret = maps && flags && written ? 0 : -ENOMEM;
-	for (uint32_t i = 0; i < n && !ret; i++)
-		maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
-	for (int pass = 0; pass < 2 && !ret; pass++) {
-		uint32_t pi = 0; /* program index */
-		for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && !ret;
-		     p = ebpf_object__next_program(obj, p), pi++) {
-			const struct ebpf_prog_type *type = ebpf_program__type(p);
-			const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(p);
-			int decides = !!(type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
-			if (decides != pass)
-				continue;
-			for (uint32_t k = 0; k < n; k++)
-				flags[k] = pass && (written[k] & EBPF_VERIFY_MAP_WRITTEN)
-					       ? EBPF_VERIFY_MAP_RANK_LOCAL
-					       : 0;
-			uint32_t n_lines = 0;
-			const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
-			struct ebpf_verify_opts vo = {
-			    .sz = sizeof(vo),
-			    .type = type,
-			    .maps = maps,
-			    .n_maps = n,
-			    .map_flags = flags,
-			    .helpers = ebpf_helpers_default(),
-			    .lines = lines,
-			    .n_lines = n_lines,
-			};
-			struct ebpf_verify_stats st = {0};
-			char err[400] = "";
-			if (vs && vs->processed) {
-				r->verify_ns += vs->time_ns; /* the loader did it */
-				*in_load_ns += vs->time_ns;
-				if (pi < n_progs)
-					reads[pi] = vs->ctx_read;
-			} else {
-				ret = ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p),
-						  &vo, &st, err, sizeof(err));
-				r->verify_ns += st.time_ns;
-				if (pi < n_progs)
-					reads[pi] = st.ctx_read;
-				if (ret)
-					snprintf(r->msg, sizeof(r->msg),
-						 "program '%s' (section '%s'): %s",
-						 ebpf_program__name(p), ebpf_program__section(p),
-						 err[0] ? err : "rejected");
-			}
-			if (!pass)
-				for (uint32_t k = 0; k < n; k++)
-					written[k] |= flags[k] & EBPF_VERIFY_MAP_WRITTEN;
-		}
+	uint32_t k = 0, n_progs = ebpf_object__prog_cnt(obj);
+	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && k < n_progs;
+	     p = ebpf_object__next_program(obj, p), k++) {
+		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(p);
+		r->verify_ns += vs->time_ns;
+		*in_load_ns += vs->time_ns;
+		reads[k] = vs->ctx_read;
 	}
-	free(maps);
-	free(flags);
-	free(written);
-	if (ret == -ENOMEM)
-		snprintf(r->msg, sizeof(r->msg), "out of memory");
-	return ret;
 }
 
 /* When each net event reads the clock (rt_policy.net_clock): reads[i] is what the program of
@@ -284,7 +228,7 @@ int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
 int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
 		       struct rt_policy *p, struct ncclbpf_reload_report *r)
 {
-	char err[400];
+	char err[sizeof(r->msg)];
 	uint64_t t0 = rt_now_ns();
 	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = name};
 	struct ebpf_object *obj = ebpf_object__open_mem(image, len, &oo, err, sizeof(err));
@@ -306,18 +250,13 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	r->n_progs = ebpf_object__prog_cnt(obj);
 	r->n_maps = ebpf_object__map_cnt(obj);
 	uint64_t verified_in_load = 0;
-	/* unknown: may read every field */
 	uint64_t *reads = malloc((r->n_progs ? r->n_progs : 1) * sizeof(*reads));
-	for (uint32_t k = 0; reads && k < r->n_progs; k++)
-		reads[k] = ~0ull;
-	e = reads ? verify_if_needed(obj, r, &verified_in_load, reads) : -ENOMEM;
-	if (e) {
-		if (!reads)
-			snprintf(r->msg, sizeof(r->msg), "out of memory");
-		free(reads);
+	if (!reads) {
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		ebpf_object__close(obj);
-		return e;
+		return -ENOMEM;
 	}
+	verify_results(obj, r, &verified_in_load, reads);
 	/* load_ns includes the verifier when the loader ran it. */
 	r->load_ns = load_ns > verified_in_load ? load_ns - verified_in_load : 0;
 	p->obj = obj;

@@ -4,69 +4,29 @@
  * hot path takes no lock and is not slowed (map reads and writes are the engine's user-side
  * operations, safe while programs run).
  *
- * Classes: a map an observing program (profiler, net) may write holds rank-local data (each
- * rank measures its own); the verifier already keeps such data out of tuner decisions, so such
- * a map may be changed in one process alone. Every other map may feed decisions, which must
- * agree across ranks: it is "uniform" and changes only through the control plane's consistent
- * activation. .rodata is frozen (read-only). The classification repeats the loader's first
- * verification pass (engine/src/loader/load.c) to learn which maps observers write. */
+ * Classes, as loading decided them (ebpf_object_map__rank_flags, engine/src/loader/rank.c):
+ * "rank-local": some program writes the map, or it is per-CPU or LRU; decisions never depend on
+ * it, so it may be changed in one process alone. "uniform": no program writes it, decisions may
+ * read it, so it must be the same on every rank and changes only through the control plane's
+ * consistent activation. "read-only": .rodata, frozen. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inspect.h"
-#include "ncclbpf/helpers.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
-#include "ncclbpf/verifier.h"
 
 enum { CLASS_UNIFORM, CLASS_RANK_LOCAL, CLASS_READ_ONLY };
 static const char *const class_names[] = {"uniform", "rank-local", "read-only"};
 
-/* written[i] = 1 when an observing program may write map i. Returns 0 or -errno. */
-static int observer_writes(struct ebpf_object *obj, uint8_t *written, uint32_t n)
-{
-	struct ebpf_map **maps = calloc(n ? n : 1, sizeof(*maps));
-	uint8_t *flags = calloc(n ? n : 1, 1);
-	int ret = maps && flags ? 0 : -ENOMEM;
-	for (uint32_t i = 0; i < n && !ret; i++)
-		maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
-	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && !ret;
-	     p = ebpf_object__next_program(obj, p)) {
-		const struct ebpf_prog_type *type = ebpf_program__type(p);
-		if (!type || (type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT))
-			continue;
-		memset(flags, 0, n ? n : 1);
-		uint32_t n_lines = 0;
-		const struct ebpf_line_info *lines = ebpf_program__line_info(p, &n_lines);
-		struct ebpf_verify_opts vo = {
-		    .sz = sizeof(vo),
-		    .type = type,
-		    .maps = maps,
-		    .n_maps = n,
-		    .map_flags = flags,
-		    .helpers = ebpf_helpers_default(),
-		    .lines = lines,
-		    .n_lines = n_lines,
-		};
-		struct ebpf_verify_stats st = {0};
-		char err[200];
-		ret = ebpf_verify(ebpf_program__insns(p), ebpf_program__insn_cnt(p), &vo, &st, err,
-				  sizeof(err));
-		for (uint32_t k = 0; k < n && !ret; k++)
-			written[k] |= !!(flags[k] & EBPF_VERIFY_MAP_WRITTEN);
-	}
-	free(maps);
-	free(flags);
-	return ret;
-}
-
-static int map_class(struct ebpf_object_map *om, const uint8_t *written)
+static int map_class(const struct ebpf_object_map *om)
 {
 	if (ebpf_object_map__kind(om) == EBPF_OBJECT_MAP_RODATA)
 		return CLASS_READ_ONLY;
-	return written[ebpf_object_map__index(om)] ? CLASS_RANK_LOCAL : CLASS_UNIFORM;
+	return ebpf_object_map__rank_flags(om) & EBPF_OBJECT_MAP_F_RANK_LOCAL ? CLASS_RANK_LOCAL
+									      : CLASS_UNIFORM;
 }
 
 static const char *kind_name(int kind)
@@ -144,21 +104,9 @@ void insp_bundle_maps(struct insp_out *o, const struct rt_policy *p)
 {
 	if (!p->obj)
 		return;
-	uint32_t n = ebpf_object__map_cnt(p->obj);
-	uint8_t *written = calloc(n ? n : 1, 1);
-	if (!written || observer_writes(p->obj, written, n) != 0) {
-		/* Cannot tell: show every map as uniform (updates then go through the control
-		 * plane, the safe side). */
-		free(written);
-		written = calloc(n ? n : 1, 1);
-		if (!written)
-			return;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		struct ebpf_object_map *om = ebpf_object__map(p->obj, i);
-		map_record(o, om, map_class(om, written));
-	}
-	free(written);
+	for (struct ebpf_object_map *om = ebpf_object__next_map(p->obj, NULL); om;
+	     om = ebpf_object__next_map(p->obj, om))
+		map_record(o, om, map_class(om));
 }
 
 static struct ebpf_object_map *find(const struct rt_policy *p, const char *name)
@@ -171,12 +119,7 @@ int insp_bundle_map_is_uniform(const struct rt_policy *p, const char *name)
 	struct ebpf_object_map *om = find(p, name);
 	if (!om)
 		return 0;
-	uint32_t n = ebpf_object__map_cnt(p->obj);
-	uint8_t *written = calloc(n + 1, 1);
-	int cls = written && observer_writes(p->obj, written, n) == 0 ? map_class(om, written)
-								      : CLASS_UNIFORM;
-	free(written);
-	return cls == CLASS_UNIFORM;
+	return map_class(om) == CLASS_UNIFORM;
 }
 
 int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name)
@@ -188,13 +131,7 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 	size_t ks = ebpf_map__key_size(m), us = ebpf_map__user_value_size(m);
 	if (!us)
 		return -EOPNOTSUPP; /* ring buffer: records, not elements */
-	uint8_t *written = calloc(ebpf_object__map_cnt(p->obj) + 1, 1);
-	if (!written)
-		return -ENOMEM;
-	int cls = observer_writes(p->obj, written, ebpf_object__map_cnt(p->obj)) == 0
-		      ? map_class(om, written)
-		      : CLASS_UNIFORM;
-	free(written);
+	int cls = map_class(om);
 	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(us);
 	int err = key && next && val ? 0 : -ENOMEM;
 	if (!err)
@@ -262,12 +199,7 @@ int insp_bundle_map_update(const struct rt_policy *p, const char *name, const ch
 		snprintf(msg, msg_len, "no map '%s' in the active policy", name);
 		return -ENOENT;
 	}
-	uint32_t n = ebpf_object__map_cnt(p->obj);
-	uint8_t *written = calloc(n ? n : 1, 1);
-	if (!written)
-		return -ENOMEM;
-	int cls = observer_writes(p->obj, written, n) == 0 ? map_class(om, written) : CLASS_UNIFORM;
-	free(written);
+	int cls = map_class(om);
 	if (cls == CLASS_READ_ONLY) {
 		snprintf(msg, msg_len, "map '%s' is read-only (.rodata)", name);
 		return -EPERM;

@@ -64,8 +64,8 @@ touch "$tmp/stop"
 wait
 grep -q WARN "$tmp/ranks.err" && ! grep -q "refused here" "$tmp/ranks.err" && fail "ranks warned: $(cat "$tmp/ranks.err")"
 
-# A uniform map (tuner_calls: the tuner reads it) updated on one rank's PID changes on every
-# rank of the job at one seq. Key 1 is never written by the policy.
+# A uniform map (tuner_cfg: the tuner reads it, no program writes it) updated on one rank's PID
+# changes on every rank of the job at one seq.
 rm -f "$tmp/stop"
 "$bin" run --policy "$mpol" --dir "$tmp/m" -- "$test_cp" ranks "$plugin" 2 "$tmp/stop" 2>"$tmp/mranks.err" &
 for _ in $(seq 100); do
@@ -75,14 +75,14 @@ for _ in $(seq 100); do
 done
 pids=$(ls "$tmp/m/procs/"*.sock | sed 's/.*\.\([0-9]*\)\.sock$/\1/')
 first=$(echo "$pids" | head -1)
-"$bin" map update "$first" tuner_calls u32:1 u64:7 --dir "$tmp/m" >"$tmp/m1" 2>&1
+"$bin" map update "$first" tuner_cfg u32:1 u64:7 --dir "$tmp/m" >"$tmp/m1" 2>&1
 rc=$?
 cat "$tmp/m1"
 [ $rc -eq 0 ] || fail "map update of a uniform map: exit $rc"
 [ "$(grep -c ': active at seq [0-9]* (g=1)$' "$tmp/m1")" -eq 2 ] || fail "map update: two ranks active"
 [ "$(grep -o 'active at seq [0-9]*' "$tmp/m1" | sort -u | wc -l)" -eq 1 ] || fail "map update: one seq"
 for p in $pids; do
-	"$bin" map dump "$p" tuner_calls --dir "$tmp/m" >"$tmp/m2" 2>&1
+	"$bin" map dump "$p" tuner_cfg --dir "$tmp/m" >"$tmp/m2" 2>&1
 	grep -q '(u32 1): value 0700000000000000 (u64 7)' "$tmp/m2" || fail "map dump of rank $p: $(cat "$tmp/m2")"
 	"$bin" stat "$p" --dir "$tmp/m" >"$tmp/m3" 2>&1
 	grep -q "^communicator 0: .*, control plane g=1 (bundle hash [0-9a-f]*)" "$tmp/m3" ||

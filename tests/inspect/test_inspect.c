@@ -123,7 +123,12 @@ static void test_cli_against_live_process(void)
 	printf("--- ncclbpf stat %d\n%s", pid, out);
 
 	rc = run_cli(out, sizeof(out), "map list %d --dir %s", pid, dir);
-	CHECKF(rc == 0 && strstr(out, "map tuner_calls: array") && strstr(out, ", uniform") &&
+	/* classes as loading decided them: every map a program writes is rank-local */
+	CHECKF(rc == 0 &&
+		   strstr(out, "map tuner_calls: array (maps), key 4 B, value 8 B, max 2 entries, "
+			       "2 in use, 1 CPU, rank-local") &&
+		   strstr(out, "CPUs, rank-local") && strstr(out, "map tuner_cfg: array") &&
+		   strstr(out, ", uniform") &&
 		   strstr(out, "map prof_last: array (maps), key 4 B, value 8 B, max 1 entries, 1 "
 			       "in use, 1 CPU, rank-local"),
 	       "map list: %s", out);
@@ -148,15 +153,15 @@ static void test_cli_against_live_process(void)
 	 * process is in one: NCCLBPF_CP_DIR). This communicator says it has 8 ranks and only this
 	 * one is registered, so the update must abort and change nothing anywhere
 	 * (tests/cp/cp_cli.sh shows it committing on a complete job). */
-	rc = run_cli(out, sizeof(out), "map update %d tuner_calls u32:1 u64:7 --dir %s --timeout 1",
+	rc = run_cli(out, sizeof(out), "map update %d tuner_cfg u32:1 u64:7 --dir %s --timeout 1",
 		     pid, dir);
 	CHECKF(rc == 1 && strstr(out, "is uniform: proposing the update") && strstr(out, "abort") &&
 		   strstr(out, "8 ranks, 1 answered") && strstr(out, "not changed"),
 	       "uniform update with missing ranks rc %d: %s", rc, out);
-	printf("--- ncclbpf map update %d tuner_calls u32:1 u64:7\n%s", pid, out);
-	rc = run_cli(out, sizeof(out), "map dump %d tuner_calls --dir %s", pid, dir);
-	CHECKF(strstr(out, "(u32 1): value 0000000000000000 (u64 0)") && strstr(out, "(u64 100)"),
-	       "uniform map changed: %s", out);
+	printf("--- ncclbpf map update %d tuner_cfg u32:1 u64:7\n%s", pid, out);
+	rc = run_cli(out, sizeof(out), "map dump %d tuner_cfg --dir %s", pid, dir);
+	CHECKF(strstr(out, "(u32 1): value 0000000000000000 (u64 0)"), "uniform map changed: %s",
+	       out);
 
 	/* The policy keeps running with the server answering in between. */
 	calls(ctx, 10);

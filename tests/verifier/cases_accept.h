@@ -19,6 +19,14 @@
 		.name = nm, .type = ty, .limit = lim, .insns = { __VA_ARGS__ }                     \
 	}
 
+/* AC(name, type, comm_maps, local_maps, insns...): with per-communicator and rank-local maps. */
+#define AC(nm, ty, cm, lm, ...)                                                                    \
+	{                                                                                          \
+		.name = nm, .type = ty, .comm_maps = cm, .local_maps = lm, .insns = {              \
+			__VA_ARGS__                                                                \
+		}                                                                                  \
+	}
+
 /* R(name, type, reads, insns...): also checks stats.ctx_read against the named fields. */
 #define R(nm, ty, rd, ...)                                                                         \
 	{                                                                                          \
@@ -291,7 +299,28 @@ static const struct vcase accept_cases[] = {
     A("narrow stack constant read back", "tuner", ST_MEM(EBPF_W, 10, -12, 56), LOOKUP(MAP_ARRAY),
       NULL_EXIT(0), LDX_MEM(EBPF_W, 3, 10, -12), ALU64_REG(EBPF_ADD, 0, 3),
       LDX_MEM(EBPF_DW, 0, 0, 0), RET0),
+    /* --- decision state in per-communicator maps; statistics in rank-local ones ---------- */
+    AC("per-communicator call counter decides the protocol", "tuner", 1u << MAP_ARRAY, 0,
+       MOV64_REG(6, 1), LOOKUP(MAP_ARRAY), NULL_EXIT(0), LDX_MEM(EBPF_DW, 2, 0, 0), MOV64_REG(3, 2),
+       ALU64_IMM(EBPF_ADD, 3, 1), STX_MEM(EBPF_DW, 0, 3, 0), ALU64_IMM(EBPF_AND, 2, 1),
+       STX_MEM(EBPF_W, 6, 2, T_PROTO), RET0),
+    AC("per-communicator set of sizes seen: insert result decides", "tuner", 1u << MAP_HASH, 0,
+       MOV64_REG(6, 1), LDX_MEM(EBPF_W, 2, 6, T_COLL), STX_MEM(EBPF_W, 10, 2, -4),
+       ST_MEM(EBPF_DW, 10, -24, 0), ST_MEM(EBPF_DW, 10, -16, 0), LD_MAP_FD(1, MAP_HASH),
+       MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4), MOV64_REG(3, 10), ALU64_IMM(EBPF_ADD, 3, -24),
+       MOV64_IMM(4, 1), CALL_HELPER(2), JMP_IMM(EBPF_JNE, 0, 0, 1), ST_MEM(EBPF_W, 6, T_ALGO, 1),
+       RET0),
+    AC("per-communicator counter bumped by an atomic, then read", "tuner", 1u << MAP_ARRAY, 0,
+       MOV64_REG(6, 1), LOOKUP(MAP_ARRAY), NULL_EXIT(0), MOV64_IMM(2, 1),
+       ATOMIC_OP(EBPF_DW, EBPF_ADD | EBPF_FETCH, 0, 2, 0), ALU64_IMM(EBPF_AND, 2, 3),
+       ALU64_IMM(EBPF_ADD, 2, 1), STX_MEM(EBPF_W, 6, 2, T_CHAN), RET0),
+    AC("statistics of rank-local values kept in a rank-local map", "tuner", 0, 1u << MAP_ARRAY,
+       MOV64_REG(6, 1), CALL_HELPER(5), MOV64_REG(7, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
+       STX_MEM(EBPF_DW, 0, 7, 8), MOV64_IMM(2, 1), ATOMIC_OP(EBPF_DW, EBPF_ADD, 0, 2, 0),
+       LDX_MEM(EBPF_W, 2, 6, T_COLL), ALU64_IMM(EBPF_AND, 2, 1), STX_MEM(EBPF_W, 6, 2, T_ALGO),
+       RET0),
 };
+#undef AC
 #undef AL
 #undef A
 #undef AX

@@ -4,6 +4,11 @@
 	{                                                                                          \
 		.name = nm, .type = ty, .expect = exp, .insns = { __VA_ARGS__ }                    \
 	}
+/* RC(name, type, expect, comm_maps, insns...): with per-communicator maps. */
+#define RC(nm, ty, exp, cm, ...)                                                                   \
+	{                                                                                          \
+		.name = nm, .type = ty, .expect = exp, .comm_maps = cm, .insns = { __VA_ARGS__ }   \
+	}
 #define RX(nm, ty, exp, vf, lm, lim, ...)                                                          \
 	{                                                                                          \
 		.name = nm, .type = ty, .expect = exp, .vflags = vf, .local_maps = lm,             \
@@ -374,14 +379,61 @@ static const struct vcase reject_cases[] = {
       RET0),
     R("chunk size from the clock", "tuner_chunk", "`chunk_size` depends on a rank-local value",
       MOV64_REG(6, 1), CALL_HELPER(5), STX_MEM(EBPF_DW, 6, 0, 48), RET0),
-    R("rank-local value stored into a uniform map", "tuner",
-      "rank-local value (ktime_get_ns() at insn 0) stored into map `array`", CALL_HELPER(5),
-      MOV64_REG(6, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0), STX_MEM(EBPF_DW, 0, 6, 0), RET0),
-    R("uniform map updated with a rank-local value", "tuner", "stored into map `hash`",
-      CALL_HELPER(5), STX_MEM(EBPF_DW, 10, 0, -16), STX_MEM(EBPF_DW, 10, 0, -24),
-      ST_MEM(EBPF_W, 10, -4, 0), LD_MAP_FD(1, MAP_HASH), MOV64_REG(2, 10),
-      ALU64_IMM(EBPF_ADD, 2, -4), MOV64_REG(3, 10), ALU64_IMM(EBPF_ADD, 3, -24), MOV64_IMM(4, 0),
-      CALL_HELPER(2), RET0),
+    /* --- maps some program writes (the loader flags them rank-local) and per-communicator
+     * maps (uniform decision state) -------------------------------------------------------- */
+    RC("rank-local value stored into a per-communicator map", "tuner",
+       "rank-local value (ktime_get_ns() at insn 0) stored into per-communicator map `array`",
+       1u << MAP_ARRAY, CALL_HELPER(5), MOV64_REG(6, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
+       STX_MEM(EBPF_DW, 0, 6, 0), RET0),
+    RC("per-communicator map updated with a rank-local value", "tuner",
+       "stored into per-communicator map `hash`", 1u << MAP_HASH, CALL_HELPER(5),
+       STX_MEM(EBPF_DW, 10, 0, -16), STX_MEM(EBPF_DW, 10, 0, -24), ST_MEM(EBPF_W, 10, -4, 0),
+       LD_MAP_FD(1, MAP_HASH), MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4), MOV64_REG(3, 10),
+       ALU64_IMM(EBPF_ADD, 3, -24), MOV64_IMM(4, 0), CALL_HELPER(2), RET0),
+    RC("per-communicator map keyed by a rank-local value", "tuner",
+       "stored into per-communicator map `hash`", 1u << MAP_HASH, CALL_HELPER(8),
+       STX_MEM(EBPF_W, 10, 0, -4), ST_MEM(EBPF_DW, 10, -24, 1), ST_MEM(EBPF_DW, 10, -16, 1),
+       LD_MAP_FD(1, MAP_HASH), MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4), MOV64_REG(3, 10),
+       ALU64_IMM(EBPF_ADD, 3, -24), MOV64_IMM(4, 0), CALL_HELPER(2), RET0),
+    RC("per-communicator counter bumped under a rank-local branch", "tuner",
+       "per-communicator map `array` written under a branch on a rank-local value (ctx->reg_buff",
+       1u << MAP_ARRAY, LDX_MEM(EBPF_W, 6, 1, T_REGBUFF), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
+       JMP_IMM(EBPF_JEQ, 6, 0, 2), MOV64_IMM(2, 1), ATOMIC_OP(EBPF_DW, EBPF_ADD, 0, 2, 0), RET0),
+    RC("per-communicator counter bumped by the cpu number through an atomic", "tuner",
+       "stored into per-communicator map `array`", 1u << MAP_ARRAY, CALL_HELPER(8), MOV64_REG(6, 0),
+       LOOKUP(MAP_ARRAY), NULL_EXIT(0), ATOMIC_OP(EBPF_DW, EBPF_ADD, 0, 6, 0), RET0),
+    RC("profiler program uses a per-communicator map", "profiler",
+       "per-communicator map `array` is decision state: only tuner programs may use it",
+       1u << MAP_ARRAY, LOOKUP(MAP_ARRAY), RET0),
+    RC("net program reads a per-communicator map", "net",
+       "per-communicator map `hash` is decision state", 1u << MAP_HASH, LOOKUP(MAP_HASH), RET0),
+    RX("decision from whether an insert succeeded", "tuner",
+       "depends on a rank-local value (result of map_update_elem() on rank-local map `hash`", 0,
+       1u << MAP_HASH, 0, MOV64_REG(6, 1), ST_MEM(EBPF_W, 10, -4, 7), ST_MEM(EBPF_DW, 10, -24, 0),
+       ST_MEM(EBPF_DW, 10, -16, 0), LD_MAP_FD(1, MAP_HASH), MOV64_REG(2, 10),
+       ALU64_IMM(EBPF_ADD, 2, -4), MOV64_REG(3, 10), ALU64_IMM(EBPF_ADD, 3, -24), MOV64_IMM(4, 1),
+       CALL_HELPER(2), ALU64_IMM(EBPF_AND, 0, 1), STX_MEM(EBPF_W, 6, 0, T_ALGO), RET0),
+    RX("decision under a branch on whether a delete found the key", "tuner",
+       "`protocol` is written under a branch on a rank-local value (result of map_delete_elem() "
+       "on rank-local map `hash`",
+       0, 1u << MAP_HASH, 0, MOV64_REG(6, 1), ST_MEM(EBPF_W, 10, -4, 7), LD_MAP_FD(1, MAP_HASH),
+       MOV64_REG(2, 10), ALU64_IMM(EBPF_ADD, 2, -4), CALL_HELPER(3), JMP_IMM(EBPF_JNE, 0, 0, 1),
+       ST_MEM(EBPF_W, 6, T_PROTO, 2), RET0),
+    RX("decision from an atomic fetch of a rank-local counter", "tuner",
+       "depends on a rank-local value (rank-local map `array`", 0, 1u << MAP_ARRAY, 0,
+       MOV64_REG(6, 1), LOOKUP(MAP_ARRAY), NULL_EXIT(0), MOV64_IMM(2, 1),
+       ATOMIC_OP(EBPF_DW, EBPF_ADD | EBPF_FETCH, 0, 2, 0), ALU64_IMM(EBPF_AND, 2, 1),
+       STX_MEM(EBPF_W, 6, 2, T_ALGO), RET0),
+    RX("decision from a rank-local counter read in a subprogram", "tuner",
+       "depends on a rank-local value (rank-local map `array`", 0, 1u << MAP_ARRAY, 0,
+       MOV64_REG(6, 1), CALL_LOCAL(3), STX_MEM(EBPF_W, 6, 0, T_CHAN), MOV64_IMM(0, 0), EXIT(),
+       LOOKUP(MAP_ARRAY), NULL_EXIT(0), LDX_MEM(EBPF_DW, 0, 0, 0), ALU64_IMM(EBPF_AND, 0, 7),
+       EXIT()),
+    RX("decision from a rank-local counter through a stack spill", "tuner",
+       "depends on a rank-local value (rank-local map `array`", 0, 1u << MAP_ARRAY, 0,
+       MOV64_REG(6, 1), LOOKUP(MAP_ARRAY), NULL_EXIT(0), LDX_MEM(EBPF_DW, 2, 0, 8),
+       STX_MEM(EBPF_DW, 10, 2, -16), LDX_MEM(EBPF_DW, 3, 10, -16), ALU64_IMM(EBPF_AND, 3, 7),
+       STX_MEM(EBPF_W, 6, 3, T_CHAN), RET0),
     R("decision loop exit depends on rank-local value", "tuner", "depends on a rank-local value",
       LDX_MEM(EBPF_W, 2, 1, T_REGBUFF), ALU64_IMM(EBPF_AND, 2, 7), MOV64_IMM(3, 0),
       JMP_REG(EBPF_JGE, 3, 2, 2), ALU64_IMM(EBPF_ADD, 3, 1), JA(-3), ALU64_IMM(EBPF_AND, 3, 3),
@@ -409,3 +461,4 @@ static const struct vcase reject_cases[] = {
 };
 #undef R
 #undef RX
+#undef RC

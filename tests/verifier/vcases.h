@@ -4,7 +4,8 @@
  *   1 array     key 4, value 64, 4 entries
  *   2 ringbuf   4096 bytes
  *   3 rodata    array key 4, value 16, 1 entry, read-only for programs: u64 {3, 100}
- *   4 telemetry array key 4, value 8, 1 entry (flagged rank-local by cases that say so) */
+ *   4 telemetry array key 4, value 8, 1 entry
+ * Cases flag maps rank-local (local_maps) or per-communicator (comm_maps) by bit. */
 #ifndef NCCLBPF_TEST_VCASES_H
 #define NCCLBPF_TEST_VCASES_H
 
@@ -85,6 +86,7 @@ struct vcase {
 	const char *expect;  /* NULL: accepted; else a substring of the rejection */
 	uint32_t vflags;     /* EBPF_VERIFY_F_* */
 	uint32_t local_maps; /* bit per map flagged EBPF_VERIFY_MAP_RANK_LOCAL */
+	uint32_t comm_maps;  /* bit per map flagged EBPF_VERIFY_MAP_PER_COMM */
 	uint64_t limit;	     /* complexity limit, 0 = default */
 	int64_t worst;	     /* > 0: expected worst-case instruction count */
 	const char *reads;   /* accepted, non-NULL: the ctx fields it may read ("a,b"; "" none) */
@@ -121,7 +123,8 @@ static inline int vcase_verify(const struct vcase *c, char *err, size_t err_len,
 	};
 
 	for (int i = 0; i < N_MAPS; i++)
-		map_flags[i] = (c->local_maps >> i) & 1 ? EBPF_VERIFY_MAP_RANK_LOCAL : 0;
+		map_flags[i] = ((c->local_maps >> i) & 1 ? EBPF_VERIFY_MAP_RANK_LOCAL : 0) |
+			       ((c->comm_maps >> i) & 1 ? EBPF_VERIFY_MAP_PER_COMM : 0);
 	return ebpf_verify(c->insns, vcase_len(c), &o, st, err, err_len);
 }
 

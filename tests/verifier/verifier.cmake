@@ -29,6 +29,29 @@ if(NCCLBPF_TESTGEN_SOURCES)
   endif()
 endif()
 
+# Policies in C (tests/verifier/bpf/*.c), compiled with clang and loaded as the runtime loads
+# them: each says in its header what must happen (accepted, rejected with which message, how
+# its maps are classified for rank consistency, how cheap its verification must be).
+if(NCCLBPF_BUILD_POLICIES)
+  set(VOBJ_DIR ${PROJECT_BINARY_DIR}/tests/verifier/bpf)
+  set(VOBJ_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
+  file(GLOB VOBJ_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/bpf/*.c)
+  set(VOBJ_OBJECTS)
+  foreach(src ${VOBJ_SOURCES})
+    get_filename_component(n ${src} NAME_WE)
+    add_custom_command(OUTPUT ${VOBJ_DIR}/${n}.o
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${VOBJ_DIR}
+      COMMAND ${NCCLBPF_CLANG} ${VOBJ_CFLAGS} -c ${src} -o ${VOBJ_DIR}/${n}.o
+      DEPENDS ${src} ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF tests/verifier/bpf/${n}.c")
+    list(APPEND VOBJ_OBJECTS ${VOBJ_DIR}/${n}.o)
+  endforeach()
+  add_custom_target(verifier_test_objects ALL DEPENDS ${VOBJ_OBJECTS})
+  ncclbpf_test(test_verifier_objects
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_verifier_objects.c
+    ARGS ${CMAKE_CURRENT_LIST_DIR}/bpf ${VOBJ_DIR} LABELS verifier TIMEOUT 120)
+endif()
+
 # `ncclbpf verify` on every shipped policy (accepted, exit 0), every unsafe example (rejected
 # with its message, exit 1) and a missing file (exit 2); with the ASan CLI too.
 if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
@@ -70,7 +93,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
              verify ${P}/unsafe/null_deref.o)
   verify_cli(unsafe_ptr_to_map 1 "leaks addr into map" verify ${P}/unsafe/ptr_to_map.o)
   verify_cli(unsafe_rank_dependent 1
-             "decision `algorithm` is written under a branch on a rank-local value \\(lookup in rank-local map `avg_lat`"
+             "decision `algorithm` is written under a branch on a rank-local value \\(rank-local map `avg_lat`.*`avg_lat` is written by profiler program `measure` at line [0-9]+ \\(`\\*v = \\(\\*v \\* 7 \\+ ctx->duration_ns\\) / 8;`\\): it holds this rank's own measurements"
              verify ${P}/unsafe/rank_dependent.o)
   verify_cli(unsafe_rank_allowed 0 "decide \\(tuner\\): accepted"
              verify ${P}/unsafe/rank_dependent.o --allow-rank-local)

@@ -64,12 +64,25 @@ struct ebpf_object_load_opts {
 };
 
 /* Creates the maps (global data maps filled with their initial contents), verifies every
- * program and creates it. Programs that only observe (profiler, net) are verified first; maps
- * they may write count as rank-local when tuner programs are verified. All or nothing: on
- * failure nothing stays created. Returns 0 or -errno (-EACCES: a program was rejected) with
- * err filled. Loading twice is -EBUSY. */
+ * program and creates it. Verification decides which maps decisions may depend on (rank
+ * consistency: every map a program of the object may write is rank-local, except
+ * per-communicator maps, and so are per-CPU and LRU maps; docs/verifier.md) and records it on
+ * each map (ebpf_object_map__rank_flags). All or nothing: on failure nothing stays created.
+ * Returns 0 or -errno (-EACCES: a program was rejected) with err filled. Loading twice is
+ * -EBUSY. */
 int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts, char *err,
 		      size_t err_len);
+/* What loading verifies, without stopping at the first rejection and without creating
+ * programs: creates the maps, verifies every program as ebpf_object__load would, calls
+ * report(arg, p, rc, msg) for each program in object order with its verdict (0, or -errno and
+ * the one-line reason; statistics in ebpf_program__verify_stats; with opts->log_buf, the log of
+ * that program's verification is in it during the call), records the maps' classification and
+ * frees the maps again. Returns the number of programs rejected, or -errno (maps could not be
+ * created; -EBUSY when loaded). For `ncclbpf verify`. */
+typedef void (*ebpf_object_verify_report_fn)(void *arg, struct ebpf_program *p, int rc,
+					     const char *msg);
+int ebpf_object__verify(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts,
+			ebpf_object_verify_report_fn report, void *arg, char *err, size_t err_len);
 /* Frees the object with its programs and maps. The caller guarantees that nothing still runs
  * them. NULL is ignored. */
 void ebpf_object__close(struct ebpf_object *obj);
@@ -135,6 +148,18 @@ const struct ebpf_map_def *ebpf_object_map__def(const struct ebpf_object_map *m)
 const void *ebpf_object_map__initial_data(const struct ebpf_object_map *m, size_t *size);
 /* After a successful load: the map programs use. */
 struct ebpf_map *ebpf_object_map__map(const struct ebpf_object_map *m);
+
+/* Rank consistency of a map as verification decided it (after ebpf_object__load or
+ * ebpf_object__verify; 0 before). */
+#define EBPF_OBJECT_MAP_F_WRITTEN 0x1u /* some program of the object may write it */
+#define EBPF_OBJECT_MAP_F_RANK_LOCAL                                                               \
+	0x2u				/* contents may differ between ranks: no decision may      \
+					   depend on it (written, per-CPU or LRU) */
+#define EBPF_OBJECT_MAP_F_PER_COMM 0x4u /* one instance per communicator (decision state) */
+uint32_t ebpf_object_map__rank_flags(const struct ebpf_object_map *m);
+/* The first write verification found (program, instruction), or NULL when no program writes
+ * the map. */
+const struct ebpf_program *ebpf_object_map__writer(const struct ebpf_object_map *m, uint32_t *insn);
 
 #ifdef __cplusplus
 }

@@ -31,9 +31,19 @@ struct ebpf_line_info {
 	0x2u /* unsafe experimental mode: accept rank-dependent                                    \
 		tuner decisions (callers must log loudly) */
 
-/* Per-map facts in and out (arrays of n_maps entries, indexed like opts.maps). */
-#define EBPF_VERIFY_MAP_RANK_LOCAL 0x1u /* in: contents may differ between ranks */
-#define EBPF_VERIFY_MAP_WRITTEN	   0x2u /* out: the program may write this map */
+/* Per-map facts in and out (arrays of n_maps entries, indexed like opts.maps).
+ * RANK_LOCAL: the contents may differ between ranks. In rank-consistent program types nothing
+ *   read from the map may reach a decision: values, whether a lookup finds an element, what an
+ *   update or delete returns.
+ * PER_COMM: decision state of one communicator (the runtime gives each communicator its own
+ *   instance): uniform for decisions, so rank-consistent programs may write it only with
+ *   uniform values outside rank-local branches; other program types may not use it.
+ * WRITTEN (out): the program may write the map (stores, atomics, update and delete helpers).
+ * Which maps are rank-local is the loader's business (ebpf_object__load): every map some
+ * program of the object writes, unless per-communicator, and per-CPU and LRU maps. */
+#define EBPF_VERIFY_MAP_RANK_LOCAL 0x1u
+#define EBPF_VERIFY_MAP_WRITTEN	   0x2u
+#define EBPF_VERIFY_MAP_PER_COMM   0x4u
 
 struct ebpf_verify_opts {
 	size_t sz;
@@ -48,6 +58,11 @@ struct ebpf_verify_opts {
 	uint64_t complexity_limit; /* processed-instruction budget; 0 = 1,000,000 */
 	char *log_buf;		   /* full trace with EBPF_VERIFY_F_LOG */
 	size_t log_size;
+	/* in, may be NULL: for a rank-local map, why its contents differ between ranks and how to
+	 * fix the program; appended to a rejection that a value read from the map caused */
+	const char *const *map_why;
+	/* out, may be NULL: the first instruction found writing each map (UINT32_MAX: none) */
+	uint32_t *map_write_insn;
 };
 
 struct ebpf_verify_stats {

@@ -1,8 +1,6 @@
-/* ebpf_object__load: create the maps, verify every program, create the executable programs.
- *
- * Rank consistency (docs/design.md §4.2): observing programs (profiler, net) are verified first;
- * every map one of them may write holds rank-local data, so it is passed to the verifier as
- * EBPF_VERIFY_MAP_RANK_LOCAL when the decision-making (tuner) programs are verified. */
+/* ebpf_object__load and ebpf_object__verify: create the maps, verify every program (rank.c,
+ * which also decides which maps decisions may depend on, docs/design.md §4.2), create the
+ * executable programs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,79 +55,13 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 	return 0;
 }
 
-/* The single call into the static verifier for one program. */
-static int loader_verify_program(struct ebpf_program *p, struct ebpf_map *const *maps,
-				 uint32_t n_maps, uint8_t *map_flags,
-				 const struct ebpf_helper_table *helpers,
-				 const struct ebpf_object_load_opts *o, char *err, size_t err_len)
+/* What load and verify share: options, checks, the maps created. */
+static int prepare(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts,
+		   struct ebpf_object_load_opts *o, struct ebpf_map ***maps, char *err,
+		   size_t err_len)
 {
-	memset(&p->vstats, 0, sizeof(p->vstats));
-	p->vstats.insns = p->n_insns;
-	struct ebpf_verify_opts vo = {
-	    .sz = sizeof(vo),
-	    .type = p->type,
-	    .maps = maps,
-	    .n_maps = n_maps,
-	    .map_flags = map_flags,
-	    .helpers = helpers,
-	    .lines = p->lines,
-	    .n_lines = p->n_lines,
-	    .flags = o->verify_flags,
-	    .complexity_limit = o->complexity_limit,
-	    .log_buf = o->log_buf,
-	    .log_size = o->log_size,
-	};
-	return ebpf_verify(p->insns, p->n_insns, &vo, &p->vstats, err, err_len);
-}
-
-static int verify_all(struct ebpf_object *obj, struct ebpf_map *const *maps,
-		      const struct ebpf_helper_table *helpers,
-		      const struct ebpf_object_load_opts *o, char *err, size_t err_len)
-{
-	uint32_t n = obj->n_maps;
-	uint8_t *flags = calloc(n ? n : 1, 1), *written = calloc(n ? n : 1, 1);
-	char msg[512];
-	int ret = 0;
-	if (!flags || !written) {
-		ret = ldr_err(err, err_len, ENOMEM, "out of memory");
-		goto out;
-	}
-	/* Pass 0: programs without rank-consistent decisions; pass 1: the decision makers. */
-	for (int pass = 0; pass < 2 && !ret; pass++) {
-		for (uint32_t i = 0; i < obj->n_progs && !ret; i++) {
-			struct ebpf_program *p = &obj->progs[i];
-			int decides = !!(p->type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT);
-			if (decides != pass)
-				continue;
-			for (uint32_t k = 0; k < n; k++)
-				flags[k] = pass && (written[k] & EBPF_VERIFY_MAP_WRITTEN)
-					       ? EBPF_VERIFY_MAP_RANK_LOCAL
-					       : 0;
-			msg[0] = 0;
-			ret =
-			    loader_verify_program(p, maps, n, flags, helpers, o, msg, sizeof(msg));
-			if (ret) {
-				ret = ldr_err(err, err_len, -ret, "program '%s' (section '%s'): %s",
-					      p->name, p->section, msg[0] ? msg : "rejected");
-				break;
-			}
-			if (!pass)
-				for (uint32_t k = 0; k < n; k++)
-					written[k] |= flags[k] & EBPF_VERIFY_MAP_WRITTEN;
-		}
-	}
-out:
-	free(flags);
-	free(written);
-	return ret;
-}
-
-int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts, char *err,
-		      size_t err_len)
-{
-	struct ebpf_object_load_opts o = {.sz = sizeof(o)};
-	char msg[256];
-	int ret;
+	*o = (struct ebpf_object_load_opts){.sz = sizeof(*o)};
+	*maps = NULL;
 	if (err && err_len)
 		err[0] = 0;
 	if (!obj)
@@ -137,17 +69,51 @@ int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opt
 	if (obj->loaded)
 		return ldr_err(err, err_len, EBUSY, "%s: already loaded", obj->name);
 	if (opts)
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	o.sz = sizeof(o);
-	const struct ebpf_helper_table *helpers = o.helpers ? o.helpers : ebpf_helpers_default();
-
-	struct ebpf_map **maps = calloc(obj->n_maps ? obj->n_maps : 1, sizeof(*maps));
-	if (!maps)
+		memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
+	o->sz = sizeof(*o);
+	if (!o->helpers)
+		o->helpers = ebpf_helpers_default();
+	*maps = calloc(obj->n_maps ? obj->n_maps : 1, sizeof(**maps));
+	if (!*maps)
 		return ldr_err(err, err_len, ENOMEM, "out of memory");
 	obj->unload = unload;
-	if ((ret = create_maps(obj, maps, err, err_len)))
-		goto fail;
-	if ((ret = verify_all(obj, maps, helpers, &o, err, err_len)))
+	int ret = create_maps(obj, *maps, err, err_len);
+	if (ret) {
+		free(*maps);
+		*maps = NULL;
+		unload(obj);
+	}
+	return ret;
+}
+
+int ebpf_object__verify(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts,
+			ebpf_object_verify_report_fn report, void *arg, char *err, size_t err_len)
+{
+	struct ebpf_object_load_opts o;
+	struct ebpf_map **maps;
+	int ret = prepare(obj, opts, &o, &maps, err, err_len);
+	if (ret)
+		return ret;
+	if (!report)
+		ret = ldr_err(err, err_len, EINVAL, "no report function");
+	else
+		ret = ldr_verify_programs(obj, maps, o.helpers, &o, report, arg, err, err_len);
+	free(maps);
+	unload(obj);
+	return ret;
+}
+
+int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts, char *err,
+		      size_t err_len)
+{
+	struct ebpf_object_load_opts o;
+	struct ebpf_map **maps;
+	char msg[256];
+	int ret = prepare(obj, opts, &o, &maps, err, err_len);
+	if (ret)
+		return ret;
+	const struct ebpf_helper_table *helpers = o.helpers;
+	if ((ret = ldr_verify_programs(obj, maps, helpers, &o, NULL, NULL, err, err_len)))
 		goto fail;
 	for (uint32_t i = 0; i < obj->n_progs; i++) {
 		struct ebpf_program *p = &obj->progs[i];

@@ -188,6 +188,11 @@ struct ebpf_object_map {
 	uint32_t sec;	  /* ELF section: .maps for BTF maps, the data section otherwise */
 	uint64_t sym_off; /* BTF maps: symbol offset in .maps */
 	struct ebpf_map *map;
+	/* rank.c, at verification: EBPF_OBJECT_MAP_F_*, and the first write found (the program
+	 * and instruction named when a decision may not depend on the map) */
+	uint32_t rank_flags;
+	const struct ebpf_program *writer;
+	uint32_t writer_insn;
 };
 
 struct ebpf_program {
@@ -228,6 +233,13 @@ int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const s
 /* Map index of a relocation target section/offset, or -1 when the section holds no map. */
 int ldr_map_for_sym(const struct ebpf_object *obj, const struct ldr_elf *elf,
 		    const struct ldr_sym *sym);
+/* rank.c: verifies every program and classifies the maps for rank consistency (one place).
+ * Without report: stops at the first rejection (-errno, err names the program). With report:
+ * verifies everything and reports each program's verdict; returns the number rejected. */
+int ldr_verify_programs(struct ebpf_object *obj, struct ebpf_map *const *maps,
+			const struct ebpf_helper_table *helpers,
+			const struct ebpf_object_load_opts *o, ebpf_object_verify_report_fn report,
+			void *arg, char *err, size_t err_len);
 /* Builds obj->progs (functions, relocations, call linking, line info). */
 int ldr_link_programs(struct ebpf_object *obj, const struct ldr_elf *elf,
 		      const struct ldr_line *lines, uint32_t n_lines, char *err, size_t err_len);

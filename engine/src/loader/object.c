@@ -341,3 +341,15 @@ struct ebpf_map *ebpf_object_map__map(const struct ebpf_object_map *m)
 {
 	return m->map;
 }
+
+uint32_t ebpf_object_map__rank_flags(const struct ebpf_object_map *m)
+{
+	return m->rank_flags;
+}
+
+const struct ebpf_program *ebpf_object_map__writer(const struct ebpf_object_map *m, uint32_t *insn)
+{
+	if (insn)
+		*insn = m->writer_insn;
+	return m->writer;
+}

@@ -3,6 +3,7 @@
  * reservations), bpf-to-bpf calls with a new frame, and exits (return value range, pointer
  * leaks, unreleased reservations, dangling stack pointers). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,7 +180,7 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 			return verr(env, pc, -EACCES,
 				    "write into map forbidden: map %lld (%s) is read-only",
 				    (long long)map, ebpf_map__name(env_map(env, (uint32_t)map)));
-		map_mark_written(env, (uint32_t)map);
+		map_mark_written(env, (uint32_t)map, pc);
 		reg_mark_unknown(&v);
 		v.local = local;
 		v.taint = origin;
@@ -192,6 +193,14 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 	switch (p->ret) {
 	case EBPF_RET_INTEGER:
 		reg_mark_unknown(&regs[0]);
+		/* whether an update or delete succeeds depends on what the map holds */
+		if (map >= 0 && map_is_local(env, (uint32_t)map)) {
+			char what[48];
+			snprintf(what, sizeof(what), "result of %s() on rank-local map", p->name);
+			taint_source_map(env, pc, (uint32_t)map, what);
+			regs[0].local = 1;
+			regs[0].taint = pc;
+		}
 		break;
 	case EBPF_RET_VOID:
 		reg_mark_not_init(&regs[0]);
@@ -205,13 +214,18 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 		regs[0].map_idx = (uint32_t)map;
 		regs[0].id = ++env->next_id;
 		regs[0].origin = pc;
-		if (map_is_local(env, (uint32_t)map) || local) {
-			/* whether the element exists may differ between ranks */
-			if (map_is_local(env, (uint32_t)map))
-				taint_source(env, pc, "lookup in rank-local map `%s`",
-					     ebpf_map__name(env_map(env, (uint32_t)map)));
+		/* Whether the element exists: in a hash map, what it holds decides, which may
+		 * differ between ranks; every key below max_entries of an array exists, so there
+		 * only the key decides (the values read through the pointer are still rank-local,
+		 * mem.c). A key known to be in range cannot miss at all. */
+		if (map_is_local(env, (uint32_t)map) && !map_presence_fixed(env, (uint32_t)map)) {
+			taint_source_map(env, pc, (uint32_t)map, "lookup in rank-local map");
 			regs[0].local = 1;
-			regs[0].taint = local ? origin : pc;
+			regs[0].taint = pc;
+		}
+		if (local) {
+			regs[0].local = 1;
+			regs[0].taint = origin;
 		}
 		break;
 	case EBPF_RET_ALLOC_MEM_OR_NULL: {

@@ -266,8 +266,10 @@ void log_insn_state(struct env *env, uint32_t pc)
 			char k[9];
 			bool any = false;
 			for (int b = 0; b < 8; b++) {
-				static const char kc[] = "?mz";
+				static const char kc[] = "?mc";
 				k[b] = kc[STACK_KIND(sl->bytes[b]) % 3];
+				if (STACK_KIND(sl->bytes[b]) == STACK_CONST && !sl->val[b])
+					k[b] = '0';
 				any |= STACK_KIND(sl->bytes[b]) != STACK_INVALID;
 			}
 			k[8] = 0;
@@ -298,8 +300,21 @@ bool map_is_local(const struct env *env, uint32_t idx)
 	return env->opts->map_flags && (env->opts->map_flags[idx] & EBPF_VERIFY_MAP_RANK_LOCAL);
 }
 
-void map_mark_written(struct env *env, uint32_t idx)
+bool map_presence_fixed(const struct env *env, uint32_t idx)
+{
+	uint32_t t = ebpf_map__type(env_map(env, idx));
+	return t == EBPF_MAP_TYPE_ARRAY || t == EBPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+bool map_is_per_comm(const struct env *env, uint32_t idx)
+{
+	return env->opts->map_flags && (env->opts->map_flags[idx] & EBPF_VERIFY_MAP_PER_COMM);
+}
+
+void map_mark_written(struct env *env, uint32_t idx, uint32_t pc)
 {
 	if (env->opts->map_flags)
 		env->opts->map_flags[idx] |= EBPF_VERIFY_MAP_WRITTEN;
+	if (env->opts->map_write_insn && env->opts->map_write_insn[idx] == UINT32_MAX)
+		env->opts->map_write_insn[idx] = pc;
 }

@@ -485,14 +485,13 @@ static int mapval_access(struct env *env, uint32_t pc, uint32_t regno, int16_t o
 		if (val && reg_is_ptr(val))
 			return verr(env, pc, -EACCES, "R%u leaks addr into map",
 				    env->insns[pc].src_reg);
-		map_mark_written(env, p->map_idx);
+		map_mark_written(env, p->map_idx, pc);
 		return taint_check_map_write(env, pc, p->map_idx, val);
 	}
 	if (!rodata_const(env, p, off, size, sx, dst))
 		mark_loaded(dst, size, sx);
 	if (map_is_local(env, p->map_idx))
-		taint_source(env, pc, "rank-local map `%s`",
-			     ebpf_map__name(m) ? ebpf_map__name(m) : "?");
+		taint_source_map(env, pc, p->map_idx, "rank-local map");
 	set_label(env, dst, map_is_local(env, p->map_idx) || p->local, p->local ? p->taint : pc);
 	return 0;
 }

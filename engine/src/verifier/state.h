@@ -140,7 +140,8 @@ struct insn_aux {
 	uint32_t subprog;
 	uint32_t ipdom;	       /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
 	const char *taint_src; /* what made a value rank-local here ("ctx->reg_buff", ...) */
-	char taint_buf[48];
+	uint32_t taint_map;    /* ... read from rank-local map taint_map - 1 (0: none) */
+	char taint_buf[64];
 };
 
 struct subprog {
@@ -258,6 +259,9 @@ int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const 
 /* Records what made values rank-local at pc, for messages. */
 void taint_source(struct env *env, uint32_t pc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a value read from rank-local map idx (the message then says why the map is
+ * rank-local and how to fix the program, ebpf_verify_opts.map_why). */
+void taint_source_map(struct env *env, uint32_t pc, uint32_t idx, const char *what);
 
 /* --- prune.c ---------------------------------------------------------------------------------- */
 /* 1: pruned (path done), 0: continue, <0 error. */
@@ -298,7 +302,11 @@ struct ebpf_map *env_map(const struct env *env, uint32_t idx);
 bool map_is_ringbuf(const struct env *env, uint32_t idx);
 bool map_is_rdonly(const struct env *env, uint32_t idx);
 bool map_is_local(const struct env *env, uint32_t idx);
-void map_mark_written(struct env *env, uint32_t idx);
+bool map_is_per_comm(const struct env *env, uint32_t idx);
+/* Arrays: which keys exist never changes (a lookup fails only for a key out of range). */
+bool map_presence_fixed(const struct env *env, uint32_t idx);
+/* pc: the writing instruction (the first one is reported, ebpf_verify_opts.map_write_insn) */
+void map_mark_written(struct env *env, uint32_t idx, uint32_t pc);
 
 #define U64_MAX	    UINT64_MAX
 #define S64_MAX	    INT64_MAX

@@ -1,10 +1,11 @@
 /* Rank consistency (docs/design.md §4.2): values carry a rank-local label (data dependence, in
  * struct reg and stack bytes); branches on rank-local values make everything written until the
  * paths meet again rank-local (control dependence, the ctrl_taint stack of a state). Tuner
- * decisions and uniform maps must never receive a rank-local value. */
+ * decisions and per-communicator maps must never receive a rank-local value. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ncclbpf/maps.h"
 #include "state.h"
@@ -83,47 +84,85 @@ static const char *origin_str(const struct env *env, uint32_t origin, char *buf,
 	return buf;
 }
 
+/* What to do about the source of a rank-local value: for a map, why its contents differ between
+ * ranks and the fix (ebpf_verify_opts.map_why); for the clock and random numbers, the uniform
+ * input that usually serves the purpose. "" when there is nothing to add. */
+static const char *origin_fix(const struct env *env, uint32_t origin)
+{
+	const struct insn_aux *a = origin < env->n ? &env->aux[origin] : NULL;
+
+	if (a && a->taint_map && env->opts->map_why && env->opts->map_why[a->taint_map - 1])
+		return env->opts->map_why[a->taint_map - 1];
+	if (a && a->taint_src && !strcmp(a->taint_src, "ktime_get_ns()"))
+		return "to vary a decision over time, decide from ctx->seq (the same call number "
+		       "on every rank)";
+	if (a && a->taint_src && !strcmp(a->taint_src, "get_prandom_u32()"))
+		return "to explore, derive the choice from ctx->seq and ctx->comm_id (the same on "
+		       "every rank)";
+	return "";
+}
+
 int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, const char *field)
 {
 	char o[160];
 	uint32_t origin;
+	const char *fix;
 
 	if (!env->rank_check)
 		return 0;
 	/* control dependence first: a constant written under the branch is labelled too, and
 	 * the branch is what the author has to change */
-	if (taint_active(env, &origin))
+	if (taint_active(env, &origin)) {
+		fix = origin_fix(env, origin);
 		return verr(env, pc, -EACCES,
 			    "tuner decision `%s` is written under a branch on a rank-local value "
-			    "(%s); ranks could disagree and hang the collective",
-			    field, origin_str(env, origin, o, sizeof(o)));
-	if (val && val->local)
+			    "(%s); ranks could disagree and hang the collective%s%s",
+			    field, origin_str(env, origin, o, sizeof(o)), *fix ? ": " : "", fix);
+	}
+	if (val && val->local) {
+		fix = origin_fix(env, val->taint);
 		return verr(env, pc, -EACCES,
 			    "tuner decision `%s` depends on a rank-local value (%s); ranks could "
-			    "disagree and hang the collective",
-			    field, origin_str(env, val->taint, o, sizeof(o)));
+			    "disagree and hang the collective%s%s",
+			    field, origin_str(env, val->taint, o, sizeof(o)), *fix ? ": " : "",
+			    fix);
+	}
 	return 0;
 }
 
+/* Only per-communicator maps need the check: every other map a program writes is rank-local
+ * for decisions (the loader flags it), so what it holds cannot reach one. */
 int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val)
 {
 	char o[160];
 	uint32_t origin;
 	const char *name = ebpf_map__name(env_map(env, map_idx));
 
-	if (!env->rank_check || map_is_local(env, map_idx))
+	if (!env->rank_check || !map_is_per_comm(env, map_idx))
 		return 0;
+	/* control dependence first, as for decisions */
+	if (taint_active(env, &origin))
+		return verr(
+		    env, pc, -EACCES,
+		    "per-communicator map `%s` written under a branch on a rank-local value "
+		    "(%s), but decisions read it as the same on every rank",
+		    name ? name : "?", origin_str(env, origin, o, sizeof(o)));
 	if (val && val->local)
 		return verr(env, pc, -EACCES,
-			    "rank-local value (%s) stored into map `%s`, which rank-consistent "
-			    "programs read as uniform",
+			    "rank-local value (%s) stored into per-communicator map `%s`, which "
+			    "decisions read as the same on every rank",
 			    origin_str(env, val->taint, o, sizeof(o)), name ? name : "?");
-	if (taint_active(env, &origin))
-		return verr(env, pc, -EACCES,
-			    "map `%s` written under a branch on a rank-local value (%s), but "
-			    "rank-consistent programs read it as uniform",
-			    name ? name : "?", origin_str(env, origin, o, sizeof(o)));
 	return 0;
+}
+
+void taint_source_map(struct env *env, uint32_t pc, uint32_t idx, const char *what)
+{
+	const char *name = ebpf_map__name(env_map(env, idx));
+
+	if (pc >= env->n || env->aux[pc].taint_src)
+		return;
+	taint_source(env, pc, "%s `%s`", what, name ? name : "?");
+	env->aux[pc].taint_map = idx + 1;
 }
 
 void taint_source(struct env *env, uint32_t pc, const char *fmt, ...)

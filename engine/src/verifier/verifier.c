@@ -234,10 +234,20 @@ static int check_alu(struct env *env, const struct ebpf_insn *insn, uint32_t pc)
 	return 0;
 }
 
-static void check_lddw(struct env *env, const struct ebpf_insn *insn)
+static int check_lddw(struct env *env, const struct ebpf_insn *insn, uint32_t pc)
 {
 	struct reg *dst = &cur_regs(env)[insn->dst_reg];
 
+	/* a communicator's decision state exists only where its decisions run */
+	if ((insn->src_reg == EBPF_PSEUDO_MAP_FD || insn->src_reg == EBPF_PSEUDO_MAP_VALUE) &&
+	    env->type && !(env->type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT) &&
+	    map_is_per_comm(env, (uint32_t)insn->imm)) {
+		const char *name = ebpf_map__name(env_map(env, (uint32_t)insn->imm));
+		return verr(env, pc, -EACCES,
+			    "per-communicator map `%s` is decision state: only tuner programs may "
+			    "use it (%s programs run outside any communicator's decisions)",
+			    name ? name : "?", env->type->name);
+	}
 	switch (insn->src_reg) {
 	case EBPF_PSEUDO_MAP_FD:
 		reg_mark_const(dst, 0);
@@ -256,6 +266,7 @@ static void check_lddw(struct env *env, const struct ebpf_insn *insn)
 		break;
 	}
 	taint_reg_write(env, dst);
+	return 0;
 }
 
 /* --- branches -------------------------------------------------------------------------------- */
@@ -530,9 +541,9 @@ static int step(struct env *env)
 		env->cur.insn = pc + 1;
 		return err;
 	case EBPF_LD:
-		check_lddw(env, insn);
+		err = check_lddw(env, insn, pc);
 		env->cur.insn = pc + 2;
-		return 0;
+		return err;
 	default:
 		break;
 	}
@@ -623,6 +634,9 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	if (opts.map_flags)
 		for (uint32_t i = 0; i < opts.n_maps; i++)
 			opts.map_flags[i] &= (uint8_t)~EBPF_VERIFY_MAP_WRITTEN;
+	if (opts.map_write_insn)
+		for (uint32_t i = 0; i < opts.n_maps; i++)
+			opts.map_write_insn[i] = UINT32_MAX;
 	env.aux = calloc(n_insns + 1, sizeof(*env.aux));
 	if (!env.aux)
 		return -ENOMEM;

@@ -1,7 +1,9 @@
 /* Test policy for live inspection (tests/inspect): a tuner that always picks RING/SIMPLE, asks
- * for 8 channels from 64 KiB up, and counts its calls in a uniform array map and a per-CPU
- * array; a profiler program that writes a third map, which is therefore rank-local (the only
- * kind `ncclbpf map update` may change in one process). */
+ * for 8 channels from 64 KiB up (or the channel count in `tuner_cfg`, once someone sets it) and
+ * counts its calls in an array map and a per-CPU array; a profiler program that writes a fourth
+ * map. Every map a program writes is rank-local (`ncclbpf map update` may change it in one
+ * process); `tuner_cfg`, which only the operator writes, is uniform (changed through the
+ * control plane). */
 #include "ncclbpf.h"
 
 struct {
@@ -25,6 +27,13 @@ struct {
 	__type(value, __u64);
 } prof_last SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, __u64);
+} tuner_cfg SEC(".maps");
+
 SEC("tuner")
 int tune(struct ncclbpf_tuner_ctx *ctx)
 {
@@ -40,7 +49,11 @@ int tune(struct ncclbpf_tuner_ctx *ctx)
 	ctx->algorithm = NCCLBPF_ALGO_RING;
 	asm volatile("" ::: "memory");
 	ctx->protocol = NCCLBPF_PROTO_SIMPLE;
-	if (ctx->n_bytes >= 65536)
+	k = 1;
+	v = bpf_map_lookup_elem(&tuner_cfg, &k);
+	if (v && *v >= 1 && *v <= 64)
+		ctx->n_channels = *v;
+	else if (ctx->n_bytes >= 65536)
 		ctx->n_channels = 8;
 	return 0;
 }
