@@ -138,6 +138,38 @@ int ncclbpf_rt_section_served(const char *section, uint32_t *time_every, char *w
 	return -EINVAL;
 }
 
+int ncclbpf_rt_bundle_check(const struct ebpf_object *obj, const struct ebpf_program **bad,
+			    char *why, size_t why_len)
+{
+	/* first program seen per hook (the profiler's sections share one) */
+	const struct ebpf_program *seen[sizeof(hooks) / sizeof(hooks[0])] = {0};
+	for (const struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p;
+	     p = ebpf_object__next_program(obj, p)) {
+		uint32_t every;
+		const char *sec = ebpf_program__section(p);
+		int i = hook_of(sec, &every), e = 0;
+		if (i < 0) {
+			unserved(sec, why, why_len);
+			e = -EINVAL;
+		}
+		for (size_t k = 0; !e && k < sizeof(hooks) / sizeof(hooks[0]); k++)
+			if (seen[k] && hooks[k].hook_off == hooks[i].hook_off) {
+				snprintf(why, why_len,
+					 "a second program for the hook of SEC(\"%s\") (the first "
+					 "is %s); one program per hook",
+					 sec, ebpf_program__name(seen[k]));
+				e = -EINVAL;
+			}
+		if (e) {
+			if (bad)
+				*bad = p;
+			return e;
+		}
+		seen[i] = p;
+	}
+	return 0;
+}
+
 static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, int engine,
 		  struct ncclbpf_reload_report *r)
 {
@@ -148,13 +180,7 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 			 ebpf_program__name(prog));
 		return -EINVAL;
 	}
-	if (h->prog) {
-		snprintf(r->msg, sizeof(r->msg),
-			 "bundle has two SEC(\"%s\") programs (%s and another); one per hook",
-			 ebpf_program__section(prog), ebpf_program__name(prog));
-		return -EINVAL;
-	}
-	h->prog = xp;
+	h->prog = xp; /* one program per hook: ncclbpf_rt_bundle_check */
 	h->arg = 0;
 	if (engine != NCCLBPF_ENGINE_JIT)
 		return 0;
@@ -238,9 +264,21 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 		snprintf(r->msg, sizeof(r->msg), "%s", err);
 		return e;
 	}
-	struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
+	/* Cheap refusals first: nothing is created or verified for a bundle that breaks a
+	 * structural rule or a limit. */
+	const struct ebpf_program *bad = NULL;
+	char why[sizeof(r->msg) - 128]; /* room for the program's name */
+	int e = ncclbpf_rt_bundle_check(obj, &bad, why, sizeof(why));
+	if (e) {
+		snprintf(r->msg, sizeof(r->msg), "program %s: %s", ebpf_program__name(bad), why);
+		ebpf_object__close(obj);
+		return e;
+	}
+	struct ebpf_object_limits limits;
+	ncclbpf_rt_bundle_limits(&limits);
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .limits = &limits};
 	t0 = rt_now_ns();
-	int e = ebpf_object__load(obj, &lo, err, sizeof(err));
+	e = ebpf_object__load(obj, &lo, err, sizeof(err));
 	uint64_t load_ns = rt_now_ns() - t0;
 	if (e) {
 		snprintf(r->msg, sizeof(r->msg), "%s", err);
@@ -264,18 +302,9 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	uint32_t k = 0;
 	for (struct ebpf_program *prog = ebpf_object__next_program(obj, NULL); prog;
 	     prog = ebpf_object__next_program(obj, prog), k++) {
-		const char *sec = ebpf_program__section(prog);
 		uint32_t every;
-		int i = hook_of(sec, &every);
-		if (i < 0) {
-			char why[sizeof(r->msg) - 64];
-			unserved(sec, why, sizeof(why));
-			snprintf(r->msg, sizeof(r->msg), "program %s: %s", ebpf_program__name(prog),
-				 why);
-			e = -EINVAL;
-		} else {
-			e = attach(p, prog, hooks[i].hook_off, engine, r);
-		}
+		int i = hook_of(ebpf_program__section(prog), &every); /* served: checked above */
+		e = attach(p, prog, hooks[i].hook_off, engine, r);
 		if (e) {
 			free(reads);
 			rt_bundle_free(p);

@@ -24,6 +24,19 @@ if(NCCLBPF_BUILD_POLICIES)
 
   ncclbpf_test(test_loader SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader.c
     ARGS ${LDR_BPF_DIR} ${NCCLBPF_POLICY_DIR} TIMEOUT 60 LABELS loader)
+  # Bundle limits and structural rules, before anything is created or verified (engine rule,
+  # runtime limits, NCCLBPF_MAX_MAP_BYTES).
+  ncclbpf_test(test_limits SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_limits.c
+    ARGS ${LDR_BPF_DIR} TIMEOUT 60 LABELS loader)
+  foreach(t test_limits test_limits_asan)
+    if(TARGET ${t})
+      add_dependencies(${t} loader_test_objects)
+    endif()
+  endforeach()
+  target_link_libraries(test_limits PRIVATE ncclbpf_runtime)
+  if(TARGET test_limits_asan)
+    target_link_libraries(test_limits_asan PRIVATE ncclbpf_runtime_asan)
+  endif()
   # One program, one test per seed directory so that they run in parallel.
   ncclbpf_test(test_loader_mutate SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader_mutate.c
     ARGS ${LDR_BPF_DIR} TIMEOUT 120 LABELS loader)

@@ -56,8 +56,11 @@ static void try_variant(const uint8_t *buf, size_t size)
 		ebpf_object__close(obj);
 		return;
 	}
-	/* A small complexity budget: mutated loops would otherwise each cost the full 1 M. */
-	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .complexity_limit = 4000};
+	/* A small complexity budget: mutated loops would otherwise each cost the full 1 M. Map
+	 * memory as the plugin bounds it (the seeds include objects declaring gigabytes). */
+	struct ebpf_object_limits lim = {.sz = sizeof(lim), .map_bytes = 1ull << 30};
+	struct ebpf_object_load_opts lo = {
+	    .sz = sizeof(lo), .complexity_limit = 4000, .limits = &lim};
 	err[0] = 0;
 	int ret = ebpf_object__load(obj, &lo, err, sizeof(err));
 	if (ret) {

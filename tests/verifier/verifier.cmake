@@ -101,6 +101,24 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(unsafe_unbounded_loop 1 "program too complex" verify ${P}/unsafe/unbounded_loop.o)
   verify_cli(unsafe_unknown_helper 1 "invalid func unknown#14" verify ${P}/unsafe/unknown_helper.o)
   verify_cli(missing_file 2 "ncclbpf verify:" verify ${P}/no_such_policy.o)
+  # What the plugin refuses before verifying anything (docs/security.md, Limits): the bundle's
+  # usage against its limits first; the loader's limit_* objects over them, with the total and
+  # the limit; two programs for one hook, and nothing verified (no other line).
+  set(L ${PROJECT_BINARY_DIR}/tests/loader/bpf)
+  verify_cli(limit_usage 0
+             "^bundle: map memory [0-9.]+ KiB of 1 GiB \\(NCCLBPF_MAX_MAP_BYTES\\), [0-9]+ maps; programs 1 of 16; instructions [0-9]+ of 131072\n"
+             verify ${P}/profiler_latency.o)
+  verify_cli(limit_map_memory 1
+             "map memory 8.0 GiB \\([0-9]+ bytes in 2 maps; largest 'big0' array 4.0 GiB\\) exceeds the limit of 1.0 GiB \\(1073741824 bytes\\); NCCLBPF_MAX_MAP_BYTES raises it"
+             verify ${L}/limit_arrays.o)
+  verify_cli(limit_hash 1 "map memory 16.0 TiB \\([0-9]+ bytes in 1 maps; largest 'grows' hash"
+             verify ${L}/limit_hash.o)
+  verify_cli(limit_ringbuf 1
+             "ring buffer 'events' of 1.0 GiB \\(1073741824 bytes\\), over the limit of 256.0 MiB"
+             verify ${L}/limit_ringbuf.o)
+  verify_cli(dup_sections 1
+             "^second \\(profiler/proxy\\): REJECTED: a second program for the hook of SEC\\(.profiler/proxy.\\) \\(the first is first\\); one program per hook\n$"
+             verify ${L}/dup_sections.o)
 endif()
 
 # Soundness of tnum/range arithmetic and branch narrowing by sampling (internal functions).

@@ -2,7 +2,10 @@
  * over every program of a policy object exactly as loading does (ebpf_object__verify: the same
  * rounds, the same maps rank-local), and prints one line per program: its statistics when
  * accepted, the one-line reason when rejected, the full per-instruction state trace with --log.
- * Exit status: 0 all accepted, 1 any rejected, 2 the object cannot be loaded. */
+ * First, as the plugin does before verifying anything, the bundle's structure (served sections,
+ * one program per hook) and its limits (map memory, ring buffers, programs, instructions), with
+ * one line of what it asks against the limits. Exit status: 0 all accepted, 1 any rejected, 2
+ * the object cannot be loaded. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 #include "cli.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/runtime.h"
+#include "plugin_host.h"
 
 #define LOG_SIZE (16u << 20)
 
@@ -62,10 +66,8 @@ static void report(void *arg, struct ebpf_program *p, int rc, const char *msg)
 		printf("--- end of log ---\n");
 	}
 	snprintf(err, sizeof(err), "%s", msg);
-	/* Verified code the plugin would still refuse to load: say it here, before deploying. */
-	uint32_t every = 0;
-	if (!rc)
-		rc = ncclbpf_rt_section_served(ebpf_program__section(p), &every, err, sizeof(err));
+	uint32_t every = 0; /* the section is served: ncclbpf_rt_bundle_check */
+	ncclbpf_rt_section_served(ebpf_program__section(p), &every, NULL, 0);
 	if (rc) {
 		v->rejected = 1;
 		printf("%s (%s): REJECTED: %s\n", ebpf_program__name(p), ebpf_program__section(p),
@@ -84,6 +86,35 @@ static void report(void *arg, struct ebpf_program *p, int rc, const char *msg)
 		printf("  duration_ns: one request in %u per connection is timed (sampled; "
 		       "NCCLBPF_NET_TIME_EVERY overrides)\n",
 		       every);
+}
+
+/* What the plugin refuses before verifying anything: a broken structural rule (a section no
+ * hook serves, two programs for one hook) or a limit; prints the bundle's usage against the
+ * limits. 0, or 1 with the reason printed. */
+static int check_bundle(const char *file, struct ebpf_object *obj)
+{
+	const struct ebpf_program *bad = NULL;
+	struct ebpf_object_limits lim;
+	struct ebpf_object_usage use = {.sz = sizeof(use)};
+	char err[512], b1[32], b2[32];
+
+	if (ncclbpf_rt_bundle_check(obj, &bad, err, sizeof(err))) {
+		printf("%s (%s): REJECTED: %s\n", ebpf_program__name(bad),
+		       ebpf_program__section(bad), err);
+		return 1;
+	}
+	ncclbpf_rt_bundle_limits(&lim);
+	int rc = ebpf_object__check_limits(obj, &lim, &use, err, sizeof(err));
+	printf("bundle: map memory %s of %s (NCCLBPF_MAX_MAP_BYTES), %u maps; programs %u of %u; "
+	       "instructions %u of %u\n",
+	       plugin_host_bytes(use.map_bytes, b1, sizeof(b1)),
+	       plugin_host_bytes(lim.map_bytes, b2, sizeof(b2)), use.maps, use.progs, lim.progs,
+	       use.insns, lim.insns);
+	if (rc) {
+		printf("%s: REJECTED: %s\n", file, err);
+		return 1;
+	}
+	return 0;
 }
 
 static int cmd_verify(int argc, char **argv)
@@ -113,6 +144,10 @@ static int cmd_verify(int argc, char **argv)
 	if (!obj) {
 		fprintf(stderr, "ncclbpf verify: %s\n", err);
 		return 2;
+	}
+	if (check_bundle(file, obj)) {
+		status = 1;
+		goto out;
 	}
 	if (want_log) {
 		log = malloc(LOG_SIZE);

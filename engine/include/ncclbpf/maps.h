@@ -66,6 +66,12 @@ struct ebpf_map;
 /* Creates a map. On failure returns NULL, sets errno (EINVAL, E2BIG, ENOMEM) and writes one line
  * to err (e.g. "map 'counts': array key_size must be 4, got 8"). */
 struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, size_t err_len);
+/* The most memory a map created from def can hold, from the definition alone: preallocated
+ * values (all CPUs' slots), a ring buffer's data area, or a hash map's buckets plus max_entries
+ * elements (header, key, value, allocator overhead). Budgets (object.h's limits) count this, so
+ * a hash map is charged for what it may grow to, not what it holds at creation. 0 for a type
+ * creation refuses; UINT64_MAX when the product overflows. */
+uint64_t ebpf_map__def_memory(const struct ebpf_map_def *def);
 /* Frees the map at once: the caller guarantees no program can still run on it (e.g. after
  * ebpf_epoch_synchronize). NULL is ignored. */
 void ebpf_map__free(struct ebpf_map *map);

@@ -54,6 +54,35 @@ struct ebpf_object *ebpf_object__open_file(const char *path,
 					   const struct ebpf_object_open_opts *opts, char *err,
 					   size_t err_len);
 
+/* What one object may ask for, checked from its definitions before anything is allocated or
+ * verified (a host embedding policies sets these; the engine has no defaults of its own beyond
+ * the hard limits above). 0 in a field: no limit. */
+struct ebpf_object_limits {
+	size_t sz;
+	uint64_t map_bytes;	/* memory of all maps together, by ebpf_map__def_memory */
+	uint64_t ringbuf_bytes; /* size of any one ring buffer */
+	uint32_t progs;		/* programs */
+	uint32_t insns;		/* instructions of all assembled programs together */
+	/* Appended to a map memory refusal, e.g. "NCCLBPF_MAX_MAP_BYTES raises it"; may be NULL. */
+	const char *map_bytes_hint;
+};
+
+/* What an object asks for, in the limits' terms. */
+struct ebpf_object_usage {
+	size_t sz;
+	uint64_t map_bytes;	    /* all maps together */
+	uint64_t largest_map_bytes; /* the largest map, largest_map its index (maps only) */
+	uint32_t largest_map;
+	uint64_t ringbuf_bytes; /* the largest ring buffer */
+	uint32_t maps, progs, insns;
+};
+
+/* Measures obj into usage (may be NULL) and checks it against lim (NULL: measure only).
+ * Returns 0, or -E2BIG with one line in err naming the limit, what the object asks and, for
+ * memory, its largest map. Cheap: reads definitions and counts, allocates nothing. */
+int ebpf_object__check_limits(const struct ebpf_object *obj, const struct ebpf_object_limits *lim,
+			      struct ebpf_object_usage *usage, char *err, size_t err_len);
+
 struct ebpf_object_load_opts {
 	size_t sz;
 	const struct ebpf_helper_table *helpers; /* NULL: ebpf_helpers_default() */
@@ -61,15 +90,16 @@ struct ebpf_object_load_opts {
 	uint64_t complexity_limit;		 /* 0: the verifier's default */
 	char *log_buf;				 /* verifier log of the failing program */
 	size_t log_size;
+	const struct ebpf_object_limits *limits; /* checked first; NULL: the hard limits only */
 };
 
-/* Creates the maps (global data maps filled with their initial contents), verifies every
- * program and creates it. Verification decides which maps decisions may depend on (rank
- * consistency: every map a program of the object may write is rank-local, except
- * per-communicator maps, and so are per-CPU and LRU maps; docs/verifier.md) and records it on
- * each map (ebpf_object_map__rank_flags). All or nothing: on failure nothing stays created.
- * Returns 0 or -errno (-EACCES: a program was rejected) with err filled. Loading twice is
- * -EBUSY. */
+/* Checks the object against opts->limits (before anything is created), creates the maps
+ * (global data maps filled with their initial contents), verifies every program and creates it.
+ * Verification decides which maps decisions may depend on (rank consistency: every map a program
+ * of the object may write is rank-local, except per-communicator maps, and so are per-CPU and
+ * LRU maps; docs/verifier.md) and records it on each map (ebpf_object_map__rank_flags). All or
+ * nothing: on failure nothing stays created. Returns 0 or -errno (-E2BIG: over a limit,
+ * -EACCES: a program was rejected) with err filled. Loading twice is -EBUSY. */
 int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts, char *err,
 		      size_t err_len);
 /* What loading verifies, without stopping at the first rejection and without creating

@@ -73,11 +73,14 @@ static int prepare(struct ebpf_object *obj, const struct ebpf_object_load_opts *
 	o->sz = sizeof(*o);
 	if (!o->helpers)
 		o->helpers = ebpf_helpers_default();
+	int ret = o->limits ? ebpf_object__check_limits(obj, o->limits, NULL, err, err_len) : 0;
+	if (ret)
+		return ret;
 	*maps = calloc(obj->n_maps ? obj->n_maps : 1, sizeof(**maps));
 	if (!*maps)
 		return ldr_err(err, err_len, ENOMEM, "out of memory");
 	obj->unload = unload;
-	int ret = create_maps(obj, *maps, err, err_len);
+	ret = create_maps(obj, *maps, err, err_len);
 	if (ret) {
 		free(*maps);
 		*maps = NULL;

@@ -4,6 +4,7 @@
  *   maps.c   map table of an object: .maps (BTF-defined) and global data sections
  *   link.c   program assembly: functions, relocations, bpf-to-bpf call linking, line info
  *   object.c open/close and the public accessors
+ *   limits.c what an object asks for against its host's limits (before anything is created)
  *   load.c   map creation, verification, program creation
  * Every length, offset and count read from the file is checked before use. */
 #ifndef NCCLBPF_LOADER_H

@@ -95,7 +95,7 @@ static int array_next_key(struct ebpf_map *m, const void *key, void *next_key)
 static void array_destroy(struct ebpf_map *m)
 {
 	struct array_map *a = (struct array_map *)m;
-	free(a->values);
+	map_mem_free(a->values, a->cpu_stride * m->ncpus);
 	free(a);
 }
 
@@ -113,6 +113,18 @@ static const struct map_ops array_ops = {
     .destroy = array_destroy,
     .count = array_count,
 };
+
+/* Bytes per CPU block: the values rounded to a cache line, so per-CPU blocks never share one. */
+static uint64_t cpu_block(const struct ebpf_map_def *def)
+{
+	uint64_t values = map_sat_mul(ROUND_UP8(def->value_size), def->max_entries);
+	return values > UINT64_MAX - 63 ? UINT64_MAX : (values + 63) & ~(uint64_t)63;
+}
+
+uint64_t array_map_memory(const struct ebpf_map_def *def, uint32_t ncpus)
+{
+	return map_sat_add(sizeof(struct array_map), map_sat_mul(cpu_block(def), ncpus));
+}
 
 struct ebpf_map *array_map_create(const struct ebpf_map_def *def, uint32_t ncpus, char *err,
 				  size_t err_len)
@@ -134,31 +146,29 @@ struct ebpf_map *array_map_create(const struct ebpf_map_def *def, uint32_t ncpus
 		return NULL;
 	}
 	uint64_t stride = ROUND_UP8(def->value_size);
-	/* Round each CPU block to a cache line so per-CPU blocks never share one. */
-	uint64_t cpu_stride = (stride * def->max_entries + 63) & ~(uint64_t)63;
-	if (cpu_stride * ncpus > EBPF_MAP_MAX_MEMORY) {
+	uint64_t cpu_stride = cpu_block(def);
+	uint64_t bytes = map_sat_mul(cpu_stride, ncpus);
+	if (bytes > EBPF_MAP_MAX_MEMORY) {
 		map_err(err, err_len, def, "%llu bytes of values exceed the %llu byte limit",
-			(unsigned long long)(cpu_stride * ncpus),
-			(unsigned long long)EBPF_MAP_MAX_MEMORY);
+			(unsigned long long)bytes, (unsigned long long)EBPF_MAP_MAX_MEMORY);
 		errno = E2BIG;
 		return NULL;
 	}
 	struct array_map *a = calloc(1, sizeof(*a));
-	unsigned char *v = a ? aligned_alloc(64, cpu_stride * ncpus) : NULL;
+	unsigned char *v = a ? map_mem_zalloc(bytes) : NULL;
 	if (!v) {
 		free(a);
 		map_err(err, err_len, def, "out of memory for %llu bytes",
-			(unsigned long long)(cpu_stride * ncpus));
+			(unsigned long long)bytes);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(v, 0, cpu_stride * ncpus);
 	a->values = v;
 	a->m.array_base = v;
 	a->cpu_stride = cpu_stride;
 	a->m.ops = &array_ops;
 	a->m.ncpus = ncpus;
 	a->m.value_stride = (uint32_t)stride;
-	a->m.memory = sizeof(*a) + cpu_stride * ncpus;
+	a->m.memory = array_map_memory(def, ncpus);
 	return &a->m;
 }

@@ -508,7 +508,7 @@ static void htab_destroy(struct ebpf_map *m)
 			e = n;
 		}
 	}
-	free(h->buckets);
+	map_mem_free(h->buckets, (uint64_t)h->n_buckets * sizeof(*h->buckets));
 	free(h);
 }
 
@@ -527,6 +527,34 @@ static const struct map_ops htab_ops = {
     .destroy = htab_destroy,
     .count = htab_count,
 };
+
+/* Linux: one bucket per entry, rounded to a power of two; we cap the table (chains get longer
+ * beyond 4M entries, nothing breaks). */
+static uint32_t n_buckets(const struct ebpf_map_def *def)
+{
+	uint32_t nb = 1;
+	while (nb < def->max_entries && nb < (1u << 22))
+		nb <<= 1;
+	return nb;
+}
+
+/* Bytes of one element: header, key and value slots (each 8-aligned), all CPUs' values. */
+static uint64_t elem_bytes(const struct ebpf_map_def *def, uint32_t ncpus)
+{
+	return sizeof(struct htab_elem) + ROUND_UP8(def->key_size) +
+	       map_sat_mul(ROUND_UP8(def->value_size), ncpus);
+}
+
+/* What malloc adds to each element (its chunk header and rounding), as far as the budget
+ * goes. */
+#define ELEM_ALLOC_OVERHEAD 16u
+
+uint64_t htab_map_memory(const struct ebpf_map_def *def, uint32_t ncpus)
+{
+	uint64_t table = sizeof(struct htab) + (uint64_t)n_buckets(def) * sizeof(struct bucket);
+	uint64_t elem = map_sat_add(elem_bytes(def, ncpus), ELEM_ALLOC_OVERHEAD);
+	return map_sat_add(table, map_sat_mul(elem, def->max_entries));
+}
 
 struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus, char *err,
 				 size_t err_len)
@@ -548,13 +576,9 @@ struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus,
 		errno = E2BIG;
 		return NULL;
 	}
-	/* Linux: one bucket per entry, rounded to a power of two; we cap the table (chains get
-	 * longer beyond 4M entries, nothing breaks). */
-	uint32_t nb = 1;
-	while (nb < def->max_entries && nb < (1u << 22))
-		nb <<= 1;
+	uint32_t nb = n_buckets(def);
 	struct htab *h = calloc(1, sizeof(*h));
-	struct bucket *bk = h ? calloc(nb, sizeof(*bk)) : NULL;
+	struct bucket *bk = h ? map_mem_zalloc((uint64_t)nb * sizeof(*bk)) : NULL;
 	if (!bk) {
 		free(h);
 		map_err(err, err_len, def, "out of memory for %u buckets", nb);
@@ -570,7 +594,7 @@ struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus,
 	h->m.ncpus = ncpus;
 	h->m.value_stride = (uint32_t)ROUND_UP8(def->value_size);
 	h->val_bytes = h->m.value_stride * ncpus;
-	h->m.elem_bytes = sizeof(struct htab_elem) + h->val_off + h->val_bytes;
+	h->m.elem_bytes = elem_bytes(def, ncpus);
 	h->m.memory = sizeof(*h) + (uint64_t)nb * sizeof(*bk);
 	return &h->m;
 }

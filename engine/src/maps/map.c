@@ -106,6 +106,24 @@ struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, siz
 	return m;
 }
 
+uint64_t ebpf_map__def_memory(const struct ebpf_map_def *def)
+{
+	switch (def ? def->type : 0) {
+	case EBPF_MAP_TYPE_ARRAY:
+		return array_map_memory(def, 1);
+	case EBPF_MAP_TYPE_PERCPU_ARRAY:
+		return array_map_memory(def, possible_cpus());
+	case EBPF_MAP_TYPE_HASH:
+	case EBPF_MAP_TYPE_LRU_HASH:
+		return htab_map_memory(def, 1);
+	case EBPF_MAP_TYPE_PERCPU_HASH:
+		return htab_map_memory(def, possible_cpus());
+	case EBPF_MAP_TYPE_RINGBUF:
+		return ringbuf_map_memory(def);
+	}
+	return 0; /* creation refuses the type */
+}
+
 void ebpf_map__free(struct ebpf_map *map)
 {
 	if (map)

@@ -43,6 +43,23 @@ struct ebpf_map {
 
 #define ROUND_UP8(x) (((x) + 7u) & ~(uint64_t)7u)
 
+/* Byte counts of map definitions that cannot overflow: a definition no map could have
+ * saturates at UINT64_MAX, which every limit refuses. */
+static inline uint64_t map_sat_mul(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+static inline uint64_t map_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* Zeroed, 64-byte aligned memory for values, buckets and rings, committed lazily when large
+ * (mem.c). map_mem_free takes the size it was allocated with. */
+void *map_mem_zalloc(uint64_t size);
+void map_mem_free(void *p, uint64_t size);
+
 static inline void map_stat_inc(_Atomic uint64_t *c)
 {
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
@@ -105,6 +122,12 @@ struct ebpf_map *array_map_create(const struct ebpf_map_def *def, uint32_t ncpus
 struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus, char *err,
 				 size_t err_len);
 struct ebpf_map *ringbuf_map_create(const struct ebpf_map_def *def, char *err, size_t err_len);
+
+/* The most memory a map of the type can hold (ebpf_map__def_memory), from the definition
+ * alone; each constructor allocates by the same formula. */
+uint64_t array_map_memory(const struct ebpf_map_def *def, uint32_t ncpus);
+uint64_t htab_map_memory(const struct ebpf_map_def *def, uint32_t ncpus);
+uint64_t ringbuf_map_memory(const struct ebpf_map_def *def);
 
 void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -215,11 +215,18 @@ static int rb_next_key(struct ebpf_map *m, const void *key, void *next_key)
 	return -EOPNOTSUPP;
 }
 
+/* The allocation behind a ring of sz bytes: 64 bytes (the back-pointer sits at data - 8), the
+ * ring, and the overflow area a record that wraps is written into (as large as the ring). */
+static uint64_t area_bytes(uint64_t sz)
+{
+	return 64 + 2 * sz;
+}
+
 static void rb_destroy(struct ebpf_map *m)
 {
 	struct ringbuf *rb = (struct ringbuf *)m;
 	pthread_mutex_destroy(&rb->cons_lock);
-	free(rb->base);
+	map_mem_free(rb->base, area_bytes(rb->mask + 1));
 	free(rb);
 }
 
@@ -238,6 +245,11 @@ static const struct map_ops rb_ops = {
     .count = rb_count,
 };
 
+uint64_t ringbuf_map_memory(const struct ebpf_map_def *def)
+{
+	return sizeof(struct ringbuf) + area_bytes(def->max_entries);
+}
+
 struct ebpf_map *ringbuf_map_create(const struct ebpf_map_def *def, char *err, size_t err_len)
 {
 	uint32_t sz = def->max_entries;
@@ -254,7 +266,7 @@ struct ebpf_map *ringbuf_map_create(const struct ebpf_map_def *def, char *err, s
 		return NULL;
 	}
 	struct ringbuf *rb = aligned_alloc(64, sizeof(*rb));
-	unsigned char *base = rb ? aligned_alloc(64, 64 + 2 * (uint64_t)sz) : NULL;
+	unsigned char *base = rb ? map_mem_zalloc(area_bytes(sz)) : NULL;
 	if (!base) {
 		free(rb);
 		map_err(err, err_len, def, "out of memory for a %u byte ring", sz);
@@ -262,7 +274,6 @@ struct ebpf_map *ringbuf_map_create(const struct ebpf_map_def *def, char *err, s
 		return NULL;
 	}
 	memset(rb, 0, sizeof(*rb));
-	memset(base, 0, 64 + 2 * (uint64_t)sz);
 	rb->base = base;
 	rb->data = base + 64;
 	memcpy(rb->data - sizeof(rb), &rb, sizeof(rb));
@@ -273,6 +284,6 @@ struct ebpf_map *ringbuf_map_create(const struct ebpf_map_def *def, char *err, s
 	pthread_mutex_init(&rb->cons_lock, NULL);
 	rb->m.ops = &rb_ops;
 	rb->m.ncpus = 1;
-	rb->m.memory = sizeof(*rb) + 64 + 2 * (uint64_t)sz;
+	rb->m.memory = ringbuf_map_memory(def);
 	return &rb->m;
 }

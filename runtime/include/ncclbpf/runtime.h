@@ -24,6 +24,7 @@
  *   NCCLBPF_DEBUG=1       log every reload step at INFO level.
  *   NCCLBPF_INSPECT=0     no live-inspection server (ncclbpf ps/stat/map; default on).
  *   NCCLBPF_CP_DIR=DIR    where the process registers (default /dev/shm/ncclbpf-<uid>).
+ *   NCCLBPF_MAX_MAP_BYTES=N   map memory one bundle may declare (default 1G; K/M/G/T suffixes).
  */
 #ifndef NCCLBPF_RUNTIME_H
 #define NCCLBPF_RUNTIME_H
@@ -258,6 +259,20 @@ int ncclbpf_rt_net_active(void);
  * sections that are served. A bundle with a program in any other section fails to load;
  * `ncclbpf verify` says so first. */
 int ncclbpf_rt_section_served(const char *section, uint32_t *time_every, char *why, size_t why_len);
+
+/* --- What a bundle may be (docs/security.md, Limits) --------------------------------------- */
+struct ebpf_object;
+struct ebpf_program;
+struct ebpf_object_limits;
+/* The limits every bundle loads under (engine/include/ncclbpf/object.h): map memory
+ * NCCLBPF_MAX_MAP_BYTES (default 1 GiB, as ebpf_map__def_memory counts it), one ring buffer
+ * 256 MiB, 16 programs, 131072 instructions in all. */
+void ncclbpf_rt_bundle_limits(struct ebpf_object_limits *lim);
+/* The structural rules a bundle must meet before any program is verified: every program in a
+ * section a hook serves, at most one program per hook. 0, or -EINVAL with *bad (may be NULL)
+ * the first program that breaks one and why it does. `ncclbpf verify` applies the same. */
+int ncclbpf_rt_bundle_check(const struct ebpf_object *obj, const struct ebpf_program **bad,
+			    char *why, size_t why_len);
 
 /* --- Reload ------------------------------------------------------------------------------- */
 struct ncclbpf_reload_report {
