@@ -31,6 +31,28 @@ if(TARGET test_net_asan)
   add_dependencies(test_net_asan nccl_ncclbpf_asan)
 endif()
 
+# The listener's pending queue (idle connections, the set-up deadline, per-address cap) and the
+# handle's checks, against the plugin as NCCL loads it, over loopback.
+set(NET_PENDING_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf>)
+if(NCCLBPF_SANITIZERS)
+  set(NET_PENDING_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan>)
+endif()
+ncclbpf_test(test_net_pending SOURCES ${NET_TEST_DIR}/test_net_pending.c LIBS dl pthread
+  ARGS $<TARGET_FILE:nccl_ncclbpf> ASAN_ARGS ${NET_PENDING_ASAN_ARGS} LABELS net TIMEOUT 300)
+set_tests_properties(test_net_pending PROPERTIES
+  ENVIRONMENT "NCCL_SOCKET_IFNAME=lo;NCCL_SOCKET_FAMILY=AF_INET;NCCLBPF_WATCH=0")
+foreach(t test_net_pending test_net_pending_asan)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${NET_TEST_DIR})
+    add_dependencies(${t} nccl_ncclbpf)
+  endif()
+endforeach()
+if(TARGET test_net_pending_asan)
+  add_dependencies(test_net_pending_asan nccl_ncclbpf_asan)
+  set_tests_properties(test_net_pending.asan PROPERTIES
+    ENVIRONMENT "NCCL_SOCKET_IFNAME=lo;NCCL_SOCKET_FAMILY=AF_INET;NCCLBPF_WATCH=0;ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
+
 # Test-only policies.
 set(NET_POLICY_DIR ${PROJECT_BINARY_DIR}/tests/net/policies)
 set(NET_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)

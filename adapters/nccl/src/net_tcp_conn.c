@@ -3,8 +3,9 @@
  * connect (called again by NCCL until it returns a comm): asks the admit callback about the
  * listener, starts a non-blocking connect() per socket, sends a hello on each (connection id,
  * socket index, socket count, split rule), then waits for the acceptor's one answer on the
- * control socket. accept (also called again until done): takes every pending connection
- * attempt, reads hellos, groups sockets by connection id and, once a connection is complete,
+ * control socket. accept (also called again until done): takes pending sockets into a bounded
+ * queue (net_tcp_pending.h: deadline, per-address cap, oldest idle out when full), reads
+ * hellos, groups sockets by connection id and, once a connection is complete,
  * asks the admit callback about the connector and answers OK or DENIED. A refusal on either
  * side reaches the other one, so both calls fail instead of one side waiting forever. */
 #define _GNU_SOURCE
@@ -22,8 +23,11 @@
 
 #include "net_log.h"
 #include "net_tcp_internal.h"
+#include "net_tcp_pending.h"
 
-#define MAX_PENDING 64
+/* Sockets one accept call takes from the kernel's backlog: a peer connecting as fast as we
+ * accept cannot keep the call from returning. */
+#define ACCEPT_BURST (2 * TCP_PENDING_MAX)
 
 struct tcp_connecting {
 	int nsocks;
@@ -38,19 +42,12 @@ struct tcp_connecting {
 	size_t min_chunk;
 };
 
-struct pending {
-	int fd;
-	size_t off;
-	struct tcp_hello h;
-};
-
 struct tcp_listen {
 	uint32_t magic;
 	int fd;
 	int dev;
 	uint64_t listen_id;
-	struct pending pend[MAX_PENDING];
-	int npend;
+	struct tcp_pending_queue pend;
 };
 
 #define LISTEN_MAGIC 0x4c425046u
@@ -170,46 +167,13 @@ ncclResult_t tcp_listen(int dev, void *handle, void **listen_comm)
 	return ncclSuccess;
 }
 
-static int handle_sockaddr(const struct tcp_handle *h, struct sockaddr_storage *ss, unsigned *len)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (h->magic != TCP_MAGIC)
-		return -1;
-	if (h->family == AF_INET) {
-		struct sockaddr_in *a = (struct sockaddr_in *)ss;
-		a->sin_family = AF_INET;
-		a->sin_port = h->port;
-		memcpy(&a->sin_addr, h->addr, 4);
-		*len = sizeof(*a);
-		return 0;
-	}
-	if (h->family == AF_INET6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = h->port;
-		memcpy(&a->sin6_addr, h->addr, 16);
-		*len = sizeof(*a);
-		return 0;
-	}
-	return -1;
-}
-
-int tcp_handle_peer(const void *handle, struct tcp_peer *out)
-{
-	struct sockaddr_storage ss;
-	unsigned len;
-	memset(out, 0, sizeof(*out));
-	if (!handle || handle_sockaddr(handle, &ss, &len))
-		return -1;
-	tcp_peer_from_sockaddr(&ss, out);
-	return 0;
-}
-
 /* --- connect ----------------------------------------------------------------------------- */
 
-static void connecting_free(struct tcp_connecting *s)
+/* The attempt is over; its sockets are closed unless a comm took them (keep_fds). */
+static void connecting_free(struct tcp_connecting *s, int keep_fds)
 {
-	for (int i = 0; i < s->nsocks; i++)
+	tcp_stage_remove(s);
+	for (int i = 0; i < s->nsocks && !keep_fds; i++)
 		if (s->fds[i] >= 0)
 			close(s->fds[i]);
 	free(s);
@@ -217,7 +181,7 @@ static void connecting_free(struct tcp_connecting *s)
 
 static ncclResult_t connect_fail(struct tcp_handle *h, ncclResult_t r)
 {
-	connecting_free(h->stage);
+	connecting_free(h->stage, 0);
 	h->stage = NULL;
 	return r;
 }
@@ -230,16 +194,23 @@ ncclResult_t tcp_connect(int dev, void *handle, void **send_comm, tcp_admit_fn a
 	struct tcp_handle *h = handle;
 	struct sockaddr_storage ss;
 	unsigned len;
-	if (!h || handle_sockaddr(h, &ss, &len) || dev < 0 || dev >= tcp_devices()) {
-		net_warn("NET/NCCLbpf: connect: invalid handle or device %d", dev);
+	const char *why = "none";
+	if (!h || tcp_handle_parse(h, &ss, &len, &why)) {
+		net_warn("NET/NCCLbpf: connect: invalid handle: %s", why);
+		return ncclInvalidArgument;
+	}
+	if (dev < 0 || dev >= tcp_devices()) {
+		net_warn("NET/NCCLbpf: connect: invalid device %d", dev);
 		return ncclInvalidArgument;
 	}
 	struct tcp_connecting *s = h->stage;
 	if (!s) {
 		const struct tcp_config *cfg = tcp_config();
 		s = calloc(1, sizeof(*s));
-		if (!s)
+		if (!s || tcp_stage_add(s)) {
+			free(s);
 			return ncclSystemError;
+		}
 		for (int i = 0; i < TCP_MAX_SOCKS; i++)
 			s->fds[i] = -1;
 		h->stage = s;
@@ -317,7 +288,7 @@ ncclResult_t tcp_connect(int dev, void *handle, void **send_comm, tcp_admit_fn a
 	struct tcp_comm *c = tcp_comm_new(1, dev, s->fds, s->nsocks, s->min_chunk, &s->peer);
 	if (!c)
 		return connect_fail(h, ncclSystemError);
-	free(s); /* the comm owns the sockets now */
+	connecting_free(s, 1); /* the comm owns the sockets now */
 	h->stage = NULL;
 	*send_comm = c;
 	return ncclSuccess;
@@ -325,33 +296,23 @@ ncclResult_t tcp_connect(int dev, void *handle, void **send_comm, tcp_admit_fn a
 
 /* --- accept ------------------------------------------------------------------------------ */
 
-static void pend_drop(struct tcp_listen *l, int i)
+/* A hello this listener can accept: ours, for this listener, a socket count and index that
+ * make sense, known flags and a split rule within what a connector may announce. */
+static int hello_valid(const struct tcp_hello *h, uint64_t listen_id)
 {
-	close(l->pend[i].fd);
-	l->pend[i] = l->pend[--l->npend];
+	return h->magic == TCP_MAGIC && h->listen_id == listen_id && h->nsocks >= 1 &&
+	       h->nsocks <= TCP_MAX_SOCKS && h->idx < h->nsocks &&
+	       !(h->flags & ~(uint32_t)TCP_HELLO_REFUSED) && h->min_chunk >= 4096 &&
+	       h->min_chunk <= (1u << 30) && h->conn_id != 0;
 }
 
-ncclResult_t tcp_accept(void *listen_comm, void **recv_comm, tcp_admit_fn admit, void *arg)
+/* Reads what has arrived of each pending socket's hello; drops sockets that failed or sent
+ * one that is not valid for this listener. */
+static void read_hellos(struct tcp_listen *l)
 {
-	if (!recv_comm)
-		return ncclInvalidArgument;
-	*recv_comm = NULL;
-	struct tcp_listen *l = listen_comm;
-	if (!l || l->magic != LISTEN_MAGIC)
-		return ncclInvalidArgument;
-	for (;;) {
-		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			break;
-		if (l->npend == MAX_PENDING) {
-			close(fd);
-			continue;
-		}
-		tune_socket(fd);
-		l->pend[l->npend++] = (struct pending){.fd = fd};
-	}
-	for (int i = 0; i < l->npend; i++) {
-		struct pending *p = &l->pend[i];
+	struct tcp_pending_queue *q = &l->pend;
+	for (int i = 0; i < q->n; i++) {
+		struct tcp_pending *p = &q->e[i];
 		while (p->off < sizeof(p->h)) {
 			ssize_t n = recv(p->fd, (char *)&p->h + p->off, sizeof(p->h) - p->off,
 					 MSG_DONTWAIT);
@@ -363,27 +324,48 @@ ncclResult_t tcp_accept(void *listen_comm, void **recv_comm, tcp_admit_fn admit,
 			}
 			p->off += (size_t)n;
 		}
-		int bad = p->off == (size_t)-1 ||
-			  (p->off == sizeof(p->h) &&
-			   (p->h.magic != TCP_MAGIC || p->h.listen_id != l->listen_id ||
-			    p->h.nsocks < 1 || p->h.nsocks > TCP_MAX_SOCKS ||
-			    p->h.idx >= p->h.nsocks || p->h.min_chunk < 4096));
-		if (bad)
-			pend_drop(l, i--);
+		if (p->off == (size_t)-1 ||
+		    (p->off == sizeof(p->h) && !hello_valid(&p->h, l->listen_id)))
+			tcp_pending_drop(q, i--, TCP_DROP_BAD);
 	}
+}
+
+ncclResult_t tcp_accept(void *listen_comm, void **recv_comm, tcp_admit_fn admit, void *arg)
+{
+	if (!recv_comm)
+		return ncclInvalidArgument;
+	*recv_comm = NULL;
+	struct tcp_listen *l = listen_comm;
+	if (!l || l->magic != LISTEN_MAGIC)
+		return ncclInvalidArgument;
+	struct tcp_pending_queue *q = &l->pend;
+	uint64_t now = tcp_now_ns();
+	tcp_pending_expire(q, now, tcp_config()->hello_ms);
+	for (int k = 0; k < ACCEPT_BURST; k++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		struct tcp_peer from;
+		tcp_peer_from_sockaddr(&ss, &from);
+		tune_socket(fd);
+		tcp_pending_add(q, fd, &from, now);
+	}
+	read_hellos(l);
 	/* A complete connection: every index 0..nsocks-1 of one conn_id present. */
-	for (int i = 0; i < l->npend; i++) {
-		struct pending *p = &l->pend[i];
+	for (int i = 0; i < q->n; i++) {
+		struct tcp_pending *p = &q->e[i];
 		if (p->off != sizeof(p->h) || p->h.idx != 0)
 			continue;
 		int nsocks = p->h.nsocks, fds[TCP_MAX_SOCKS], have = 0, slots[TCP_MAX_SOCKS];
 		for (int k = 0; k < nsocks; k++)
 			fds[k] = -1;
-		for (int j = 0; j < l->npend; j++) {
-			struct pending *q = &l->pend[j];
-			if (q->off == sizeof(q->h) && q->h.conn_id == p->h.conn_id &&
-			    q->h.nsocks == nsocks && fds[q->h.idx] < 0) {
-				fds[q->h.idx] = q->fd;
+		for (int j = 0; j < q->n; j++) {
+			struct tcp_pending *o = &q->e[j];
+			if (o->off == sizeof(o->h) && o->h.conn_id == p->h.conn_id &&
+			    o->h.nsocks == nsocks && fds[o->h.idx] < 0) {
+				fds[o->h.idx] = o->fd;
 				slots[have++] = j;
 			}
 		}
@@ -401,7 +383,7 @@ ncclResult_t tcp_accept(void *listen_comm, void **recv_comm, tcp_admit_fn admit,
 		struct tcp_ack ack = {.magic = TCP_MAGIC,
 				      .status = denied ? TCP_ACK_DENIED : TCP_ACK_OK};
 		int sent = refused_by_peer ? 0 : send_small(fds[0], &ack, sizeof(ack)) == 0;
-		/* Remove the group from the pending list (highest slot first keeps indices). */
+		/* Remove the group from the pending queue (highest slot first keeps indices). */
 		for (int a = 0; a < have; a++)
 			for (int b = a + 1; b < have; b++)
 				if (slots[b] > slots[a]) {
@@ -410,7 +392,7 @@ ncclResult_t tcp_accept(void *listen_comm, void **recv_comm, tcp_admit_fn admit,
 					slots[b] = t;
 				}
 		for (int a = 0; a < have; a++)
-			l->pend[slots[a]] = l->pend[--l->npend];
+			tcp_pending_take(q, slots[a]);
 		if (refused_by_peer || denied || !sent) {
 			for (int k = 0; k < nsocks; k++)
 				close(fds[k]);
@@ -439,8 +421,7 @@ ncclResult_t tcp_close_listen(void *listen_comm)
 	struct tcp_listen *l = listen_comm;
 	if (!l || l->magic != LISTEN_MAGIC)
 		return l ? ncclInvalidArgument : ncclSuccess;
-	for (int i = 0; i < l->npend; i++)
-		close(l->pend[i].fd);
+	tcp_pending_close_all(&l->pend);
 	close(l->fd);
 	l->magic = 0;
 	free(l);

@@ -158,6 +158,7 @@ static void discover(void)
 		cfg.nthreads = cfg.nsocks - 1;
 	cfg.min_chunk = (size_t)env_long("NCCLBPF_NET_MIN_CHUNK", 64 * 1024, 4096, 1L << 30);
 	cfg.maxrecvs = (int)env_long("NCCLBPF_NET_MAXRECVS", 8, 1, TCP_MAX_SUBS);
+	cfg.hello_ms = (int)env_long("NCCLBPF_NET_HELLO_MS", 5000, 10, 600000);
 
 	const char *spec = getenv("NCCLBPF_NET_IFNAME");
 	if (!spec || !*spec)

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "net_tcp.h"
 
@@ -145,8 +146,18 @@ struct tcp_config {
 	int nthreads;	  /* helper threads per connection */
 	size_t min_chunk; /* split floor */
 	int maxrecvs;	  /* multi-receive width advertised */
+	int hello_ms;	  /* an accepted socket's time to complete its connection's set-up */
 };
 const struct tcp_config *tcp_config(void);
+
+/* The handle (net_tcp_handle.c): the listener's address in *ss after every check that can be
+ * made; -1 with *why (may be NULL) saying which failed. */
+int tcp_handle_parse(const struct tcp_handle *h, struct sockaddr_storage *ss, unsigned *len,
+		     const char **why);
+/* Connection attempts in progress (a handle's stage): only a known one is ever dereferenced. */
+int tcp_stage_add(const void *stage); /* 0 or -ENOMEM */
+int tcp_stage_known(const void *stage);
+void tcp_stage_remove(const void *stage);
 
 /* Connection set-up finished: builds the comm around the sockets (takes ownership of fds). */
 struct tcp_comm *tcp_comm_new(int is_send, int dev, const int *fds, int nsocks, size_t min_chunk,
