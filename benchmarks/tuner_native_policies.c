@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ncclbpf.h"
+#include "native/table_tuner_rows.h"
 #include "ncclbpf/runtime.h"
 
 #define CTX(c) ((struct ncclbpf_tuner_ctx *)(uintptr_t)(c))
@@ -56,21 +57,9 @@ static uint64_t size_aware(uint64_t c, uint64_t arg)
 }
 
 /* --- table_tuner --------------------------------------------------------------------------- */
-#define ROWS 6
-struct row {
-	uint64_t max_bytes;
-	int32_t algorithm, protocol, n_channels;
-	uint32_t _pad;
-};
+#define ROWS TABLE_TUNER_ROWS
 /* Not const: like the policy's .data map, an operator could change it at run time. */
-static struct row table[ROWS] = {
-    {4096, NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 2, 0},
-    {65536, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL, 4, 0},
-    {1 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_LL128, 8, 0},
-    {16 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, 16, 0},
-    {256 << 20, NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE, NCCLBPF_CHANNELS_DEFAULT, 0},
-    {0, 0, 0, 0, 0},
-};
+static struct table_tuner_row table[ROWS] = TABLE_TUNER_ROWS_INIT;
 
 static __attribute__((noinline)) int find_row(uint64_t bytes)
 {

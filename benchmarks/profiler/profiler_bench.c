@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "nccl_profiler.h"
+#include "prof_drive.h"
 
-#define CHANNELS 8
+#define CHANNELS PROF_DRIVE_CHANNELS
 
 /* Thread CPU time: the build machines are shared, and time spent descheduled is not the
  * callbacks' cost. */
@@ -57,42 +58,6 @@ static void quiet(ncclDebugLogLevel l, unsigned long f, const char *file, int li
 
 static int nccl_mask; /* NCCL's process-global activation mask */
 
-#define GATE(type) (__atomic_load_n(&nccl_mask, __ATOMIC_RELAXED) & (type))
-
-/* One collective as NCCL emits it with Coll|KernelCh enabled. */
-static inline void one(const ncclProfiler_v5_t *t, void *ctx, uint64_t seq)
-{
-	ncclProfilerEventDescr_v5_t d;
-	void *coll = NULL;
-	if (GATE(ncclProfileColl)) {
-		memset(&d, 0, sizeof(d));
-		d.type = ncclProfileColl;
-		d.coll.seqNumber = seq;
-		d.coll.func = "AllReduce";
-		d.coll.count = 1 << 20;
-		d.coll.datatype = "ncclFloat32";
-		d.coll.nChannels = CHANNELS;
-		d.coll.algo = "RING";
-		d.coll.proto = "SIMPLE";
-		t->startEvent(ctx, &coll, &d);
-		t->stopEvent(coll);
-	}
-	if (!GATE(ncclProfileKernelCh))
-		return;
-	for (int c = 0; c < CHANNELS; c++) {
-		void *h = NULL;
-		memset(&d, 0, sizeof(d));
-		d.type = ncclProfileKernelCh;
-		d.parentObj = coll;
-		d.kernelCh.channelId = (uint8_t)c;
-		d.kernelCh.pTimer = seq * 100000 + (uint64_t)c;
-		t->startEvent(ctx, &h, &d);
-		ncclProfilerEventStateArgs_v5_t a = {.kernelCh = {.pTimer = seq * 100000 + 5000}};
-		t->recordEventState(h, ncclProfilerKernelChStop, &a);
-		t->stopEvent(h);
-	}
-}
-
 /* Runs in a child process; writes ns per collective to fd. */
 static int measure(const char *lib, const char *bundle, int force_calls, long n, int fd)
 {
@@ -111,12 +76,12 @@ static int measure(const char *lib, const char *bundle, int force_calls, long n,
 	if (force_calls)
 		nccl_mask = ncclProfileColl | ncclProfileKernelCh;
 	for (long i = 0; i < n / 10; i++) /* warm-up */
-		one(t, ctx, (uint64_t)i);
+		prof_drive_collective(t, ctx, &nccl_mask, (uint64_t)i);
 	double best = 1e30;
 	for (int rep = 0; rep < 5; rep++) {
 		uint64_t t0 = now_ns();
 		for (long i = 0; i < n; i++)
-			one(t, ctx, (uint64_t)i);
+			prof_drive_collective(t, ctx, &nccl_mask, (uint64_t)i);
 		double ns = (double)(now_ns() - t0) / (double)n;
 		if (ns < best)
 			best = ns;

@@ -1,286 +1,324 @@
-/* ncclbpf bench: what a tuner decision costs through the real exported getCollInfo.
+/* ncclbpf bench: what our library costs NCCL per call, against a native plugin that makes the
+ * same decisions.
  *
- * For each policy the same logic runs three ways, all measured in this run through a plugin
- * library loaded as NCCL loads it (dlopen + ncclTunerPlugin_v5):
- *   native  the policy's native-C twin inside the comparison tuner (libncclbpf-native-tuner.so,
- *           the plugin's own adapter and runtime with the policy compiled by the host compiler);
- *   jit     the eBPF policy JIT-compiled by the shipped plugin (libnccl-ncclbpf.so);
- *   interp  the same eBPF policy on the shipped plugin's interpreter.
- * plus "none": the shipped plugin with no policy (the adapter's floor). Calls cycle through the
- * cost tables and sizes of a trace (default: the embedded DGX H100 model trace).
+ * Each case loads two plugin libraries into this process the way NCCL loads them (dlopen with
+ * RTLD_NOW | RTLD_LOCAL, the versioned table): ours (libnccl-ncclbpf.so with the policy in
+ * NCCLBPF_POLICY) and the policy's native baseline (libnccl-native-<policy>.so, a plain C plugin
+ * working on NCCL's own table: benchmarks/native/), and runs them in interleaved rounds
+ * (bench_ab.h). The headline is ours minus native, ns per call: the median over rounds of the
+ * per-round difference, with its quartiles. A second column, where the policy has a native twin
+ * compiled into a copy of our adapter (libncclbpf-native-tuner.so, NCCLBPF_POLICY=native:NAME),
+ * is ours minus that twin: what eBPF costs against the same logic in C inside our adapter.
  *
- * Figures per case: batch mean (N calls in timed blocks of 1,000, the three engines of a policy
- * interleaved in 5 rounds: median and best block mean)
- * and per-call P50/P99
- * (each call timed alone with the TSC; the median cost of the timer itself is subtracted).
- * Differences and ratios are against the native twin measured in the same run.
- * Reload cost: the runtime's load of each policy split into parse, verify, load, JIT, swap.
- * --stress: threads calling the runtime while it reloads version-encoding bundles. */
+ * Tuner policies run getCollInfo over the cost tables of a trace (NCCL's 7 x 3 tables, copied in
+ * before each call as NCCL fills them); "(no policy)" is our library without NCCLBPF_POLICY
+ * against the native no-op plugin. Profiler policies run collectives of one Coll and 8 KernelCh
+ * events, figures per event. Then the reload cost of each policy (this process's runtime).
+ * --stress: threads calling the runtime while it reloads version-encoding bundles.
+ *
+ * Everything is found relative to this executable (self_path.h) or given as arguments. */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <x86intrin.h>
 
+#include "bench_ab.h"
+#include "bench_sides.h"
 #include "cli.h"
+#include "ncclbpf/object.h"
 #include "ncclbpf/runtime.h"
-#include "ncclbpf/trace.h"
-#include "plugin_host.h"
+#include "prof_drive.h"
+#include "self_path.h"
 
-#ifndef NCCLBPF_NATIVE_TUNER_PATH
-#define NCCLBPF_NATIVE_TUNER_PATH "libncclbpf-native-tuner.so"
+#ifndef NCCLBPF_NATIVE_TUNER_NAME
+#define NCCLBPF_NATIVE_TUNER_NAME "libncclbpf-native-tuner.so"
 #endif
-#ifndef NCCLBPF_SOURCE_DIR
-#define NCCLBPF_SOURCE_DIR "."
-#endif
-#ifndef NCCLBPF_BUILD_DIR
-#define NCCLBPF_BUILD_DIR "build"
-#endif
+#define BASELINES "ncclbpf-bench" /* under lib/: the native baselines */
 
-struct call_rec {
-	int coll;
-	size_t bytes;
-	float table[21];
+static const char usage[] =
+    "usage: ncclbpf bench [options] [POLICY.o ...]\n"
+    "       ncclbpf bench --stress [--threads T] [--stress-reloads R] VERSION.o ...\n"
+    "Measures what our library costs per call against a native plugin making the same\n"
+    "decisions, both loaded as NCCL loads them, in interleaved rounds in this process.\n"
+    "  POLICY.o          tuner or profiler bundles (default: the shipped noop, size_aware,\n"
+    "                    table_tuner, profiler_latency and the benchmark's two_lookups)\n"
+    "  --rounds N        interleaved rounds per case (default 21)\n"
+    "  --calls N         calls per round and side (default 200000; profiler: collectives)\n"
+    "  --trace FILE      cost tables for the tuner calls (default: the shipped DGX H100 trace)\n"
+    "  --plugin LIB      our library (default: ../lib/libnccl-ncclbpf.so from this program)\n"
+    "  --baselines DIR   native baselines libnccl-native-<policy>.so (default:\n"
+    "                    ../lib/" BASELINES ")\n"
+    "  --interp          run our policies on the interpreter instead of the JIT\n"
+    "  --reloads N       reloads per policy for the reload cost (default 200; 0: none)\n"
+    "  --json            one JSON object on stdout instead of the tables\n"
+    "  --stress          threads run the runtime while it reloads VERSION.o bundles in turn\n"
+    "                    (tests/version_policies): every call must see one whole version\n"
+    "  -h, --help        this text\n";
+
+enum kind { K_NONE, K_TUNER, K_PROFILER };
+
+struct bcase {
+	const char *policy; /* NULL: no policy */
+	char stem[256];
+	enum kind kind;
+	int has_baseline, has_twin;
+	struct ab_result ours, native, twin;
+	int ran;
 };
 
-static struct call_rec *recs;
-static size_t n_recs;
-static double tsc_per_ns;
-static uint64_t timer_cost; /* ticks */
+struct opts {
+	int rounds, reloads, json, interp, stress, threads, stress_reloads;
+	long calls;
+	const char *trace, *plugin, *baselines;
+};
 
-static uint64_t now_ns(void)
+/* Strict decimal in [lo, hi]; -1 with the usage error said otherwise. */
+static int parse_num(const char *flag, const char *v, long lo, long hi, long *out)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline uint64_t tsc(void)
-{
-	_mm_lfence();
-	uint64_t t = __rdtsc();
-	_mm_lfence();
-	return t;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void calibrate(void)
-{
-	uint64_t n0 = now_ns(), t0 = tsc();
-	while (now_ns() - n0 < 100000000ull)
-		;
-	uint64_t n1 = now_ns(), t1 = tsc();
-	tsc_per_ns = (double)(t1 - t0) / (double)(n1 - n0);
-	enum { K = 200000 };
-	uint64_t *s = malloc(K * sizeof(*s));
-	for (int i = 0; i < K; i++) {
-		uint64_t a = tsc();
-		uint64_t b = tsc();
-		s[i] = b - a;
-	}
-	qsort(s, K, sizeof(*s), cmp_u64);
-	timer_cost = s[K / 2];
-	free(s);
-}
-
-static int load_trace(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "ncclbpf bench: %s: %s\n", path, strerror(errno));
+	char *end = NULL;
+	errno = 0;
+	long x = v ? strtol(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || x < lo || x > hi) {
+		fprintf(stderr, "ncclbpf bench: %s needs a number from %ld to %ld, not '%s'\n%s",
+			flag, lo, hi, v ? v : "", usage);
 		return -1;
 	}
-	char line[4096], err[200];
-	size_t cap = 0;
-	while (fgets(line, sizeof(line), f)) {
-		struct ncclbpf_trace_rec r;
-		if (ncclbpf_trace_parse(line, &r, err, sizeof(err)) != 1 ||
-		    r.kind != NCCLBPF_TRACE_CALL || r.num_algo != 7 || r.num_proto != 3)
-			continue;
-		if (n_recs == cap) {
-			cap = cap ? 2 * cap : 256;
-			recs = realloc(recs, cap * sizeof(*recs));
-		}
-		recs[n_recs].coll = (int)r.coll;
-		recs[n_recs].bytes = r.n_bytes;
-		memcpy(recs[n_recs].table, r.cost, sizeof(recs[0].table));
-		n_recs++;
-	}
-	fclose(f);
-	return n_recs ? 0 : -1;
+	*out = x;
+	return 0;
 }
 
-struct result {
-	double mean, best, p50, p99;
-	int ok;
-};
-
-/* Samples of one case, gathered over several rounds. */
-struct samples {
-	double *blocks; /* ns per call of each 1,000-call block */
-	size_t n_blocks;
-	uint64_t *calls; /* ticks of each call timed alone, timer cost removed */
-	size_t n_calls;
-	int failed;
-};
-
-enum { BLOCK = 1000, ROUNDS = 5 };
-
-/* One round of a case: a fresh plugin state (refcount 0 -> 1 re-reads the environment), then
- * `calls` calls timed in 1,000-call blocks (two clock reads per block, so the timer's cost is
- * negligible) and `calls` calls timed one by one with the TSC. */
-static void run_round(const char *lib, const char *policy, const char *engine, long calls,
-		      struct samples *sm)
+/* The kind of bundle path is (its programs' sections), or -1 with a message. */
+static int policy_kind(const char *path, enum kind *k)
 {
-	if (policy)
-		setenv("NCCLBPF_POLICY", policy, 1);
-	else
-		unsetenv("NCCLBPF_POLICY");
-	setenv("NCCLBPF_ENGINE", engine, 1);
-	struct plugin_host h;
-	if (plugin_host_open(&h, lib)) {
-		sm->failed = 1;
-		return;
+	char err[512];
+	struct ebpf_object *o = ebpf_object__open_file(path, NULL, err, sizeof(err));
+	if (!o) {
+		fprintf(stderr, "ncclbpf bench: %s\n", err);
+		return -1;
 	}
-	unsigned warns = plugin_host_log_count();
-	void *ctx = NULL;
-	h.v5->init(&ctx, 0x1234, 8, 1, plugin_host_logger, NULL, NULL);
-	for (unsigned k = warns; k < plugin_host_log_count(); k++)
+	*k = K_NONE;
+	for (struct ebpf_program *p = ebpf_object__next_program(o, NULL); p;
+	     p = ebpf_object__next_program(o, p)) {
+		const char *s = ebpf_program__section(p);
+		if (!strcmp(s, "tuner"))
+			*k = K_TUNER;
+		else if (!strncmp(s, "profiler", 8) && *k == K_NONE)
+			*k = K_PROFILER;
+	}
+	ebpf_object__close(o);
+	if (*k == K_NONE)
+		fprintf(stderr, "ncclbpf bench: %s has no tuner or profiler program\n", path);
+	return *k == K_NONE ? -1 : 0;
+}
+
+/* The policy must load (parse, verify, JIT) before anything is measured. */
+static int policy_loads(const char *path)
+{
+	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+	int err = ncclbpf_rt_reload(path, &r);
+	ncclbpf_rt_unload();
+	if (err)
+		fprintf(stderr, "ncclbpf bench: %s not loaded: %s\n", path, r.msg);
+	return err ? -1 : 0;
+}
+
+static void stem_of(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (n > 2 && !strcmp(b + n - 2, ".o"))
+		n -= 2;
+	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), b);
+}
+
+static void baseline_path(const struct opts *o, const char *stem, char *out, size_t len)
+{
+	snprintf(out, len, "%.3500s/libnccl-native-%.250s.so", o->baselines, stem);
+}
+
+/* The last thing our library said about a policy that did not load (the plugin host keeps its
+ * log lines). */
+static void say_refusal(const char *what)
+{
+	for (unsigned k = plugin_host_log_count(); k-- > 0;)
 		if (strstr(plugin_host_log_line(k), "not loaded")) {
-			fprintf(stderr, "ncclbpf bench: %s: %s\n", policy, plugin_host_log_line(k));
-			sm->failed = 1;
+			fprintf(stderr, "ncclbpf bench: %s\n", plugin_host_log_line(k));
+			return;
 		}
-	float t[21];
-	int ch;
-	for (long i = 0; i < 20000 && !sm->failed; i++) { /* warm caches and predictors */
-		const struct call_rec *r = &recs[(size_t)i % n_recs];
-		memcpy(t, r->table, sizeof(t));
-		ch = 0;
-		h.v5->getCollInfo(ctx, r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
-	}
-	for (long b = 0; b < calls / BLOCK && !sm->failed; b++) {
-		uint64_t t0 = now_ns();
-		for (long i = 0; i < BLOCK; i++) {
-			const struct call_rec *r = &recs[(size_t)(b * BLOCK + i) % n_recs];
-			memcpy(t, r->table, sizeof(t));
-			ch = 0;
-			h.v5->getCollInfo(ctx, r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
-		}
-		sm->blocks[sm->n_blocks++] = (double)(now_ns() - t0) / (double)BLOCK;
-	}
-	for (long i = 0; i < calls && !sm->failed; i++) {
-		const struct call_rec *r = &recs[(size_t)i % n_recs];
-		memcpy(t, r->table, sizeof(t));
-		ch = 0;
-		uint64_t a = tsc();
-		h.v5->getCollInfo(ctx, r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
-		uint64_t b = tsc();
-		uint64_t d = b - a;
-		sm->calls[sm->n_calls++] = d > timer_cost ? d - timer_cost : 0;
-	}
-	h.v5->finalize(ctx);
-	plugin_host_close(&h);
+	fprintf(stderr, "ncclbpf bench: %s did not start\n", what);
 }
 
-static struct result summarize(struct samples *sm)
+static int run_tuner_case(const struct opts *o, struct bcase *c, const struct bench_rec *recs,
+			  size_t n_recs)
 {
-	struct result res = {0};
-	if (sm->failed || !sm->n_blocks || !sm->n_calls)
-		return res;
-	qsort(sm->blocks, sm->n_blocks, sizeof(double), cmp_double);
-	qsort(sm->calls, sm->n_calls, sizeof(uint64_t), cmp_u64);
-	res.mean = sm->blocks[sm->n_blocks / 2];
-	res.best = sm->blocks[0];
-	res.p50 = (double)sm->calls[sm->n_calls / 2] / tsc_per_ns;
-	res.p99 = (double)sm->calls[(size_t)((double)sm->n_calls * 0.99)] / tsc_per_ns;
-	res.ok = 1;
-	return res;
-}
-
-static void samples_init(struct samples *sm, long calls)
-{
-	memset(sm, 0, sizeof(*sm));
-	sm->blocks = malloc(((size_t)calls / BLOCK + ROUNDS) * sizeof(double));
-	sm->calls = malloc(((size_t)calls + ROUNDS) * sizeof(uint64_t));
-	if (!sm->blocks || !sm->calls)
-		sm->failed = 1;
-}
-
-static void samples_free(struct samples *sm)
-{
-	free(sm->blocks);
-	free(sm->calls);
-}
-
-/* Cases measured together are interleaved round by round, so that a burst of load on a shared
- * machine hits all of them alike rather than whichever case happened to run then. The batch
- * figure is the median (and the best) of all 1,000-call block means. */
-static void run_cases(int n, const char *const *libs, const char *const *policies,
-		      const char *const *engines, long calls, struct result *out)
-{
-	struct samples sm[3];
-	for (int k = 0; k < n; k++)
-		samples_init(&sm[k], calls);
-	for (int round = 0; round < ROUNDS; round++)
+	char base[4096], twin_lib[4096], twin_pol[300];
+	baseline_path(o, c->policy ? c->stem : "noop", base, sizeof(base));
+	snprintf(twin_lib, sizeof(twin_lib), "%.3500s/%s", o->baselines, NCCLBPF_NATIVE_TUNER_NAME);
+	snprintf(twin_pol, sizeof(twin_pol), "native:%s", c->stem);
+	struct tuner_side sd[3];
+	struct ab_side sides[3];
+	struct ab_result res[3];
+	int n = 0, i_ours, i_twin = -1;
+	if (access(base, R_OK) == 0 && tuner_side_open(&sd[n], base, NULL, NULL, recs, n_recs) == 0)
+		c->has_baseline = 1, n++;
+	i_ours = n;
+	if (tuner_side_open(&sd[n], o->plugin, c->policy, o->interp ? "interp" : "jit", recs,
+			    n_recs)) {
+		say_refusal(c->policy ? c->policy : o->plugin);
 		for (int k = 0; k < n; k++)
-			if (!sm[k].failed)
-				run_round(libs[k], policies[k], engines[k], calls / ROUNDS, &sm[k]);
-	for (int k = 0; k < n; k++) {
-		out[k] = summarize(&sm[k]);
-		samples_free(&sm[k]);
+			tuner_side_close(&sd[k]);
+		return -1;
 	}
+	n++;
+	if (c->policy && access(twin_lib, R_OK) == 0 &&
+	    tuner_side_open(&sd[n], twin_lib, twin_pol, NULL, recs, n_recs) == 0)
+		c->has_twin = 1, i_twin = n++;
+	for (int k = 0; k < n; k++)
+		sides[k] = (struct ab_side){tuner_side_round, &sd[k]};
+	ab_run(sides, n, o->rounds, o->calls, res);
+	for (int k = 0; k < n; k++)
+		tuner_side_close(&sd[k]);
+	c->ours = res[i_ours];
+	if (c->has_baseline)
+		c->native = res[0];
+	if (i_twin >= 0) {
+		/* ours minus the twin: the differences were taken against side 0 */
+		c->twin = res[i_twin];
+		c->twin.diff = c->has_baseline ? c->ours.diff - res[i_twin].diff : 0;
+	}
+	c->ran = c->ours.ok;
+	return c->ran ? 0 : -1;
 }
 
-static void policy_path(const char *name, char *out, size_t len)
+static int run_profiler_case(const struct opts *o, struct bcase *c)
 {
-	snprintf(out, len, "%s/policies/%s.o", NCCLBPF_BUILD_DIR, name);
-	if (access(out, R_OK) != 0)
-		snprintf(out, len, "%s/benchmarks/policies/%s.o", NCCLBPF_BUILD_DIR, name);
+	char base[4096];
+	baseline_path(o, c->stem, base, sizeof(base));
+	struct prof_side sd[2];
+	struct ab_side sides[2];
+	struct ab_result res[2];
+	int n = 0;
+	if (access(base, R_OK) == 0 && prof_side_open(&sd[n], base, NULL) == 0)
+		c->has_baseline = 1, n++;
+	if (prof_side_open(&sd[n], o->plugin, c->policy)) {
+		say_refusal(c->policy);
+		if (n)
+			prof_side_close(&sd[0]);
+		return -1;
+	}
+	n++;
+	for (int k = 0; k < n; k++)
+		sides[k] = (struct ab_side){prof_side_round, &sd[k]};
+	ab_run(sides, n, o->rounds, o->calls, res);
+	for (int k = 0; k < n; k++)
+		prof_side_close(&sd[k]);
+	/* per event */
+	for (int k = 0; k < n; k++) {
+		res[k].ns /= PROF_DRIVE_EVENTS;
+		res[k].diff /= PROF_DRIVE_EVENTS;
+		res[k].diff_lo /= PROF_DRIVE_EVENTS;
+		res[k].diff_hi /= PROF_DRIVE_EVENTS;
+	}
+	c->ours = res[n - 1];
+	if (c->has_baseline)
+		c->native = res[0];
+	c->ran = c->ours.ok;
+	return c->ran ? 0 : -1;
 }
 
-static void reload_costs(const char *name, int n)
+/* --- Reload cost ----------------------------------------------------------------------------- */
+enum { R_PARSE, R_VERIFY, R_LOAD, R_JIT, R_SWAP, R_RETIRE, R_CARRY, R_TOTAL, R_N };
+static const char *const reload_names[R_N] = {"parse", "verify", "load",  "jit",
+					      "swap",  "retire", "carry", "total"};
+
+/* Medians (us) over n reloads of path; 0 or -1 (the message is printed). */
+static int reload_costs(const char *path, int n, double med[R_N])
 {
-	char path[4096];
-	policy_path(name, path, sizeof(path));
-	double *v[8];
-	for (int k = 0; k < 8; k++)
-		v[k] = calloc((size_t)n, sizeof(double));
+	double *v[R_N];
 	int ok = 0;
+	for (int k = 0; k < R_N; k++)
+		v[k] = calloc((size_t)n, sizeof(double));
 	for (int i = 0; i < n; i++) {
 		struct ncclbpf_reload_report r = {.sz = sizeof(r)};
 		if (ncclbpf_rt_reload(path, &r)) {
-			printf("  %-12s rejected: %s\n", name, r.msg);
+			fprintf(stderr, "ncclbpf bench: %s not loaded: %s\n", path, r.msg);
 			break;
 		}
-		double f[8] = {r.parse_ns, r.verify_ns, r.load_ns,  r.jit_ns,
-			       r.swap_ns,  r.retire_ns, r.carry_ns, r.total_ns};
-		for (int k = 0; k < 8; k++)
+		double f[R_N] = {r.parse_ns, r.verify_ns, r.load_ns,  r.jit_ns,
+				 r.swap_ns,  r.retire_ns, r.carry_ns, r.total_ns};
+		for (int k = 0; k < R_N; k++)
 			v[k][ok] = f[k] / 1e3;
 		ok++;
 	}
-	if (ok) {
-		for (int k = 0; k < 8; k++)
-			qsort(v[k], (size_t)ok, sizeof(double), cmp_double);
-		printf("  %-12s %8.1f %8.1f %8.1f %8.1f %8.3f %8.1f %8.1f %9.1f   (median of %d)\n",
-		       name, v[0][ok / 2], v[1][ok / 2], v[2][ok / 2], v[3][ok / 2], v[4][ok / 2],
-		       v[5][ok / 2], v[6][ok / 2], v[7][ok / 2], ok);
-	}
-	for (int k = 0; k < 8; k++)
+	ncclbpf_rt_unload();
+	for (int k = 0; k < R_N; k++) {
+		double lo, hi;
+		ab_quartiles(v[k], (size_t)ok, &lo, &med[k], &hi);
 		free(v[k]);
+	}
+	return ok == n ? 0 : -1;
+}
+
+/* --- Output ---------------------------------------------------------------------------------- */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void json_diff(const char *key, const struct ab_result *r)
+{
+	printf(",\"%s\":{\"ns\":%.2f,\"p25\":%.2f,\"p75\":%.2f}", key, r->diff, r->diff_lo,
+	       r->diff_hi);
+}
+
+static void json_case(const struct opts *o, const struct bcase *c, int first)
+{
+	char base[4096];
+	baseline_path(o, c->policy ? c->stem : "noop", base, sizeof(base));
+	printf("%s{\"policy\":", first ? "" : ",");
+	if (c->policy)
+		json_str(c->policy);
+	else
+		printf("null");
+	printf(",\"ours_ns\":%.2f", c->ours.ns);
+	if (c->has_baseline) {
+		printf(",\"baseline\":");
+		json_str(base);
+		printf(",\"native_ns\":%.2f", c->native.ns);
+		json_diff("ours_minus_native", &c->ours);
+	}
+	if (c->has_twin)
+		printf(",\"ebpf_minus_c_in_adapter_ns\":%.2f", c->twin.diff);
+	printf("}");
+}
+
+static void text_case(const struct bcase *c)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "%.60s", c->policy ? c->stem : "(no policy)");
+	printf("  %-18s %8.1f", name, c->ours.ns);
+	if (c->has_baseline)
+		printf(" %8.1f   %+7.1f [%+.1f, %+.1f]", c->native.ns, c->ours.diff,
+		       c->ours.diff_lo, c->ours.diff_hi);
+	else
+		printf(" %8s   %-24s", "-", "(no native baseline)");
+	if (c->has_twin)
+		printf("   %+7.1f", c->twin.diff);
+	printf("\n");
 }
 
 /* --- Stress ---------------------------------------------------------------------------------- */
@@ -312,33 +350,28 @@ static void *stress_main(void *arg)
 	return NULL;
 }
 
-static int stress(int threads, int reloads)
+static uint64_t now_ns(void)
 {
-	char paths[4][4096];
-	for (int v = 0; v < 4; v++) {
-		snprintf(paths[v], sizeof(paths[v]), "%s/tests/version_policies/version%d.o",
-			 NCCLBPF_BUILD_DIR, v + 1);
-		if (access(paths[v], R_OK)) {
-			fprintf(stderr, "ncclbpf bench: %s missing (built with the tests)\n",
-				paths[v]);
-			return 1;
-		}
-	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int stress(int threads, int reloads, char **paths, int n_paths)
+{
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
 	if (ncclbpf_rt_reload(paths[0], &r)) {
-		fprintf(stderr, "ncclbpf bench: %s\n", r.msg);
+		fprintf(stderr, "ncclbpf bench: %s not loaded: %s\n", paths[0], r.msg);
 		return 1;
 	}
 	pthread_t th[64];
 	struct stress_thread st[64];
-	if (threads > 64)
-		threads = 64;
 	memset(st, 0, sizeof(st));
 	for (int i = 0; i < threads; i++)
 		pthread_create(&th[i], NULL, stress_main, &st[i]);
 	uint64_t t0 = now_ns(), swap_max = 0, swap_sum = 0, failed = 0;
 	for (int i = 0; i < reloads; i++) {
-		if (ncclbpf_rt_reload(paths[(i + 1) % 4], &r)) {
+		if (ncclbpf_rt_reload(paths[(i + 1) % n_paths], &r)) {
 			failed++;
 			continue;
 		}
@@ -363,113 +396,225 @@ static int stress(int threads, int reloads)
 	return mixed || none || failed ? 1 : 0;
 }
 
-static int cmd_bench(int argc, char **argv)
+/* --- Command --------------------------------------------------------------------------------- */
+static int parse(int argc, char **argv, struct opts *o, char **pol, int *n_pol)
 {
-	long calls = 1000000;
-	int reloads = 200, do_stress = 0, threads = 8, stress_reloads = 1000;
-	const char *trace = NCCLBPF_SOURCE_DIR "/adapters/nccl/traces/dgx-h100-8gpu.trace";
-	const char *plugin = plugin_host_default_path(), *native = NCCLBPF_NATIVE_TUNER_PATH;
-	char policies_buf[256] = "noop,size_aware,table_tuner,two_lookups";
+	long v;
+	*n_pol = 0;
 	for (int i = 1; i < argc; i++) {
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(argv[i], "--calls") && v)
-			calls = atol(argv[++i]);
-		else if (!strcmp(argv[i], "--reloads") && v)
-			reloads = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--trace") && v)
-			trace = argv[++i];
-		else if (!strcmp(argv[i], "--plugin") && v)
-			plugin = argv[++i];
-		else if (!strcmp(argv[i], "--native") && v)
-			native = argv[++i];
-		else if (!strcmp(argv[i], "--policies") && v)
-			snprintf(policies_buf, sizeof(policies_buf), "%s", argv[++i]);
-		else if (!strcmp(argv[i], "--stress"))
-			do_stress = 1;
-		else if (!strcmp(argv[i], "--threads") && v)
-			threads = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--stress-reloads") && v)
-			stress_reloads = atoi(argv[++i]);
-		else {
-			fprintf(stderr,
-				"usage: ncclbpf bench [--calls N] [--reloads N] [--trace F] "
-				"[--policies a,b] [--plugin LIB] [--native LIB] [--stress "
-				"[--threads T] [--stress-reloads R]]\n");
-			return 2;
+		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return 1;
+		if (!strcmp(a, "--json"))
+			o->json = 1;
+		else if (!strcmp(a, "--interp"))
+			o->interp = 1;
+		else if (!strcmp(a, "--stress"))
+			o->stress = 1;
+		else if (!strcmp(a, "--rounds") || !strcmp(a, "--reloads") ||
+			 !strcmp(a, "--calls") || !strcmp(a, "--threads") ||
+			 !strcmp(a, "--stress-reloads")) {
+			int calls = !strcmp(a, "--calls"), rounds = !strcmp(a, "--rounds");
+			int threads = !strcmp(a, "--threads");
+			if (parse_num(a, next,
+				      calls		  ? 1000
+				      : rounds || threads ? 1
+							  : 0,
+				      calls	? 1000000000L
+				      : threads ? 64
+						: 1000000,
+				      &v))
+				return -1;
+			i++;
+			if (calls)
+				o->calls = v;
+			else if (rounds)
+				o->rounds = (int)v;
+			else if (threads)
+				o->threads = (int)v;
+			else if (!strcmp(a, "--reloads"))
+				o->reloads = (int)v;
+			else
+				o->stress_reloads = (int)v;
+		} else if ((!strcmp(a, "--trace") || !strcmp(a, "--plugin") ||
+			    !strcmp(a, "--baselines")) &&
+			   next) {
+			if (!strcmp(a, "--trace"))
+				o->trace = next;
+			else if (!strcmp(a, "--plugin"))
+				o->plugin = next;
+			else
+				o->baselines = next;
+			i++;
+		} else if (a[0] == '-') {
+			fprintf(stderr, "ncclbpf bench: unknown or incomplete option '%s'\n%s", a,
+				usage);
+			return -1;
+		} else if (*n_pol < 64) {
+			pol[(*n_pol)++] = argv[i];
+		} else {
+			fprintf(stderr, "ncclbpf bench: at most 64 policies\n");
+			return -1;
 		}
 	}
-	if (calls < ROUNDS * BLOCK)
-		calls = ROUNDS * BLOCK;
-	setenv("NCCLBPF_WATCH", "0", 1);
-	unsetenv("NCCLBPF_TRACE");
-	if (do_stress)
-		return stress(threads, stress_reloads);
-	if (load_trace(trace))
-		return 1;
-	calibrate();
-	printf(
-	    "tuner decision cost through ncclTunerPlugin_v5.getCollInfo, %ld calls per case over "
-	    "%zu cost tables of %s\n",
-	    calls, n_recs, trace);
-	printf(
-	    "TSC %.3f GHz, timer cost %.1f ns (subtracted from per-call figures); each call also "
-	    "copies the 84-byte table in, as NCCL fills it\n\n",
-	    tsc_per_ns, (double)timer_cost / tsc_per_ns);
-	plugin_host_quiet = 1; /* the no-policy case WARNs by design */
-	struct result none;
-	const char *none_lib[1] = {plugin}, *none_pol[1] = {NULL}, *none_eng[1] = {"jit"};
-	run_cases(1, none_lib, none_pol, none_eng, calls, &none);
-	plugin_host_quiet = 0;
-	printf("%-12s %-7s %9s %9s %9s %9s %9s   %-34s\n", "policy", "engine", "mean ns", "best ns",
-	       "p50 ns", "p99 ns", "-floor", "vs native: mean diff, ratio (best)");
-	if (none.ok)
-		printf(
-		    "%-12s %-7s %9.1f %9.1f %9.1f %9.1f %9s   (no policy: the adapter's floor)\n",
-		    "none", "-", none.mean, none.best, none.p50, none.p99, "");
-	char *save = NULL;
-	for (char *name = strtok_r(policies_buf, ",", &save); name;
-	     name = strtok_r(NULL, ",", &save)) {
-		char native_name[128], path[4096];
-		snprintf(native_name, sizeof(native_name), "native:%s", name);
-		policy_path(name, path, sizeof(path));
-		const char *libs[3] = {native, plugin, plugin};
-		const char *pols[3] = {native_name, path, path};
-		const char *engs[3] = {"jit", "jit", "interp"};
-		struct result res3[3];
-		run_cases(3, libs, pols, engs, calls, res3);
-		const struct result nat = res3[0];
-		const struct result *rs[3] = {&res3[0], &res3[1], &res3[2]};
-		const char *en[3] = {"native", "jit", "interp"};
-		for (int k = 0; k < 3; k++) {
-			if (!rs[k]->ok) {
-				printf("%-12s %-7s   (not run)\n", name, en[k]);
-				continue;
-			}
-			/* -floor: what running the policy adds to the adapter's no-policy cost */
-			printf("%-12s %-7s %9.1f %9.1f %9.1f %9.1f %9.1f", name, en[k], rs[k]->mean,
-			       rs[k]->best, rs[k]->p50, rs[k]->p99,
-			       none.ok ? rs[k]->mean - none.mean : 0.0);
-			if (k && nat.ok)
-				printf("   %+7.1f ns %5.2fx (%+6.1f ns %5.2fx)",
-				       rs[k]->mean - nat.mean, rs[k]->mean / nat.mean,
-				       rs[k]->best - nat.best, rs[k]->best / nat.best);
-			printf("\n");
-		}
+	if (o->stress && *n_pol < 2) {
+		fprintf(stderr, "ncclbpf bench: --stress needs two or more VERSION.o bundles\n%s",
+			usage);
+		return -1;
 	}
-	printf("\nreload cost (us) through the runtime: ELF/BTF parse, verification, rest of "
-	       "load, JIT, pointer swap, retire, map carry-over, total\n");
-	printf("  %-12s %8s %8s %8s %8s %8s %8s %8s %9s\n", "policy", "parse", "verify", "load",
-	       "jit", "swap", "retire", "carry", "total");
-	snprintf(policies_buf, sizeof(policies_buf), "noop,size_aware,table_tuner,two_lookups");
-	save = NULL;
-	for (char *name = strtok_r(policies_buf, ",", &save); name;
-	     name = strtok_r(NULL, ",", &save))
-		reload_costs(name, reloads);
-	ncclbpf_rt_unload();
-	free(recs);
 	return 0;
 }
 
-NCCLBPF_COMMAND(bench_cmd, .name = "bench", .args = "[--calls N] [--stress]",
-		.summary = "tuner decision and reload cost (eBPF JIT/interp vs native C)",
+static int cmd_bench(int argc, char **argv)
+{
+	static char trace[4096], baselines[4096], defaults[5][4096];
+	struct opts o = {
+	    .rounds = 21, .reloads = 200, .threads = 8, .stress_reloads = 1000, .calls = 200000};
+	char *pol[64];
+	int n_pol = 0;
+	int pr = parse(argc, argv, &o, pol, &n_pol);
+	if (pr > 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (pr < 0)
+		return 2;
+	setenv("NCCLBPF_WATCH", "0", 1);
+	unsetenv("NCCLBPF_TRACE");
+	if (o.stress)
+		return stress(o.threads, o.stress_reloads, pol, n_pol);
+	if (!o.trace)
+		self_path(SELF_SHARE "/traces/dgx-h100-8gpu.trace", trace, sizeof(trace));
+	if (!o.baselines)
+		self_path(SELF_LIB "/" BASELINES, baselines, sizeof(baselines));
+	o.trace = o.trace ? o.trace : trace;
+	o.baselines = o.baselines ? o.baselines : baselines;
+	o.plugin = o.plugin ? o.plugin : plugin_host_default_path();
+	if (!n_pol) {
+		static const char *const shipped[] = {
+		    SELF_SHARE "/policies/noop.o", SELF_SHARE "/policies/size_aware.o",
+		    SELF_SHARE "/policies/table_tuner.o", SELF_SHARE "/bench/two_lookups.o",
+		    SELF_SHARE "/policies/profiler_latency.o"};
+		for (int i = 0; i < 5; i++) {
+			self_path(shipped[i], defaults[i], sizeof(defaults[i]));
+			pol[n_pol++] = defaults[i];
+		}
+	}
+
+	/* Every policy must load before anything is measured. */
+	struct bcase *cs = calloc((size_t)n_pol + 1, sizeof(*cs));
+	if (!cs)
+		return 1;
+	cs[0].kind = K_TUNER; /* (no policy) */
+	for (int i = 0; i < n_pol; i++) {
+		struct bcase *c = &cs[i + 1];
+		c->policy = pol[i];
+		stem_of(pol[i], c->stem, sizeof(c->stem));
+		if (policy_kind(pol[i], &c->kind) || policy_loads(pol[i])) {
+			free(cs);
+			return 1;
+		}
+	}
+	struct bench_rec *recs = NULL;
+	size_t n_recs = 0;
+	if (bench_load_trace(o.trace, &recs, &n_recs)) {
+		free(cs);
+		return 1;
+	}
+	plugin_host_quiet = 1; /* the no-policy case WARNs by design; refusals are said below */
+	int rc = 0;
+	for (int i = 0; i <= n_pol && !rc; i++) {
+		if (cs[i].kind == K_TUNER)
+			rc = run_tuner_case(&o, &cs[i], recs, n_recs);
+		else
+			rc = run_profiler_case(&o, &cs[i]);
+	}
+	plugin_host_quiet = 0;
+	free(recs);
+	if (rc) {
+		free(cs);
+		return 1;
+	}
+
+	double med[64][R_N];
+	for (int i = 0; i < n_pol && o.reloads; i++)
+		if (reload_costs(pol[i], o.reloads, med[i])) {
+			free(cs);
+			return 1;
+		}
+
+	const char *engine = o.interp ? "interp" : "jit";
+	if (o.json) {
+		printf("{\"plugin\":");
+		json_str(o.plugin);
+		printf(",\"engine\":\"%s\",\"rounds\":%d,\"calls_per_round\":%ld,"
+		       "\"clock\":\"thread_cputime\",\"trace\":",
+		       engine, o.rounds, o.calls);
+		json_str(o.trace);
+		for (int kind = K_TUNER; kind <= K_PROFILER; kind++) {
+			printf(",\"%s\":{\"unit\":\"%s\",\"cases\":[",
+			       kind == K_TUNER ? "tuner" : "profiler",
+			       kind == K_TUNER ? "call" : "event");
+			int first = 1;
+			for (int i = 0; i <= n_pol; i++)
+				if (cs[i].kind == (enum kind)kind && cs[i].ran) {
+					json_case(&o, &cs[i], first);
+					first = 0;
+				}
+			printf("]}");
+		}
+		printf(",\"reload_us\":[");
+		for (int i = 0; i < n_pol && o.reloads; i++) {
+			printf("%s{\"policy\":", i ? "," : "");
+			json_str(pol[i]);
+			for (int k = 0; k < R_N; k++)
+				printf(",\"%s\":%.3f", reload_names[k], med[i][k]);
+			printf("}");
+		}
+		printf("]}\n");
+		free(cs);
+		return 0;
+	}
+	printf("ours (%s, %s) minus a native plugin making the same decisions, both loaded as "
+	       "NCCL loads them;\n%d interleaved rounds of %ld calls per side, thread CPU time, ns "
+	       "per call: median of the rounds [25th, 75th percentile]\n",
+	       o.plugin, engine, o.rounds, o.calls);
+	for (int kind = K_TUNER; kind <= K_PROFILER; kind++) {
+		int any = 0;
+		for (int i = 0; i <= n_pol; i++)
+			any |= cs[i].kind == (enum kind)kind;
+		if (!any)
+			continue;
+		if (kind == K_TUNER)
+			printf("\ntuner: getCollInfo over the %zu cost tables of %s\n", n_recs,
+			       o.trace);
+		else
+			printf("\nprofiler: collectives of 1 Coll + %d KernelCh events, ns per "
+			       "event\n",
+			       PROF_DRIVE_CHANNELS);
+		printf("  %-18s %8s %8s   %-24s   %s\n", "policy", "ours", "native",
+		       "ours - native", kind == K_TUNER ? "eBPF - C in our adapter" : "");
+		for (int i = 0; i <= n_pol; i++)
+			if (cs[i].kind == (enum kind)kind && cs[i].ran)
+				text_case(&cs[i]);
+	}
+	if (o.reloads) {
+		printf("\nreload cost (us, median of %d) through the runtime\n  %-18s", o.reloads,
+		       "policy");
+		for (int k = 0; k < R_N; k++)
+			printf(" %8s", reload_names[k]);
+		printf("\n");
+		for (int i = 0; i < n_pol; i++) {
+			printf("  %-18s", cs[i + 1].stem);
+			for (int k = 0; k < R_N; k++)
+				printf(" %8.*f", k == R_SWAP ? 3 : 1, med[i][k]);
+			printf("\n");
+		}
+	}
+	free(cs);
+	return 0;
+}
+
+NCCLBPF_COMMAND(bench_cmd, .name = "bench", .args = "[--json] [--rounds N] [POLICY.o ...]",
+		.summary = "what our library costs per call against native plugins (A/B)",
 		.run = cmd_bench);

@@ -3,8 +3,10 @@
  *      example rejected with the C source line that makes it unsafe;
  *   2. the embedded trace (8 H100 GPUs, NCCL's cost model) replayed through the real plugin
  *      library with a hot reload in the middle;
- *   3. the per-decision overhead measured on this machine (eBPF JIT vs the same logic in C).
- * Steps 2 and 3 run this executable's replay and bench commands. */
+ *   3. the per-decision overhead measured on this machine: our library minus a native plugin
+ *      making the same decisions (and eBPF against the same logic in C inside our adapter).
+ * Steps 2 and 3 run this executable's replay and bench commands. Policies and the trace are the
+ * shipped ones, found relative to this executable (self_path.h). */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +16,7 @@
 
 #include "cli.h"
 #include "ncclbpf/runtime.h"
-
-#ifndef NCCLBPF_SOURCE_DIR
-#define NCCLBPF_SOURCE_DIR "."
-#endif
-#ifndef NCCLBPF_BUILD_DIR
-#define NCCLBPF_BUILD_DIR "build"
-#endif
+#include "self_path.h"
 
 extern char **environ;
 
@@ -37,19 +33,34 @@ static int run_self(char *const args[])
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A shipped file: <share>/policies/<name>.o or <share>/<rel>. */
+static const char *shipped(const char *rel, char *out, size_t len)
+{
+	char r[512];
+	snprintf(r, sizeof(r), SELF_SHARE "/%s", rel);
+	self_path(r, out, len);
+	return out;
+}
+
 static int cmd_demo(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (argc > 1) {
+		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+		fprintf(help ? stdout : stderr,
+			"usage: ncclbpf demo\nVerifies the shipped policies, replays the shipped "
+			"trace with a hot reload and measures the overhead per decision.\n");
+		return help ? 0 : 2;
+	}
 	static const char *const good[] = {"noop", "size_aware", "table_tuner", "profiler_latency"};
-	char path[4096];
+	char path[4096], rel[256];
 	int rc = 0;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	unsetenv("NCCLBPF_POLICY");
 	unsetenv("NCCLBPF_TRACE");
-	printf("== 1. Policies: load, verify, JIT (build/policies/*.o)\n");
+	printf("== 1. Policies: load, verify, JIT (%s)\n", shipped("policies", path, sizeof(path)));
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		snprintf(path, sizeof(path), "%s/policies/%s.o", NCCLBPF_BUILD_DIR, good[i]);
+		snprintf(rel, sizeof(rel), "policies/%s.o", good[i]);
+		shipped(rel, path, sizeof(path));
 		struct ncclbpf_reload_report r = {.sz = sizeof(r)};
 		if (ncclbpf_rt_reload(path, &r) == 0)
 			printf("  %-18s verified   %u program(s), %u map(s): parse %.0f us, verify "
@@ -62,7 +73,7 @@ static int cmd_demo(int argc, char **argv)
 			rc = 1;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/policies/unsafe/div_zero.o", NCCLBPF_BUILD_DIR);
+	shipped("policies/unsafe/div_zero.o", path, sizeof(path));
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
 	if (ncclbpf_rt_reload(path, &r) != 0)
 		printf("  %-18s rejected   %s\n", "unsafe/div_zero", r.msg);
@@ -74,20 +85,20 @@ static int cmd_demo(int argc, char **argv)
 
 	printf("\n== 2. Replay: embedded 8x H100 trace through libnccl-ncclbpf.so, size_aware, hot "
 	       "reload to table_tuner at call 60\n");
-	char trace[4096], p1[4096], p2[4096];
-	snprintf(trace, sizeof(trace), "%s/adapters/nccl/traces/dgx-h100-8gpu.trace",
-		 NCCLBPF_SOURCE_DIR);
-	snprintf(p1, sizeof(p1), "%s/policies/size_aware.o", NCCLBPF_BUILD_DIR);
-	snprintf(p2, sizeof(p2), "%s/policies/table_tuner.o", NCCLBPF_BUILD_DIR);
+	char trace[4096], p1[4096], p2[4096], p3[4096];
+	shipped("traces/dgx-h100-8gpu.trace", trace, sizeof(trace));
+	shipped("policies/size_aware.o", p1, sizeof(p1));
+	shipped("policies/table_tuner.o", p2, sizeof(p2));
+	shipped("policies/noop.o", p3, sizeof(p3));
 	char *replay[] = {"ncclbpf", "replay",		trace, "--policy", p1, "--reload-at",
 			  "60",	     "--reload-policy", p2,    NULL};
 	if (run_self(replay) != 0)
 		rc = 1;
 
-	printf("\n== 3. Overhead per decision on this machine (200,000 calls per case; `ncclbpf "
-	       "bench` for the full run)\n");
-	char *bench[] = {"ncclbpf", "bench",	  "--calls",	     "200000", "--reloads",
-			 "20",	    "--policies", "noop,size_aware", NULL};
+	printf("\n== 3. Overhead per decision on this machine (`ncclbpf bench` for the full "
+	       "run)\n");
+	char *bench[] = {"ncclbpf",   "bench", "--rounds", "9", "--calls", "100000",
+			 "--reloads", "20",    p3,	   p1,	NULL};
 	if (run_self(bench) != 0)
 		rc = 1;
 	return rc;

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef NCCLBPF_PLUGIN_PATH
-#define NCCLBPF_PLUGIN_PATH "libnccl-ncclbpf.so"
+#include "self_path.h"
+
+#ifndef NCCLBPF_PLUGIN_NAME
+#define NCCLBPF_PLUGIN_NAME "libnccl-ncclbpf.so"
 #endif
 
 int plugin_host_echo_info;
@@ -17,27 +19,39 @@ int plugin_host_quiet;
 
 const char *plugin_host_default_path(void)
 {
+	static char path[4096];
 	const char *p = getenv("NCCLBPF_PLUGIN");
-	return p && *p ? p : NCCLBPF_PLUGIN_PATH;
+	if (p && *p)
+		return p;
+	if (!path[0])
+		self_path(SELF_LIB "/" NCCLBPF_PLUGIN_NAME, path, sizeof(path));
+	return path;
+}
+
+void *plugin_host_load(const char *path, const char *sym, void **handle)
+{
+	*handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!*handle) {
+		fprintf(stderr, "ncclbpf: cannot load plugin %s: %s\n", path, dlerror());
+		return NULL;
+	}
+	void *table = dlsym(*handle, sym);
+	if (!table) {
+		fprintf(stderr, "ncclbpf: %s exports no %s\n", path, sym);
+		dlclose(*handle);
+		*handle = NULL;
+	}
+	return table;
 }
 
 int plugin_host_open(struct plugin_host *h, const char *path)
 {
 	memset(h, 0, sizeof(*h));
 	snprintf(h->path, sizeof(h->path), "%s", path);
-	h->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!h->handle) {
-		fprintf(stderr, "ncclbpf: cannot load plugin %s: %s\n", path, dlerror());
+	h->v5 = plugin_host_load(path, "ncclTunerPlugin_v5", &h->handle);
+	if (!h->v5)
 		return -1;
-	}
-	h->v5 = dlsym(h->handle, "ncclTunerPlugin_v5");
 	h->v6 = dlsym(h->handle, "ncclTunerPlugin_v6");
-	if (!h->v5) {
-		fprintf(stderr, "ncclbpf: %s exports no ncclTunerPlugin_v5\n", path);
-		dlclose(h->handle);
-		h->handle = NULL;
-		return -1;
-	}
 	return 0;
 }
 

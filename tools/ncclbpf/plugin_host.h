@@ -15,9 +15,13 @@ struct plugin_host {
 	char path[4096];
 };
 
-/* The default plugin: $NCCLBPF_PLUGIN, else the library built with this tool. */
+/* The default plugin: $NCCLBPF_PLUGIN, else the library installed with this tool (../lib from
+ * the executable's folder, self_path.h). */
 const char *plugin_host_default_path(void);
-/* Returns 0 or -1 with a message on stderr. */
+/* dlopens path as NCCL does and returns its table sym (NULL with a message on stderr; *handle is
+ * then NULL too). */
+void *plugin_host_load(const char *path, const char *sym, void **handle);
+/* A tuner plugin (ncclTunerPlugin_v5 required). Returns 0 or -1 with a message on stderr. */
 int plugin_host_open(struct plugin_host *h, const char *path);
 void plugin_host_close(struct plugin_host *h);
 

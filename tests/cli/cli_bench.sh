@@ -1,0 +1,85 @@
+#!/bin/bash
+# `ncclbpf bench` as an operator meets it: --help/-h on stdout with exit 0 and nothing measured,
+# usage errors exit 2, a policy that does not load (missing, rejected by the verifier) exits 1
+# with one line naming it and prints no row, --json output parsed and checked, and a short
+# run whose rows are the policies given (found by path, native baselines beside the plugin).
+#   cli_bench.sh NCCLBPF POLICY-DIR
+set -u
+bin=$1
+pol=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+
+# run WANT-RC NAME ARGS...: the exit status; stdout in $tmp/out, stderr in $tmp/err.
+run() {
+	local want=$1 name=$2
+	shift 2
+	"$bin" bench "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	[ $rc -eq "$want" ] || fail "$name: exit $rc, want $want (stderr: $(head -c 300 "$tmp/err"))"
+}
+
+for h in --help -h; do
+	run 0 "$h" "$h" --calls 1000 "$tmp/nothing.o"
+	grep -q '^usage: ncclbpf bench' "$tmp/out" || fail "$h: no usage on stdout"
+	[ -s "$tmp/err" ] && fail "$h: wrote to stderr"
+	grep -q 'minus a native' "$tmp/out" && fail "$h: measured something"
+done
+
+run 2 "unknown option" --frobnicate
+grep -q 'usage:' "$tmp/err" || fail "unknown option: no usage on stderr"
+[ -s "$tmp/out" ] && fail "unknown option: wrote to stdout"
+run 2 "--calls abc" --calls abc
+grep -q -- '--calls needs a number' "$tmp/err" || fail "--calls abc: $(cat "$tmp/err")"
+run 2 "--calls below the minimum" --calls 10
+run 2 "--rounds 0" --rounds 0
+run 2 "--stress without bundles" --stress
+
+run 1 "missing policy" --rounds 1 --calls 1000 --reloads 0 "$tmp/missing.o"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "missing policy: not one line: $(cat "$tmp/err")"
+grep -q "$tmp/missing.o" "$tmp/err" || fail "missing policy: the file is not named"
+[ -s "$tmp/out" ] && fail "missing policy: printed a table"
+
+run 1 "rejected policy" --rounds 1 --calls 1000 --reloads 0 "$pol/noop.o" "$pol/unsafe/div_zero.o"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "rejected policy: not one line: $(cat "$tmp/err")"
+grep -q "div_zero.o not loaded" "$tmp/err" || fail "rejected policy: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "rejected policy: printed rows"
+
+# Two policies given by path (no '.o.o'): exactly their rows, with a native baseline each.
+run 0 "text" --rounds 3 --calls 2000 --reloads 2 "$pol/size_aware.o" "$pol/profiler_latency.o"
+for row in '(no policy)' size_aware profiler_latency; do
+	grep -F "  $row " "$tmp/out" | grep -qE ' [-+][0-9.]+ \[[-+][0-9.]+, [-+][0-9.]+\]' ||
+		fail "text: no row with a difference for $row"
+done
+grep -qE '^  (noop|table_tuner|two_lookups) ' "$tmp/out" && fail "text: a row for a policy not given"
+
+run 0 "json" --json --rounds 3 --calls 2000 --reloads 2 "$pol/noop.o" "$pol/profiler_latency.o"
+python3 - "$tmp/out" "$pol" <<'PY' || fail "json: $(head -c 600 "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+pol = sys.argv[2]
+tuner = d["tuner"]["cases"]
+prof = d["profiler"]["cases"]
+assert d["rounds"] == 3 and d["calls_per_round"] == 2000, d
+assert [c["policy"] for c in tuner] == [None, pol + "/noop.o"], tuner
+assert [c["policy"] for c in prof] == [pol + "/profiler_latency.o"], prof
+assert d["tuner"]["unit"] == "call" and d["profiler"]["unit"] == "event"
+for c in tuner + prof:
+    assert c["ours_ns"] > 0 and c["native_ns"] > 0, c
+    m = c["ours_minus_native"]
+    assert m["p25"] <= m["ns"] <= m["p75"], c
+    assert abs(c["ours_ns"] - c["native_ns"] - m["ns"]) < c["ours_ns"], c
+    assert c["baseline"].endswith(".so"), c
+assert "ebpf_minus_c_in_adapter_ns" in tuner[1], tuner[1]
+assert [r["policy"] for r in d["reload_us"]] == [pol + "/noop.o", pol + "/profiler_latency.o"]
+assert all(r["total"] > 0 for r in d["reload_us"])
+PY
+
+[ $fails -eq 0 ] && echo "cli_bench: all checks passed"
+exit $((fails > 0))
