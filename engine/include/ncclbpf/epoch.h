@@ -48,16 +48,21 @@ struct ebpf_epoch_reader {
 extern __thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
 extern _Atomic uint64_t ebpf_epoch_global_;
 
+/* The state word is named directly, never through a pointer to the TLS block: UBSan checks a
+ * pointer for NULL with the flags of the initial-exec TLS sequence's add, which the linker may
+ * relax into a lea that sets no flags (a spurious "member access within null pointer" in
+ * sanitizer builds, depending on the code around the call). */
+#define EBPF_EPOCH_STATE (&ebpf_epoch_tls_.state)
+
 static inline void ebpf_epoch_enter(void)
 {
-	struct ebpf_epoch_reader *r = &ebpf_epoch_tls_;
-	uint64_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+	uint64_t s = atomic_load_explicit(EBPF_EPOCH_STATE, memory_order_relaxed);
 
 	if (__builtin_expect(s == EBPF_EPOCH_FAST, 1)) {
 		/* Release so that a reclaimer reading this state also sees everything this thread
 		 * did in its previous section (the exit store alone may be overwritten). */
 		atomic_store_explicit(
-		    &r->state,
+		    EBPF_EPOCH_STATE,
 		    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed)
 		     << EBPF_EPOCH_SHIFT) |
 			EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE,
@@ -66,7 +71,8 @@ static inline void ebpf_epoch_enter(void)
 	} else if ((s & (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) ==
 		   (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) {
 		/* nested: the outermost section already protects */
-		atomic_store_explicit(&r->state, s + EBPF_EPOCH_DEPTH1, memory_order_relaxed);
+		atomic_store_explicit(EBPF_EPOCH_STATE, s + EBPF_EPOCH_DEPTH1,
+				      memory_order_relaxed);
 	} else {
 		ebpf_epoch_enter_slow();
 	}
@@ -74,16 +80,16 @@ static inline void ebpf_epoch_enter(void)
 
 static inline void ebpf_epoch_exit(void)
 {
-	struct ebpf_epoch_reader *r = &ebpf_epoch_tls_;
-	uint64_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+	uint64_t s = atomic_load_explicit(EBPF_EPOCH_STATE, memory_order_relaxed);
 
 	if (__builtin_expect(
 		(uint32_t)s == (EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE), 1)) {
-		atomic_store_explicit(&r->state, EBPF_EPOCH_FAST, memory_order_release);
+		atomic_store_explicit(EBPF_EPOCH_STATE, EBPF_EPOCH_FAST, memory_order_release);
 	} else if ((s & (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) ==
 		       (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE) &&
 		   (uint32_t)s > (EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) {
-		atomic_store_explicit(&r->state, s - EBPF_EPOCH_DEPTH1, memory_order_relaxed);
+		atomic_store_explicit(EBPF_EPOCH_STATE, s - EBPF_EPOCH_DEPTH1,
+				      memory_order_relaxed);
 	} else {
 		ebpf_epoch_exit_slow();
 	}
