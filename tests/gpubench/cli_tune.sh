@@ -133,7 +133,9 @@ expect() { # rc message args...
 	msg=$("$NCCLBPF" tune "$@" -o "$W/bad.o" 2>&1 >/dev/null)
 	rc=$?
 	[ $rc -eq "$want_rc" ] || bad "tune $*: rc=$rc, want $want_rc ($msg)"
-	[ "$msg" = "$want" ] || bad "tune $*: message '$msg', want '$want'"
+	# A usage error (2) ends with the synopsis: "...; usage: ncclbpf tune ...".
+	[ $rc -ne 2 ] || [ "$msg" != "${msg%%; usage: ncclbpf tune *}" ] || bad "tune $*: no synopsis: '$msg'"
+	[ "${msg%%; usage: ncclbpf tune *}" = "$want" ] || bad "tune $*: message '$msg', want '$want'"
 	[ ! -e "$W/bad.o" ] || bad "tune $*: left $W/bad.o behind"
 }
 T=(--template "$TEMPLATE")
@@ -162,7 +164,7 @@ mkdir -p "$W/bin"
 cp "$NCCLBPF" "$W/bin/ncclbpf"
 msg=$(NCCLBPF_TUNE_TEMPLATE="" "$W/bin/ncclbpf" tune "$W/sweep_a.csv" -o "$W/bad.o" 2>&1)
 rc=$?
-[ $rc -eq 2 ] && [ "$msg" = "ncclbpf tune: no template object: pass --template tuned_table.o (built from policies/tuned_table.c)" ] ||
+[ $rc -eq 1 ] && [ "$msg" = "ncclbpf tune: no template object: pass --template tuned_table.o (built from policies/tuned_table.c)" ] ||
 	bad "no template: rc=$rc '$msg'"
 [ $fail -eq 0 ] && echo "cli_tune: OK"
 exit $fail

@@ -164,13 +164,6 @@ if(NCCLBPF_BUILD_POLICIES)
     --reload-policy ${NCCLBPF_POLICY_DIR}/table_tuner.o)
   set_tests_properties(cli_replay_embedded_reload PROPERTIES LABELS "plugin;cli"
     PASS_REGULAR_EXPRESSION "call 60: hot reload of [^\n]*active as version[^\n]*\n.*after .*130 calls replayed")
-  add_test(NAME cli_reload_check_rejects COMMAND $<TARGET_FILE:ncclbpf> reload --check
-    ${CMAKE_CURRENT_BINARY_DIR}/never-installed.o ${NCCLBPF_POLICY_DIR}/unsafe/div_zero.o)
-  set_tests_properties(cli_reload_check_rejects PROPERTIES LABELS "plugin;cli" WILL_FAIL TRUE)
-  add_test(NAME cli_reload_install COMMAND $<TARGET_FILE:ncclbpf> reload --check
-    ${CMAKE_CURRENT_BINARY_DIR}/reload-target.o ${NCCLBPF_POLICY_DIR}/noop.o)
-  set_tests_properties(cli_reload_install PROPERTIES LABELS "plugin;cli"
-    PASS_REGULAR_EXPRESSION "noop.o verified: 1 programs.*installed .*noop.o at .*reload-target.o")
 endif()
 
 # Smoke runs of the benchmark and its stress mode (no timing assertions: figures come from

@@ -100,7 +100,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(unsafe_stack_overflow 1 "invalid read from stack" verify ${P}/unsafe/stack_overflow.o)
   verify_cli(unsafe_unbounded_loop 1 "program too complex" verify ${P}/unsafe/unbounded_loop.o)
   verify_cli(unsafe_unknown_helper 1 "invalid func unknown#14" verify ${P}/unsafe/unknown_helper.o)
-  verify_cli(missing_file 2 "ncclbpf verify:" verify ${P}/no_such_policy.o)
+  verify_cli(missing_file 1 "no_such_policy.o: cannot open" verify ${P}/no_such_policy.o)
   # What the plugin refuses before verifying anything (docs/security.md, Limits): the bundle's
   # usage against its limits first; the loader's limit_* objects over them, with the total and
   # the limit; two programs for one hook, and nothing verified (no other line).

@@ -14,16 +14,6 @@
 
 #define MAX_INPUT ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: ncclbpf disasm [--text|--bytes] [--elf [--prog NAME]] < PROGRAM\n"
-			"  --text       instruction text only (no index), for diffing\n"
-			"  --bytes      also print each instruction's bytes\n"
-			"  --elf        stdin is a BPF ELF object (binary or hex bytes)\n"
-			"  --prog NAME  with --elf: only this program\n");
-	return 2;
-}
-
 static void print_bytes(const struct ebpf_insn *in, int cnt)
 {
 	const unsigned char *b = (const unsigned char *)in;
@@ -147,17 +137,11 @@ static int cmd_disasm(int argc, char **argv)
 			elf = 1;
 		else if (!strcmp(argv[i], "--prog") && i + 1 < argc)
 			prog_name = argv[++i];
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return usage() & 0;
-		else {
-			fprintf(stderr, "ncclbpf disasm: unknown argument '%s'\n", argv[i]);
-			return 2;
-		}
+		else
+			return cli_usage_error("unknown argument '%s'", argv[i]);
 	}
-	if (prog_name && !elf) {
-		fprintf(stderr, "ncclbpf disasm: --prog needs --elf\n");
-		return 2;
-	}
+	if (prog_name && !elf)
+		return cli_usage_error("--prog needs --elf");
 	if (elf) {
 		struct ebpf_disasm_opts o = {.sz = sizeof(o), .helpers = ebpf_helpers_default()};
 		struct listing l = {.text_only = text_only, .bytes = bytes, .opts = &o};
@@ -181,5 +165,11 @@ static int cmd_disasm(int argc, char **argv)
 	return 0;
 }
 
-NCCLBPF_COMMAND(disasm_cmd, .name = "disasm", .args = "[--text|--bytes|--elf] < PROG",
-		.summary = "disassemble hex instructions or an ELF object", .run = cmd_disasm);
+NCCLBPF_COMMAND(disasm_cmd, .name = "disasm",
+		.args = "[--text|--bytes] [--elf [--prog NAME]] < PROGRAM",
+		.summary = "disassemble hex instructions or an ELF object (stdin)",
+		.help = "  --text       instruction text only (no index), for diffing\n"
+			"  --bytes      also print each instruction's bytes\n"
+			"  --elf        stdin is a BPF ELF object (binary or hex bytes)\n"
+			"  --prog NAME  with --elf: only this program\n",
+		.run = cmd_disasm);

@@ -31,9 +31,9 @@
 #define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 #define MAX_MEM_BYTES  ((size_t)64 << 20)
 /* Without a verifier in front, a looping program must not hang the caller. */
-#define DEFAULT_INSN_LIMIT 100000000ull
+#define DEFAULT_INSN_LIMIT 100000000
 /* The JIT has no instruction limit: a watchdog ends runaway programs instead. */
-#define DEFAULT_TIMEOUT_S 10u
+#define DEFAULT_TIMEOUT_S 10
 
 /* Helpers for raw programs run through exec. The conformance suite's call_unwind_fail calls
  * helper 5, which its reference plugins register as "unwind" returning its argument (without
@@ -69,41 +69,19 @@ struct exec_args {
 	const char *mem;
 };
 
-static int usage(FILE *f)
-{
-	fprintf(
-	    f,
-	    "usage: ncclbpf exec [--interp|--jit] [--elf [--prog NAME]] [--unchecked|--strict] "
-	    "[--insn-limit N] [--timeout S] [MEM-HEX] < PROGRAM-HEX\n"
-	    "  runs the program with r1 = MEM (or NULL), r2 = its length; prints r0 as 0x...\n"
-	    "  --interp        interpreter (bounds-checked unless --unchecked)\n"
-	    "  --jit           JIT compiler (default where available)\n"
-	    "  --elf           stdin is a BPF ELF object (binary or hex), loaded and verified\n"
-	    "  --prog NAME     with --elf: run this program (default: the first)\n"
-	    "  --unchecked     interpreter without bounds checks\n"
-	    "  --strict        interpreter: also trap reads of undefined registers (kernel model:\n"
-	    "                  only r1, r2, r10 at entry; r1-r5 after a call)\n"
-	    "  --insn-limit N  interpreter: stop after N instructions (0 = unlimited; default "
-	    "%llu)\n"
-	    "  --timeout S     stop a run after S seconds (0 = never; default %u)\n",
-	    DEFAULT_INSN_LIMIT, DEFAULT_TIMEOUT_S);
-	return 2;
-}
-
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fputs("ncclbpf exec: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
+	return cli_fail("%s", msg);
 }
 
-/* Returns 0, 1 (error printed) or 3 (help printed; exit 0). */
+/* Returns 0, or 2 with the usage error printed. */
 static int parse_args(int argc, char **argv, struct exec_args *a)
 {
 	int only_pos = 0;
@@ -133,38 +111,33 @@ static int parse_args(int argc, char **argv, struct exec_args *a)
 				char *end;
 
 				if (i + 1 >= argc)
-					return fail("%s needs a number", s);
+					return cli_usage_error("%s needs a number", s);
 				errno = 0;
 				*v = strtoull(argv[++i], &end, 0);
 				if (errno || end == argv[i] || *end || argv[i][0] == '-' ||
 				    (v == &a->timeout_s && *v > 1000000))
-					return fail("%s: bad number '%s'", s, argv[i]);
+					return cli_usage_error("%s: bad number '%s'", s, argv[i]);
 			} else if (!strcmp(s, "--prog")) {
 				if (i + 1 >= argc)
-					return fail("--prog needs a program name");
+					return cli_usage_error("--prog needs a program name");
 				a->prog_name = argv[++i];
-			} else if (!strcmp(s, "--help")) {
-				usage(stdout);
-				return 3;
 			} else {
-				return fail("unknown option '%s' (try --help)", s);
+				return cli_usage_error("unknown option '%s'", s);
 			}
-		} else if (!only_pos && !strcmp(s, "-h")) {
-			usage(stdout);
-			return 3;
 		} else if (!a->mem) {
 			a->mem = s;
 		} else {
-			return fail("unexpected argument '%s' (memory was already given)", s);
+			return cli_usage_error(
+			    "unexpected argument '%s' (memory was already given)", s);
 		}
 	}
 	if (a->prog_name && !a->elf)
-		return fail("--prog needs --elf");
+		return cli_usage_error("--prog needs --elf");
 	if (a->engine == EBPF_ENGINE_JIT && (a->unchecked || a->strict))
-		return fail("%s is an interpreter mode (the JIT never checks)",
-			    a->unchecked ? "--unchecked" : "--strict");
+		return cli_usage_error("%s is an interpreter mode (the JIT never checks)",
+				       a->unchecked ? "--unchecked" : "--strict");
 	if (a->unchecked && a->strict)
-		return fail("--strict and --unchecked contradict each other");
+		return cli_usage_error("--strict and --unchecked contradict each other");
 	if (a->strict && a->engine == EBPF_ENGINE_DEFAULT)
 		a->engine = EBPF_ENGINE_INTERP;
 	return 0;
@@ -331,7 +304,7 @@ static int cmd_exec(int argc, char **argv)
 
 	rc = parse_args(argc, argv, &a);
 	if (rc)
-		return rc == 3 ? 0 : 2;
+		return rc;
 	if (a.mem && hex_parse_str(a.mem, MAX_MEM_BYTES, &mem, err, sizeof(err)))
 		return fail("memory argument: %s", err);
 	if (a.elf) {
@@ -360,5 +333,21 @@ static int cmd_exec(int argc, char **argv)
 	return rc;
 }
 
-NCCLBPF_COMMAND(exec_cmd, .name = "exec", .args = "[--interp|--jit|--elf] [MEM]<PROG",
-		.summary = "run a program (hex bytes on stdin), print r0", .run = cmd_exec);
+NCCLBPF_COMMAND(
+    exec_cmd, .name = "exec",
+    .args = "[--interp|--jit] [--elf [--prog NAME]] [--unchecked|--strict] [--insn-limit N] "
+	    "[--timeout S] [MEM-HEX] < PROGRAM-HEX",
+    .summary = "run a program (hex bytes on stdin) with r1 = MEM, r2 = its length; print r0",
+    .help =
+	"  --interp        interpreter (bounds-checked unless --unchecked)\n"
+	"  --jit           JIT compiler (default where available)\n"
+	"  --elf           stdin is a BPF ELF object (binary or hex), loaded and verified\n"
+	"  --prog NAME     with --elf: run this program (default: the first)\n"
+	"  --unchecked     interpreter without bounds checks\n"
+	"  --strict        interpreter: also trap reads of undefined registers (kernel model:\n"
+	"                  only r1, r2, r10 at entry; r1-r5 after a call)\n"
+	"  --insn-limit N  interpreter: stop after N instructions (0 = unlimited; default " CLI_STR(
+	    DEFAULT_INSN_LIMIT) ")\n"
+				"  --timeout S     stop a run after S seconds (0 = never; "
+				"default " CLI_STR(DEFAULT_TIMEOUT_S) ")\n",
+    .run = cmd_exec);

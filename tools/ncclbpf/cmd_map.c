@@ -195,60 +195,57 @@ static int update_uniform(const struct insp_proc *p, const char *name, const cha
 	return 1;
 }
 
-static int usage(void)
-{
-	fprintf(stderr,
-		"usage: ncclbpf map list PID [--dir DIR]\n"
-		"       ncclbpf map dump PID NAME [--dir DIR]\n"
-		"       ncclbpf map update PID NAME KEY VALUE [--dir DIR] [--timeout SEC]\n"
-		"KEY, VALUE: hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n"
-		"--timeout: how long a uniform map's update waits for every rank to answer,\n"
-		"  and then to switch (default 10 and 5 seconds)\n");
-	return 2;
-}
-
 static int cmd_map(int argc, char **argv)
 {
 	char dbuf[4096];
 	const char *dir = NULL, *pos[6];
 	int np = 0;
+	const char *timeout = NULL;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			uniform_timeout_ms = (int)(atof(argv[++i]) * 1000);
-			if (uniform_timeout_ms <= 0)
-				return usage();
-			continue;
-		}
-		int k = insp_parse_dir(argc, argv, &i, &dir);
+		int k = cli_opt(argc, argv, &i, "--timeout", &timeout);
 		if (k < 0)
-			return usage();
-		if (k == 0) {
-			if (np == 6)
-				return usage();
-			pos[np++] = argv[i];
-		}
+			return CLI_USAGE;
+		if (!k && (k = insp_parse_dir(argc, argv, &i, &dir)) < 0)
+			return cli_usage_error("--dir needs a value");
+		if (k)
+			continue;
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_error("unknown option '%s'", argv[i]);
+		if (np == 6)
+			return cli_usage_error("unexpected argument '%s'", argv[i]);
+		pos[np++] = argv[i];
 	}
-	if (np < 2 || atoi(pos[1]) <= 0)
-		return usage();
+	double t;
+	if (timeout) {
+		if (cli_parse_double("--timeout", timeout, 0.001, 3600, &t))
+			return CLI_USAGE;
+		uniform_timeout_ms = (int)(t * 1000);
+	}
+	if (!np)
+		return cli_usage_error("list, dump or update?");
 	const char *verb = pos[0];
-	int pid = atoi(pos[1]);
 	int want = !strcmp(verb, "list")     ? 2
 		   : !strcmp(verb, "dump")   ? 3
 		   : !strcmp(verb, "update") ? 5
 					     : 0;
-	if (!want || np != want)
-		return usage();
+	if (!want)
+		return cli_usage_error("unknown verb '%s' (list, dump, update)", verb);
+	if (np != want)
+		return cli_usage_error("map %s takes %s", verb,
+				       want == 2   ? "PID"
+				       : want == 3 ? "PID NAME"
+						   : "PID NAME KEY VALUE");
+	int pid = insp_parse_pid(pos[1]);
+	if (pid <= 0)
+		return cli_usage_error("PID '%s' is not a process id", pos[1]);
 	if (!dir)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc p;
 	if (insp_find(dir, pid, &p, "ncclbpf map") != 0)
 		return 1;
 	struct insp_conn c;
-	if (insp_connect(&p, &c) != 0) {
-		fprintf(stderr, "ncclbpf map: process %d: %s\n", pid,
-			c.msg[0] ? c.msg : strerror(errno));
-		return 1;
-	}
+	if (insp_connect(&p, &c) != 0)
+		return cli_fail("process %d: %s", pid, c.msg[0] ? c.msg : strerror(errno));
 	char err[600], req[8400];
 	int ret = 0;
 	if (want == 2) {
@@ -263,9 +260,9 @@ static int cmd_map(int argc, char **argv)
 		char key[2 * 512 + 1], val[2 * 3000 + 1];
 		if (to_hex(pos[3], key, 512) != 0 || to_hex(pos[4], val, 3000) != 0) {
 			insp_close(&c);
-			fprintf(stderr, "ncclbpf map update: KEY and VALUE must be hex bytes or "
-					"u8:/u16:/u32:/u64: integers\n");
-			return 2;
+			return cli_usage_error(
+			    "KEY and VALUE must be hex bytes or u8:/u16:/u32:/u64: "
+			    "integers");
 		}
 		struct find_map f = {.name = pos[2]};
 		ret = insp_request(&c, "maps", on_find, &f, err, sizeof(err));
@@ -286,12 +283,16 @@ static int cmd_map(int argc, char **argv)
 			       key, val);
 	}
 	insp_close(&c);
-	if (ret) {
-		fprintf(stderr, "ncclbpf map %s: process %d: %s\n", verb, pid, err);
-		return 1;
-	}
+	if (ret)
+		return cli_fail("%s: process %d: %s", verb, pid, err);
 	return 0;
 }
 
-NCCLBPF_COMMAND(map_cmd, .name = "map", .args = "list|dump|update PID [NAME [KEY VALUE]]",
-		.summary = "read or change a running process's policy maps", .run = cmd_map);
+NCCLBPF_COMMAND(
+    map_cmd, .name = "map",
+    .args = "list PID | dump PID NAME | update PID NAME KEY VALUE  [--dir DIR] [--timeout SEC]",
+    .summary = "read or change a running process's policy maps",
+    .help = "  KEY, VALUE     hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n"
+	    "  --timeout SEC  how long a uniform map's update waits for every rank to answer,\n"
+	    "                 and then to switch (default 10 and 5 seconds)\n" INSP_DIR_HELP,
+    .run = cmd_map);

@@ -11,17 +11,6 @@
 
 #define HEX_LIMIT 4096 /* bytes of initial data shown unless --full */
 
-static int usage(void)
-{
-	fprintf(stderr,
-		"usage: ncclbpf objdump [--no-disasm] [--no-source] [--full] FILE.o\n"
-		"  --no-disasm  programs and maps only\n"
-		"  --no-source  no C source lines in the disassembly\n"
-		"  --full       all initial data (default: the first %d bytes)\n",
-		HEX_LIMIT);
-	return 2;
-}
-
 static void flags_str(uint32_t flags, char *buf, size_t len)
 {
 	snprintf(buf, len, "0x%x%s", flags, flags & EBPF_MAP_F_RDONLY_PROG ? " (rdonly_prog)" : "");
@@ -160,20 +149,19 @@ static int cmd_objdump(int argc, char **argv)
 			source = 0;
 		else if (!strcmp(argv[i], "--full"))
 			full = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
-			return usage() & 0;
-		else if (argv[i][0] == '-' || file)
-			return usage();
+		else if (argv[i][0] == '-')
+			return cli_usage_error("unknown option '%s'", argv[i]);
+		else if (file)
+			return cli_usage_error("one object at a time ('%s' and '%s')", file,
+					       argv[i]);
 		else
 			file = argv[i];
 	}
 	if (!file)
-		return usage();
+		return cli_usage_error("no object file given");
 	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
-	if (!obj) {
-		fprintf(stderr, "ncclbpf objdump: %s\n", err);
-		return 1;
-	}
+	if (!obj)
+		return cli_fail("%s", err);
 	printf("%s: %u program%s, %u map%s\n", file, ebpf_object__prog_cnt(obj),
 	       ebpf_object__prog_cnt(obj) == 1 ? "" : "s", ebpf_object__map_cnt(obj),
 	       ebpf_object__map_cnt(obj) == 1 ? "" : "s");
@@ -197,6 +185,10 @@ static int cmd_objdump(int argc, char **argv)
 	return 0;
 }
 
-NCCLBPF_COMMAND(objdump_cmd, .name = "objdump", .args = "[--no-disasm] [--no-source] FILE.o",
-		.summary = "list a policy object's programs and maps, disassemble with source",
-		.run = cmd_objdump);
+NCCLBPF_COMMAND(
+    objdump_cmd, .name = "objdump", .args = "[--no-disasm] [--no-source] [--full] FILE.o",
+    .summary = "list a policy object's programs and maps, disassemble with source",
+    .help = "  --no-disasm  programs and maps only\n"
+	    "  --no-source  no C source lines in the disassembly\n"
+	    "  --full       all initial data (default: the first " CLI_STR(HEX_LIMIT) " bytes)\n",
+    .run = cmd_objdump);

@@ -59,8 +59,8 @@ static int cmd_ps(int argc, char **argv)
 		int k = insp_parse_dir(argc, argv, &i, &dir);
 		if (k == 1)
 			continue;
-		fprintf(stderr, "usage: ncclbpf ps [--dir DIR]\n");
-		return 2;
+		return k < 0 ? cli_usage_error("--dir needs a value")
+			     : cli_usage_error("unexpected argument '%s'", argv[i]);
 	}
 	if (!dir)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));
@@ -71,8 +71,7 @@ static int cmd_ps(int argc, char **argv)
 			printf("no process runs the plugin (nothing under %s)\n", dir);
 			return 0;
 		}
-		fprintf(stderr, "ncclbpf ps: %s: %s\n", dir, strerror(errno));
-		return 1;
+		return cli_fail("%s: %s", dir, strerror(errno));
 	}
 	printf("%-8s %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", "PID", "HOST", "JOB",
 	       "RANK", "COMMS", "BUNDLE", "VER", "ENGINE", "CALLS", "LAST RELOAD");
@@ -122,4 +121,5 @@ static int cmd_ps(int argc, char **argv)
 }
 
 NCCLBPF_COMMAND(ps_cmd, .name = "ps", .args = "[--dir DIR]",
-		.summary = "list processes running the plugin (live inspection)", .run = cmd_ps);
+		.summary = "list the processes running the plugin (live inspection)",
+		.help = INSP_DIR_HELP, .run = cmd_ps);

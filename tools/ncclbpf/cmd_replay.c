@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bundle_check.h"
 #include "cli.h"
 #include "ncclbpf/trace.h"
 #include "plugin_host.h"
@@ -113,66 +114,71 @@ static int wait_reload(unsigned since, char *msg, size_t len)
 	return -1;
 }
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: ncclbpf replay TRACE [--policy BUNDLE|none] [--plugin LIB] "
-		"[--engine jit|interp] [--reload-at N --reload-policy BUNDLE] [--api 5|6]\n");
-}
-
 static int cmd_replay(int argc, char **argv)
 {
 	const char *trace = NULL, *policy = NULL, *plugin = plugin_host_default_path();
 	const char *engine = NULL, *reload_policy = NULL;
-	long reload_at = -1;
-	int api = 5;
+	const char *reload_at_s = NULL, *api_s = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--policy") && v)
-			policy = argv[++i];
-		else if (!strcmp(a, "--plugin") && v)
-			plugin = argv[++i];
-		else if (!strcmp(a, "--engine") && v)
-			engine = argv[++i];
-		else if (!strcmp(a, "--reload-at") && v)
-			reload_at = atol(argv[++i]);
-		else if (!strcmp(a, "--reload-policy") && v)
-			reload_policy = argv[++i];
-		else if (!strcmp(a, "--api") && v)
-			api = atoi(argv[++i]);
-		else if (a[0] != '-' && !trace)
+		int k;
+		if ((k = cli_opt(argc, argv, &i, "--policy", &policy)) ||
+		    (k = cli_opt(argc, argv, &i, "--plugin", &plugin)) ||
+		    (k = cli_opt(argc, argv, &i, "--engine", &engine)) ||
+		    (k = cli_opt(argc, argv, &i, "--reload-at", &reload_at_s)) ||
+		    (k = cli_opt(argc, argv, &i, "--reload-policy", &reload_policy)) ||
+		    (k = cli_opt(argc, argv, &i, "--api", &api_s))) {
+			if (k < 0)
+				return CLI_USAGE;
+		} else if (a[0] == '-')
+			return cli_usage_error("unknown option '%s'", a);
+		else if (trace)
+			return cli_usage_error("one trace at a time ('%s' and '%s')", trace, a);
+		else
 			trace = a;
-		else {
-			usage();
-			return 2;
-		}
 	}
-	if (!trace || (reload_at >= 0) != (reload_policy != NULL) || (api != 5 && api != 6)) {
-		usage();
-		return 2;
+	unsigned long long reload_at = 0, api = 5;
+	if (reload_at_s && cli_parse_u64("--reload-at", reload_at_s, 0, ~0ull >> 1, &reload_at))
+		return CLI_USAGE;
+	if (api_s && cli_parse_u64("--api", api_s, 5, 6, &api))
+		return CLI_USAGE;
+	if (engine && strcmp(engine, "jit") && strcmp(engine, "interp"))
+		return cli_usage_error("--engine is jit or interp, not '%s'", engine);
+	if (!trace)
+		return cli_usage_error("no TRACE given");
+	if (!reload_at_s != !reload_policy)
+		return cli_usage_error("--reload-at and --reload-policy go together");
+	if (reload_policy && (!policy || !strcmp(policy, "none")))
+		return cli_usage_error("--reload-at needs --policy BUNDLE");
+	/* A policy that would not load is refused before anything is replayed: the table would
+	 * show NCCL's own decisions under the policy's name. (native:NAME policies belong to the
+	 * plugin given with --plugin.) */
+	const char *checks[] = {policy, reload_policy};
+	for (int i = 0; i < 2; i++) {
+		struct ncclbpf_reload_report r;
+		if (checks[i] && strcmp(checks[i], "none") && strncmp(checks[i], "native:", 7) &&
+		    bundle_check(checks[i], &r))
+			return cli_fail("%s not loaded: %s", checks[i], r.msg);
 	}
 	FILE *f = fopen(trace, "r");
-	if (!f) {
-		fprintf(stderr, "ncclbpf replay: %s: %s\n", trace, strerror(errno));
-		return 1;
-	}
+	if (!f)
+		return cli_fail("%s: %s", trace, strerror(errno));
 	/* Configure the plugin as a user would, through its environment. */
 	char dir[] = "/tmp/ncclbpf-replay-XXXXXX", live[4200] = "";
 	unsetenv("NCCLBPF_TRACE");
 	if (engine)
 		setenv("NCCLBPF_ENGINE", engine, 1);
 	if (reload_policy) {
-		if (!policy || !strcmp(policy, "none") || !mkdtemp(dir)) {
-			fprintf(stderr, "ncclbpf replay: --reload-at needs --policy BUNDLE\n");
+		if (!mkdtemp(dir)) {
 			fclose(f);
-			return 2;
+			return cli_fail("cannot create %s: %s", dir, strerror(errno));
 		}
 		snprintf(live, sizeof(live), "%s/policy.o", dir);
 		if (copy_file(policy, live)) {
-			fprintf(stderr, "ncclbpf replay: cannot copy %s\n", policy);
+			int e = errno;
 			fclose(f);
-			return 1;
+			rmdir(dir);
+			return cli_fail("%s: %s", policy, strerror(e));
 		}
 		setenv("NCCLBPF_POLICY", live, 1);
 		setenv("NCCLBPF_WATCH", "1", 1);
@@ -189,12 +195,11 @@ static int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	if (api == 6 && !h.v6) {
-		fprintf(stderr, "ncclbpf replay: %s has no ncclTunerPlugin_v6\n", plugin);
 		plugin_host_close(&h);
 		fclose(f);
-		return 1;
+		return cli_fail("%s has no ncclTunerPlugin_v6", plugin);
 	}
-	printf("replaying %s through %s (ncclTunerPlugin_v%d), policy %s\n", trace, plugin, api,
+	printf("replaying %s through %s (ncclTunerPlugin_v%llu), policy %s\n", trace, plugin, api,
 	       policy ? policy : "none");
 
 	struct ctxmap *ctxs = NULL;
@@ -210,8 +215,7 @@ static int cmd_replay(int argc, char **argv)
 		if (k == 0)
 			continue;
 		if (k < 0) {
-			fprintf(stderr, "%s:%ld: %s\n", trace, lineno, err);
-			rc = 1;
+			rc = cli_fail("%s:%ld: %s", trace, lineno, err);
 			break;
 		}
 		if (r.kind == NCCLBPF_TRACE_INIT) {
@@ -257,16 +261,14 @@ static int cmd_replay(int argc, char **argv)
 			chunk_differ += chunk != r.chunk_out;
 			continue;
 		}
-		if (reload_at >= 0 && (long)calls == reload_at) {
+		if (reload_policy && calls == reload_at) {
 			unsigned since = plugin_host_log_count();
 			if (copy_file(reload_policy, live)) {
-				fprintf(stderr, "ncclbpf replay: cannot install %s\n",
-					reload_policy);
-				rc = 1;
+				rc = cli_fail("%s: %s", reload_policy, strerror(errno));
 				break;
 			}
 			int ok = wait_reload(since, msg, sizeof(msg));
-			printf("call %ld: hot reload of %s: %s\n", reload_at, reload_policy, msg);
+			printf("call %llu: hot reload of %s: %s\n", reload_at, reload_policy, msg);
 			phase = ok == 0 ? 1 : phase;
 		}
 		float t[NCCLBPF_TRACE_MAX_CELLS];
@@ -281,8 +283,7 @@ static int cmd_replay(int argc, char **argv)
 							 r.n_bytes, (int)r.pipe, (float **)t,
 							 r.num_algo, r.num_proto, (int)r.reg, &ch);
 		if (res != ncclSuccess) {
-			fprintf(stderr, "%s:%ld: getCollInfo returned %d\n", trace, lineno, res);
-			rc = 1;
+			rc = cli_fail("%s:%ld: getCollInfo returned %d", trace, lineno, res);
 		}
 		struct group g = {.phase = phase,
 				  .coll = r.coll,
@@ -340,6 +341,15 @@ static int cmd_replay(int argc, char **argv)
 	return rc;
 }
 
-NCCLBPF_COMMAND(replay_cmd, .name = "replay",
-		.args = "TRACE [--policy BUNDLE] [--reload-at N --reload-policy B]",
-		.summary = "drive the real tuner plugin over a recorded trace", .run = cmd_replay);
+NCCLBPF_COMMAND(
+    replay_cmd, .name = "replay",
+    .args = "[--policy BUNDLE|none] [--plugin LIB] [--engine jit|interp] [--api 5|6] "
+	    "[--reload-at N --reload-policy BUNDLE] TRACE",
+    .summary = "drive the real plugin library over a recorded trace (NCCLBPF_TRACE)",
+    .help = "  --policy BUNDLE  the policy the plugin loads (NCCLBPF_POLICY; none: NCCL's own)\n"
+	    "  --plugin LIB     the plugin library (default: $NCCLBPF_PLUGIN, else ours)\n"
+	    "  --engine E       jit or interp (NCCLBPF_ENGINE)\n"
+	    "  --api 5|6        the tuner table to call (ncclTunerPlugin_v5 or _v6)\n"
+	    "  --reload-at N    before tuner call N, install --reload-policy BUNDLE over the\n"
+	    "                   policy and let the plugin's watcher reload it\n",
+    .run = cmd_replay);

@@ -73,38 +73,41 @@ static int cmd_run(int argc, char **argv)
 			i++;
 			break;
 		}
-		if (i + 1 < argc && !strcmp(argv[i], "--policy"))
-			policy = argv[++i];
-		else if (i + 1 < argc && !strcmp(argv[i], "--dir"))
-			dir = argv[++i];
-		else if (i + 1 < argc && !strcmp(argv[i], "--job"))
-			job = argv[++i];
-		else if (i + 1 < argc && !strcmp(argv[i], "--plugin"))
-			plugin = argv[++i];
-		else
-			break;
+		const char *a = argv[i];
+		if (a[0] != '-')
+			break; /* the command */
+		if (cli_is_help(a))
+			return cli_help();
+		const char **opt = !strcmp(a, "--policy")   ? &policy
+				   : !strcmp(a, "--dir")    ? &dir
+				   : !strcmp(a, "--job")    ? &job
+				   : !strcmp(a, "--plugin") ? &plugin
+							    : NULL;
+		if (!opt)
+			return cli_usage_error("unknown option '%s' (the command to run comes "
+					       "after --)",
+					       a);
+		if (i + 1 >= argc)
+			return cli_usage_error("%s needs a value", a);
+		*opt = argv[++i];
 	}
-	if (i >= argc || !*job || strchr(job, '/') || job[0] == '.') {
-		fprintf(stderr, "usage: ncclbpf run [--policy BUNDLE] [--dir D] [--job NAME] "
-				"[--plugin LIB] -- COMMAND [ARGS...]\n");
-		return 2;
-	}
+	if (!*job || strchr(job, '/') || job[0] == '.')
+		return cli_usage_error("--job '%s': a name without '/' that does not start with "
+				       "'.'",
+				       job);
+	if (i >= argc)
+		return cli_usage_error("no command to run");
 	char lib[PATH_MAX], pol[PATH_MAX], d[PATH_MAX];
 	if (plugin) {
-		if (!realpath(plugin, lib)) {
-			fprintf(stderr, "ncclbpf run: plugin %s: %s\n", plugin, strerror(errno));
-			return 1;
-		}
+		if (!realpath(plugin, lib))
+			return cli_fail("plugin %s: %s", plugin, strerror(errno));
 	} else if (find_plugin(lib, sizeof(lib))) {
-		fprintf(stderr, "ncclbpf run: libnccl-ncclbpf.so not found next to this program "
-				"(../lib); name it with --plugin\n");
-		return 1;
+		return cli_fail("libnccl-ncclbpf.so not found next to this program (../lib); "
+				"name it with --plugin");
 	}
 	/* Absolute: the ranks may start in another working directory. */
-	if (policy && !realpath(policy, pol)) {
-		fprintf(stderr, "ncclbpf run: policy %s: %s\n", policy, strerror(errno));
-		return 1;
-	}
+	if (policy && !realpath(policy, pol))
+		return cli_fail("policy %s: %s", policy, strerror(errno));
 	if (dir) {
 		snprintf(d, sizeof(d), "%s", dir);
 		if (private_dir(d))
@@ -135,6 +138,15 @@ static int cmd_run(int argc, char **argv)
 	return 127;
 }
 
-NCCLBPF_COMMAND(run_cmd, .name = "run", .args = "[--policy B] [--dir D] -- CMD...",
-		.summary = "run a command with the plugin and control plane configured",
-		.run = cmd_run);
+NCCLBPF_COMMAND(
+    run_cmd, .name = "run",
+    .args = "[--policy BUNDLE] [--dir D] [--job NAME] [--plugin LIB] [--] COMMAND [ARGS...]",
+    .summary = "run a command (torchrun, mpirun, ...) with the plugin and control plane set up",
+    .help = "  --policy BUNDLE  the policy every rank loads (NCCLBPF_POLICY; default: none,\n"
+	    "                   NCCL decides until `ncclbpf reload --job`)\n"
+	    "  --dir D          control-plane directory (NCCLBPF_CP_DIR; default\n"
+	    "                   /dev/shm/ncclbpf-$UID/NAME, created 0700)\n"
+	    "  --job NAME       job name (NCCLBPF_JOB; default \"default\")\n"
+	    "  --plugin LIB     libnccl-ncclbpf.so to use (default: ../lib next to this program)\n"
+	    "\nCOMMAND's own --help passes through: ncclbpf run -- torchrun --help\n",
+    .flags = CLI_F_HELP_BEFORE_OPERANDS, .run = cmd_run);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_json.h"
 #include "inspect_client.h"
 
 static const char *get(const struct insp_rec *r, const char *k)
@@ -180,21 +181,6 @@ static void print_human(const struct insp_recs *rs)
 		printf("env: no settings reported (env plugin not in use)\n");
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static int is_number(const char *s)
 {
 	size_t n = strlen(s);
@@ -217,20 +203,17 @@ static int always_string(const char *key)
 	return 0;
 }
 
-static void json_obj(const struct insp_rec *r)
+static void json_rec(struct json *j, const struct insp_rec *r)
 {
-	putchar('{');
+	json_obj(j);
 	for (int k = 0; k < r->n; k++) {
-		if (k)
-			putchar(',');
-		json_str(r->key[k]);
-		putchar(':');
+		json_key(j, r->key[k]);
 		if (!always_string(r->key[k]) && is_number(r->val[k]))
-			fputs(r->val[k], stdout);
+			json_raw(j, r->val[k]);
 		else
-			json_str(r->val[k]);
+			json_str(j, r->val[k]);
 	}
-	putchar('}');
+	json_end(j);
 }
 
 static void print_json(const struct insp_recs *rs)
@@ -239,28 +222,26 @@ static void print_json(const struct insp_recs *rs)
 	static const char *const lists[][2] = {{"comm", "comms"},	 {"cell", "cells"},
 					       {"channels", "channels"}, {"prog", "progs"},
 					       {"reload", "reloads"},	 {"env", "env"}};
-	printf("{");
-	int sep = 0;
+	struct json j;
+	json_init(&j, stdout);
+	json_obj(&j);
 	for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++) {
 		const struct insp_rec *r = first(rs, single[i]);
-		printf("%s\"%s\":", sep++ ? "," : "", single[i]);
+		json_key(&j, single[i]);
 		if (r)
-			json_obj(r);
+			json_rec(&j, r);
 		else
-			printf("null");
+			json_null(&j);
 	}
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		printf(",\"%s\":[", lists[i][1]);
-		int n = 0;
+		json_key(&j, lists[i][1]);
+		json_arr(&j);
 		for (int k = 0; k < rs->n; k++)
-			if (!strcmp(rs->r[k].word, lists[i][0])) {
-				if (n++)
-					putchar(',');
-				json_obj(&rs->r[k]);
-			}
-		putchar(']');
+			if (!strcmp(rs->r[k].word, lists[i][0]))
+				json_rec(&j, &rs->r[k]);
+		json_end(&j);
 	}
-	printf("}\n");
+	json_end(&j);
 }
 
 static int cmd_stat(int argc, char **argv)
@@ -272,36 +253,34 @@ static int cmd_stat(int argc, char **argv)
 		int k = insp_parse_dir(argc, argv, &i, &dir);
 		if (k == 1)
 			continue;
-		if (k == 0 && !strcmp(argv[i], "--json"))
+		if (k < 0)
+			return cli_usage_error("--dir needs a value");
+		if (!strcmp(argv[i], "--json"))
 			json = 1;
-		else if (k == 0 && !pid && atoi(argv[i]) > 0)
-			pid = atoi(argv[i]);
-		else
-			pid = -1;
+		else if (argv[i][0] == '-')
+			return cli_usage_error("unknown option '%s'", argv[i]);
+		else if (pid)
+			return cli_usage_error("unexpected argument '%s'", argv[i]);
+		else if ((pid = insp_parse_pid(argv[i])) <= 0)
+			return cli_usage_error("PID '%s' is not a process id", argv[i]);
 	}
-	if (pid <= 0) {
-		fprintf(stderr, "usage: ncclbpf stat PID [--dir DIR] [--json]\n");
-		return 2;
-	}
+	if (!pid)
+		return cli_usage_error("no PID given");
 	if (!dir)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc p;
 	if (insp_find(dir, pid, &p, "ncclbpf stat") != 0)
 		return 1;
 	struct insp_conn c;
-	if (insp_connect(&p, &c) != 0) {
-		fprintf(stderr, "ncclbpf stat: process %d: %s\n", pid,
-			c.msg[0] ? c.msg : strerror(errno));
-		return 1;
-	}
+	if (insp_connect(&p, &c) != 0)
+		return cli_fail("process %d: %s", pid, c.msg[0] ? c.msg : strerror(errno));
 	struct insp_recs rs;
 	char err[600];
 	int ret = insp_collect(&c, "stat", &rs, err, sizeof(err));
 	insp_close(&c);
 	if (ret != 0) {
-		fprintf(stderr, "ncclbpf stat: process %d: %s\n", pid, err);
 		insp_recs_free(&rs);
-		return 1;
+		return cli_fail("process %d: %s", pid, err);
 	}
 	if (json)
 		print_json(&rs);
@@ -311,5 +290,7 @@ static int cmd_stat(int argc, char **argv)
 	return 0;
 }
 
-NCCLBPF_COMMAND(stat_cmd, .name = "stat", .args = "PID [--dir DIR] [--json]",
-		.summary = "live statistics of a process running the plugin", .run = cmd_stat);
+NCCLBPF_COMMAND(stat_cmd, .name = "stat", .args = "[--dir DIR] [--json] PID",
+		.summary = "live statistics of a process running the plugin",
+		.help = INSP_DIR_HELP "  --json      one JSON object (docs/cli-json.md)\n",
+		.run = cmd_stat);

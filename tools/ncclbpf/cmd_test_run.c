@@ -24,21 +24,6 @@
 #define MAX_REPEAT   100000000ull
 #define MAX_SNAPSHOT (1u << 20) /* entries per map */
 
-static int usage(void)
-{
-	fprintf(stderr,
-		"usage: ncclbpf test-run FILE.o --prog NAME [--ctx FIELD=VALUE,...]\n"
-		"          [--ctx-hex HEX] [--repeat N] [--jit] [--quiet]\n"
-		"  --ctx      fields by name: n_bytes=1048576,coll_type=ALLREDUCE,\n"
-		"             cost_ns[1][2]=500, cost_ns=NA (all elements); values: numbers,\n"
-		"             NA, NCCL names\n"
-		"  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
-		"  --repeat   run N times on the same context (prints the mean time per run)\n"
-		"  --jit      run the JIT-compiled program (default: the interpreter)\n"
-		"  --quiet    return value and outputs only\n");
-	return 2;
-}
-
 /* --- Context construction ------------------------------------------------------------------ */
 
 /* Array shapes of the context fields that are arrays (the type tables give bytes only). */
@@ -376,42 +361,37 @@ static int cmd_test_run(int argc, char **argv)
 	int quiet = 0, jit = 0, status = 1;
 	char err[512];
 
+	const char *repeat_s = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return usage() & 0;
-		if (!strcmp(a, "--quiet") || !strcmp(a, "--jit")) {
-			*(a[2] == 'q' ? &quiet : &jit) = 1;
-			continue;
-		}
-		if (a[0] == '-' && i + 1 >= argc)
-			return usage();
-		if (!strcmp(a, "--prog"))
-			prog_name = argv[++i];
-		else if (!strcmp(a, "--ctx"))
-			ctx_arg = argv[++i];
-		else if (!strcmp(a, "--ctx-hex"))
-			ctx_hex = argv[++i];
-		else if (!strcmp(a, "--repeat")) {
-			char *end;
-			repeat = strtoull(argv[++i], &end, 0);
-			if (*end || !repeat || repeat > MAX_REPEAT) {
-				fprintf(stderr, "ncclbpf test-run: --repeat 1..%llu\n", MAX_REPEAT);
-				return 2;
-			}
-		} else if (a[0] == '-' || file)
-			return usage();
+		int k;
+		if (!strcmp(a, "--quiet"))
+			quiet = 1;
+		else if (!strcmp(a, "--jit"))
+			jit = 1;
+		else if ((k = cli_opt(argc, argv, &i, "--prog", &prog_name)) ||
+			 (k = cli_opt(argc, argv, &i, "--ctx", &ctx_arg)) ||
+			 (k = cli_opt(argc, argv, &i, "--ctx-hex", &ctx_hex)) ||
+			 (k = cli_opt(argc, argv, &i, "--repeat", &repeat_s))) {
+			if (k < 0)
+				return CLI_USAGE;
+		} else if (a[0] == '-')
+			return cli_usage_error("unknown option '%s'", a);
+		else if (file)
+			return cli_usage_error("one object at a time ('%s' and '%s')", file, a);
 		else
 			file = a;
 	}
-	if (!file || !prog_name)
-		return usage();
+	if (repeat_s && cli_parse_u64("--repeat", repeat_s, 1, MAX_REPEAT, &repeat))
+		return CLI_USAGE;
+	if (!file)
+		return cli_usage_error("no object file given");
+	if (!prog_name)
+		return cli_usage_error("--prog NAME is needed");
 
 	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
-	if (!obj) {
-		fprintf(stderr, "ncclbpf test-run: %s\n", err);
-		return 1;
-	}
+	if (!obj)
+		return cli_fail("%s", err);
 	struct ebpf_program *p = ebpf_object__find_program_by_name(obj, prog_name);
 	uint8_t *ctx = NULL, *before = NULL;
 	struct snap *snaps = NULL;
@@ -547,7 +527,16 @@ out:
 	return status;
 }
 
-NCCLBPF_COMMAND(test_run_cmd, .name = "test-run",
-		.args = "FILE.o --prog NAME [--ctx F=V,..|--ctx-hex HEX] [--repeat N] [--jit]",
-		.summary = "run one program of a policy once on a context you describe",
-		.run = cmd_test_run);
+NCCLBPF_COMMAND(
+    test_run_cmd, .name = "test-run",
+    .args = "--prog NAME [--ctx FIELD=VALUE,...] [--ctx-hex HEX] [--repeat N] [--jit] [--quiet] "
+	    "FILE.o",
+    .summary = "run one program of a policy once on a context you describe",
+    .help = "  --ctx      fields by name: n_bytes=1048576,coll_type=ALLREDUCE,\n"
+	    "             cost_ns[1][2]=500, cost_ns=NA (all elements); values: numbers,\n"
+	    "             NA, NCCL names\n"
+	    "  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
+	    "  --repeat   run N times on the same context (prints the mean time per run)\n"
+	    "  --jit      run the JIT-compiled program (default: the interpreter)\n"
+	    "  --quiet    return value and outputs only\n",
+    .run = cmd_test_run);

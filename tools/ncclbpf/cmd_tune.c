@@ -17,22 +17,6 @@
 #include "ncclbpf/object.h"
 #include "tune.h"
 
-static int usage(void)
-{
-	fprintf(
-	    stderr,
-	    "usage: ncclbpf tune SWEEP.csv... -o OUT.o [--template TUNED_TABLE.o]\n"
-	    "          [--coll allreduce,allgather,...] [--margin 0.02] [--any-ranks] "
-	    "[--quiet]\n"
-	    "  SWEEP.csv   ncclbpf-gpubench --csv output: rows 'default' and forced\n"
-	    "              ALGO/PROTO/CHANNELS configurations (others are ignored)\n"
-	    "  --template  the compiled policies/tuned_table.c (default: $NCCLBPF_TUNE_TEMPLATE,\n"
-	    "              else ../policies/tuned_table.o next to this program)\n"
-	    "  --margin    keep NCCL's default where it is within this fraction of the best\n"
-	    "  --any-ranks rows apply to every communicator size (one rank count in the sweep)\n");
-	return 2;
-}
-
 static const char *default_template(char *buf, size_t len)
 {
 	const char *env = getenv("NCCLBPF_TUNE_TEMPLATE");
@@ -139,6 +123,7 @@ static int cmd_tune(int argc, char **argv)
 	int any_ranks = 0, quiet = 0, c;
 	char *end;
 	optind = 1;
+	opterr = 0; /* one line from cli_usage_error instead of getopt's own */
 	while ((c = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
@@ -153,11 +138,8 @@ static int cmd_tune(int argc, char **argv)
 			snprintf(buf, sizeof buf, "%s", optarg);
 			for (char *s, *t = strtok_r(buf, ",", &s); t; t = strtok_r(NULL, ",", &s)) {
 				int id = tune_coll_id(t);
-				if (id < 0) {
-					fprintf(stderr, "ncclbpf tune: unknown collective '%s'\n",
-						t);
-					return 2;
-				}
+				if (id < 0)
+					return cli_usage_error("unknown collective '%s'", t);
 				coll_mask |= 1u << id;
 			}
 			break;
@@ -165,12 +147,9 @@ static int cmd_tune(int argc, char **argv)
 		case 'm':
 			errno = 0;
 			margin = strtod(optarg, &end);
-			if (errno || *end || !(margin >= 0 && margin < 1)) {
-				fprintf(stderr,
-					"ncclbpf tune: --margin '%s' is not a fraction in [0, 1)\n",
-					optarg);
-				return 2;
-			}
+			if (errno || *end || !(margin >= 0 && margin < 1))
+				return cli_usage_error("--margin '%s' is not a fraction in [0, 1)",
+						       optarg);
 			break;
 		case 'a':
 			any_ranks = 1;
@@ -179,17 +158,18 @@ static int cmd_tune(int argc, char **argv)
 			quiet = 1;
 			break;
 		default:
-			return usage();
+			return cli_usage_error("unknown option or missing value: '%s'",
+					       argv[optind - 1]);
 		}
 	}
-	if (!out || optind >= argc)
-		return usage();
+	if (!out)
+		return cli_usage_error("-o OUT.o is needed");
+	if (optind >= argc)
+		return cli_usage_error("no SWEEP.csv given");
 	char tbuf[PATH_MAX + 64];
-	if (!tmpl && !(tmpl = default_template(tbuf, sizeof tbuf))) {
-		fprintf(stderr, "ncclbpf tune: no template object: pass --template "
-				"tuned_table.o (built from policies/tuned_table.c)\n");
-		return 2;
-	}
+	if (!tmpl && !(tmpl = default_template(tbuf, sizeof tbuf)))
+		return cli_fail("no template object: pass --template tuned_table.o (built from "
+				"policies/tuned_table.c)");
 
 	struct tune_data d = {0};
 	char err[1024];
@@ -250,7 +230,17 @@ out:
 	return rc;
 }
 
-NCCLBPF_COMMAND(tune_cmd, .name = "tune",
-		.args = "SWEEP.csv... -o OUT.o [--template T.o] [--coll LIST] [--margin F]",
-		.summary = "build a table policy from ncclbpf-gpubench sweeps (per-size oracle)",
-		.run = cmd_tune);
+NCCLBPF_COMMAND(
+    tune_cmd, .name = "tune",
+    .args = "-o OUT.o [--template T.o] [--coll LIST] [--margin F] [--any-ranks] [--quiet] "
+	    "SWEEP.csv...",
+    .summary = "build a table policy from ncclbpf-gpubench sweeps (per-size oracle)",
+    .help = "  SWEEP.csv   ncclbpf-gpubench --csv output: rows 'default' and forced\n"
+	    "              ALGO/PROTO/CHANNELS configurations (others are ignored)\n"
+	    "  --template  the compiled policies/tuned_table.c (default: $NCCLBPF_TUNE_TEMPLATE,\n"
+	    "              else ../policies/tuned_table.o next to this program)\n"
+	    "  --coll      collectives to tune, e.g. allreduce,allgather (default: all)\n"
+	    "  --margin    keep NCCL's default where it is within this fraction of the best\n"
+	    "              (default 0.02)\n"
+	    "  --any-ranks rows apply to every communicator size (one rank count in the sweep)\n",
+    .run = cmd_tune);

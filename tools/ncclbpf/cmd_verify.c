@@ -4,8 +4,8 @@
  * accepted, the one-line reason when rejected, the full per-instruction state trace with --log.
  * First, as the plugin does before verifying anything, the bundle's structure (served sections,
  * one program per hook) and its limits (map memory, ring buffers, programs, instructions), with
- * one line of what it asks against the limits. Exit status: 0 all accepted, 1 any rejected, 2
- * the object cannot be loaded. */
+ * one line of what it asks against the limits. Exit status: 0 all accepted, 1 any rejected or
+ * the object cannot be loaded, 2 usage error. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +17,6 @@
 #include "plugin_host.h"
 
 #define LOG_SIZE (16u << 20)
-
-static int usage(void)
-{
-	fprintf(
-	    stderr,
-	    "usage: ncclbpf verify FILE.o [--prog NAME] [--log] [--allow-rank-local]\n"
-	    "  --prog NAME          only this program (function or section name)\n"
-	    "  --log                print the verifier's per-instruction state trace\n"
-	    "  --allow-rank-local   unsafe experimental mode: accept rank-dependent decisions\n");
-	return 2;
-}
 
 /* One line: the context fields the program may read (the net hooks read the clock only for
  * programs that may read time_ns or duration_ns). */
@@ -122,7 +111,7 @@ static int cmd_verify(int argc, char **argv)
 	const char *file = NULL;
 	struct verify_run v = {0};
 	struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
-	int want_log = 0, status = 2;
+	int want_log = 0, status = 1;
 	struct ebpf_object *obj;
 	char err[512], *log = NULL;
 
@@ -133,18 +122,19 @@ static int cmd_verify(int argc, char **argv)
 			want_log = 1;
 		else if (!strcmp(argv[k], "--allow-rank-local"))
 			lo.verify_flags |= EBPF_VERIFY_F_ALLOW_RANK_LOCAL;
-		else if (argv[k][0] == '-' || file)
-			return usage();
+		else if (argv[k][0] == '-')
+			return cli_usage_error("unknown option '%s'", argv[k]);
+		else if (file)
+			return cli_usage_error("one object at a time ('%s' and '%s')", file,
+					       argv[k]);
 		else
 			file = argv[k];
 	}
 	if (!file)
-		return usage();
+		return cli_usage_error("no object file given");
 	obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
-	if (!obj) {
-		fprintf(stderr, "ncclbpf verify: %s\n", err);
-		return 2;
-	}
+	if (!obj)
+		return cli_fail("%s", err);
 	if (check_bundle(file, obj)) {
 		status = 1;
 		goto out;
@@ -180,6 +170,13 @@ out:
 	return status;
 }
 
-NCCLBPF_COMMAND(verify_cmd, .name = "verify", .args = "FILE.o [--prog NAME] [--log]",
+NCCLBPF_COMMAND(verify_cmd, .name = "verify",
+		.args = "[--prog NAME] [--log] [--allow-rank-local] FILE.o",
 		.summary = "run the static verifier over a policy object's programs",
+		.help = "  --prog NAME          only this program (function or section name)\n"
+			"  --log                print the verifier's per-instruction state trace\n"
+			"  --allow-rank-local   unsafe experimental mode: accept rank-dependent "
+			"decisions\n\n"
+			"exit status: 0 every program accepted, 1 a program rejected or the object "
+			"does not load, 2 usage error\n",
 		.run = cmd_verify);

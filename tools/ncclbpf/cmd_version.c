@@ -5,11 +5,11 @@
 
 static int cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (argc > 1)
+		return cli_usage_error("unexpected argument '%s'", argv[1]);
 	printf("ncclbpf %s\n", ebpf_engine_version());
 	return 0;
 }
 
-NCCLBPF_COMMAND(version_cmd, .name = "version", .args = "", .summary = "print the version",
-		.run = cmd_version);
+NCCLBPF_COMMAND(version_cmd, .name = "version", .args = "",
+		.summary = "print the version (also ncclbpf --version)", .run = cmd_version);

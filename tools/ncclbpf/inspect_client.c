@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -393,6 +394,14 @@ int insp_parse_dir(int argc, char **argv, int *i, const char **dir)
 		return 1;
 	}
 	return 0;
+}
+
+int insp_parse_pid(const char *text)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	return !errno && end != text && !*end && v > 0 && v <= INT_MAX ? (int)v : -1;
 }
 
 static void keep(const struct insp_rec *r, void *arg)

@@ -71,5 +71,11 @@ void insp_recs_free(struct insp_recs *rs);
 
 /* Parses --dir D / --dir=D at argv[*i]; 1 when consumed (i advanced), -1 on a missing value. */
 int insp_parse_dir(int argc, char **argv, int *i, const char **dir);
+/* A process id given on the command line (the whole text, 1..INT_MAX), or -1. */
+int insp_parse_pid(const char *text);
+/* The help line of --dir, for the commands that take it. */
+#define INSP_DIR_HELP                                                                              \
+	"  --dir DIR   where the processes registered (default $NCCLBPF_CP_DIR, else\n"            \
+	"              /dev/shm/ncclbpf-$UID; one level of job directories below is searched)\n"
 
 #endif
