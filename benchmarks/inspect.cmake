@@ -5,8 +5,7 @@ target_include_directories(inspect_bench PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PROJ
 target_link_libraries(inspect_bench PRIVATE dl pthread)
 add_dependencies(inspect_bench nccl_ncclbpf)
 if(NCCLBPF_BUILD_POLICIES AND BUILD_TESTING)
-  add_test(NAME inspect_bench_smoke COMMAND inspect_bench $<TARGET_FILE:nccl_ncclbpf>
-    ${NCCLBPF_POLICY_DIR}/size_aware.o 20000 2)
-  set_tests_properties(inspect_bench_smoke PROPERTIES LABELS "bench;inspect" TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "ratio hammered/quiet: [0-9]")
+  ncclbpf_add_test(NAME inspect_bench_smoke COMMAND inspect_bench $<TARGET_FILE:nccl_ncclbpf>
+    ${NCCLBPF_POLICY_DIR}/size_aware.o 20000 2 OUTPUT "ratio hammered/quiet: [0-9]"
+    LABELS "bench;inspect" TIMEOUT 60)
 endif()

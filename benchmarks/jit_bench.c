@@ -24,6 +24,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
+#include "skip.h"
 
 uint64_t k_sieve(uint64_t *mem, uint64_t len);
 uint64_t k_log2(uint64_t *mem, uint64_t len);
@@ -516,10 +517,8 @@ int main(int argc, char **argv)
 		else
 			policy_dir = argv[i];
 	}
-	if (!ebpf_jit_available()) {
-		printf("SKIP: no JIT backend for this architecture\n");
-		return 0;
-	}
+	if (!ebpf_jit_available())
+		return test_skip("jit", "no JIT backend for this architecture");
 	printf("NCCLbpf JIT benchmark%s\n", quick ? " (quick smoke run: figures meaningless)" : "");
 	bad = bench_kernels(argv[1]);
 	bad |= bench_calls(policy_dir);

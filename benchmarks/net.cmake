@@ -16,9 +16,8 @@ if(TARGET nccl_net_fake)
   add_dependencies(ncclbpf-net-bench nccl_net_fake)
 endif()
 if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES)
-  add_test(NAME net_bench_smoke COMMAND ncclbpf-net-bench --reps 1 --sizes 8,1M --time 0.02)
-  set_tests_properties(net_bench_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "1 MiB .*hook cost")
+  ncclbpf_add_test(NAME net_bench_smoke COMMAND ncclbpf-net-bench --reps 1 --sizes 8,1M --time 0.02
+    OUTPUT "1 MiB .*hook cost" LABELS "net;bench" TIMEOUT 120)
 endif()
 # Benchmark-only net policies: net_counters.c without the latency (net_count_only: reads no
 # time field, so no clock reads; compare with --policy2) and the latency's clock reads without
@@ -41,8 +40,7 @@ if(NCCLBPF_BUILD_POLICIES)
   add_dependencies(ncclbpf-net-bench net_bench_policies)
 endif()
 if(BUILD_TESTING AND NCCLBPF_BUILD_POLICIES AND TARGET nccl_net_fake)
-  add_test(NAME net_bench_hook_path_smoke COMMAND ncclbpf-net-bench --reps 1 --hook-path-only
-    --policy2 ${NET_BENCH_POLICY_DIR}/net_count_only.o)
-  set_tests_properties(net_bench_hook_path_smoke PROPERTIES LABELS "net;bench" TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "# hook path .* B-A -?[0-9.]+ ns.*B2-A -?[0-9.]+ ns")
+  ncclbpf_add_test(NAME net_bench_hook_path_smoke COMMAND ncclbpf-net-bench --reps 1
+    --hook-path-only --policy2 ${NET_BENCH_POLICY_DIR}/net_count_only.o
+    OUTPUT "# hook path .* B-A -?[0-9.]+ ns.*B2-A -?[0-9.]+ ns" LABELS "net;bench" TIMEOUT 120)
 endif()

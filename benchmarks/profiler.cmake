@@ -18,8 +18,7 @@ if(NCCLBPF_BUILD_POLICIES)
   target_link_libraries(profiler_bench PRIVATE dl)
   add_dependencies(profiler_bench nccl_ncclbpf profiler_bench_policies policies)
   set_target_properties(profiler_bench PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin)
-  add_test(NAME profiler_bench.smoke COMMAND profiler_bench $<TARGET_FILE:nccl_ncclbpf>
-    ${NCCLBPF_POLICY_DIR}/noop.o ${out} ${NCCLBPF_POLICY_DIR}/profiler_latency.o 2000)
-  set_tests_properties(profiler_bench.smoke PROPERTIES LABELS "bench;profiler"
-    PASS_REGULAR_EXPRESSION "latency +66 " FAIL_REGULAR_EXPRESSION "not run")
+  ncclbpf_add_test(NAME profiler_bench.smoke COMMAND profiler_bench $<TARGET_FILE:nccl_ncclbpf>
+    ${NCCLBPF_POLICY_DIR}/noop.o ${out} ${NCCLBPF_POLICY_DIR}/profiler_latency.o 2000
+    OUTPUT "latency +66 " NOT_OUTPUT "not run" LABELS "bench;profiler")
 endif()

@@ -11,7 +11,8 @@ cmake --build "$BUILD" -j"$(nproc)"
 # before the main suite so that CTest's summary of the main suite stays the last line.
 if [ "${NCCLBPF_SKIP_FUZZ:-0}" != 1 ]; then
   CC=clang cmake -S . -B "$BUILD-fuzz" -DNCCLBPF_FUZZ=ON -DNCCLBPF_SANITIZERS=OFF >/dev/null
-  cmake --build "$BUILD-fuzz" -j"$(nproc)" --target fuzz_loader fuzz_verifier policies loader_test_objects >/dev/null
+  cmake --build "$BUILD-fuzz" -j"$(nproc)" --target fuzz_loader fuzz_verifier policies loader_test_objects \
+    ncclbpf_test_runner >/dev/null
   (cd "$BUILD-fuzz" && ctest --output-on-failure -L fuzz)
 fi
 cd "$BUILD" && ctest --output-on-failure -j"$(nproc)"

@@ -35,6 +35,7 @@ for flag in --check --dry-run; do
 	run 1 "$flag with a rejected bundle" "$flag" "$tmp/target.o" "$pol/unsafe/div_zero.o"
 	one_line "$flag rejected"
 	grep -q "div_zero.o rejected: .*division by zero" "$tmp/err" || fail "$flag rejected: $(cat "$tmp/err")"
+	cmp -s "$tmp/target.o" "$pol/size_aware.o" || fail "$flag with a rejected bundle changed the target's bytes"
 	[ "$(state)" = "$orig" ] || fail "$flag with a rejected bundle changed the target"
 
 	run 0 "$flag PATH alone" "$flag" "$tmp/target.o"

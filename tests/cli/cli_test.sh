@@ -118,8 +118,12 @@ if [ -n "$elf_src" ] && command -v clang >/dev/null 2>&1; then
 		fail "clang could not compile $elf_src"
 	fi
 else
-	echo "SKIP: --elf checks (no clang or no sample given)"
+	elf_skipped=1
 fi
 
 echo "cli_test: $((checks - fails)) of $checks checks passed"
-[ $fails -eq 0 ]
+[ $fails -eq 0 ] || exit 1
+if [ "${elf_skipped:-0}" = 1 ]; then
+	. "$(dirname "$0")/../common/skip.sh"
+	skip_test clang "--elf checks not run (no clang or no sample given)"
+fi

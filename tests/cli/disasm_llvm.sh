@@ -1,15 +1,18 @@
 #!/bin/bash
 # Whole-listing comparison: compiles disasm_sample.bpf.c with clang for -mcpu=v1..v3, feeds each
 # code section's bytes to `ncclbpf disasm --text` and requires the listing to equal
-# llvm-objdump's line for line. Skips visibly when clang or the llvm tools are missing.
+# llvm-objdump's line for line. Skipped (exit 77) when clang or the llvm tools are missing, failed
+# where those oracles are required (tests/common/skip.sh).
 #   disasm_llvm.sh NCCLBPF SAMPLE.c
 set -u
 bin=$1
 src=$2
+. "$(dirname "$0")/../common/skip.sh"
 for t in clang llvm-objdump llvm-objcopy od; do
 	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "SKIP: $t not installed"
-		exit 0
+		oracle=llvm-objdump
+		[ "$t" = clang ] && oracle=clang
+		skip_test "$oracle" "$t not installed"
 	fi
 done
 tmp=$(mktemp -d)

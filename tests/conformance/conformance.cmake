@@ -6,12 +6,6 @@ ncclbpf_test(conformance_interp SOURCES ${CMAKE_CURRENT_LIST_DIR}/conformance_ru
   ARGS $<TARGET_FILE:ncclbpf> --interp ${NCCLBPF_CONF_CASES}
   ASAN_ARGS $<TARGET_FILE:ncclbpf_asan> --interp ${NCCLBPF_CONF_CASES}
   TIMEOUT 120 LABELS conformance)
-add_test(NAME conformance_jit
-  COMMAND conformance_interp $<TARGET_FILE:ncclbpf> --jit ${NCCLBPF_CONF_CASES})
-set_tests_properties(conformance_jit PROPERTIES TIMEOUT 120 LABELS conformance)
-if(NCCLBPF_SANITIZERS)
-  add_test(NAME conformance_jit.asan
-    COMMAND conformance_interp_asan $<TARGET_FILE:ncclbpf_asan> --jit ${NCCLBPF_CONF_CASES})
-  set_tests_properties(conformance_jit.asan PROPERTIES TIMEOUT 120 LABELS "asan;conformance"
-    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-endif()
+ncclbpf_add_twin_test(NAME conformance_jit
+  COMMAND $<TARGET_FILE:conformance_interp> $<TARGET_FILE:ncclbpf> --jit ${NCCLBPF_CONF_CASES}
+  TIMEOUT 120 LABELS conformance)

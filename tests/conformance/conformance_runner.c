@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/disasm.h"
+#include "skip.h"
 
 #define MAX_BYTES (1 << 16)
 
@@ -481,7 +482,8 @@ static int run_path(const char *path)
 	return rc;
 }
 
-/* --jit while the binary has no JIT: skip visibly instead of failing every case. */
+/* --jit while the binary has no JIT: skip visibly (exit 77, the "jit" oracle of
+ * tests/common/skip.h) instead of failing every case. */
 static int engine_available(void)
 {
 	static struct tcase probe;
@@ -493,7 +495,7 @@ static int engine_available(void)
 	ok = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && out && !strcmp(out, "0x7\n");
 	/* Only the binary's own "not available" skips; any other failure runs (and fails) all. */
 	if (!ok && err && strstr(err, "not available"))
-		printf("SKIP: '%s exec %s': %s", bin, engine, err);
+		printf("'%s exec %s': %s", bin, engine, err);
 	else
 		ok = 1;
 	free(out);
@@ -516,7 +518,9 @@ int main(int argc, char **argv)
 		perror("mkdtemp");
 		return 1;
 	}
-	if (strcmp(engine, "--jit") || engine_available()) {
+	if (!strcmp(engine, "--jit") && !engine_available()) {
+		rc = test_skip("jit", "'%s exec --jit' has no JIT", bin);
+	} else {
 		for (int k = 3; k < argc; k++)
 			if (run_path(argv[k]))
 				rc = 1;

@@ -7,16 +7,15 @@ if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_test(test_cp_single SOURCES ${CP_TEST_DIR}/test_cp.c LIBS ncclbpf_cp dl pthread
     ARGS single $<TARGET_FILE:nccl_ncclbpf> ${CP_VERSION_DIR} ${NCCLBPF_POLICY_DIR}/table_tuner.o
     NO_SANITIZE LABELS "cp;plugin" TIMEOUT 120)
-  add_test(NAME test_cp_multi COMMAND test_cp_single multi $<TARGET_FILE:nccl_ncclbpf>
-    ${CP_VERSION_DIR} --procs 3 --reloads 40 --seed 7)
-  set_tests_properties(test_cp_multi PROPERTIES LABELS "cp;plugin" TIMEOUT 240)
+  ncclbpf_add_test(NAME test_cp_multi COMMAND test_cp_single multi $<TARGET_FILE:nccl_ncclbpf>
+    ${CP_VERSION_DIR} --procs 3 --reloads 40 --seed 7 LABELS "cp;plugin" TIMEOUT 240)
   target_include_directories(test_cp_single PRIVATE ${NCCL_ADAPTER_INCLUDES}
     ${PROJECT_SOURCE_DIR}/tests/plugin)
   add_dependencies(test_cp_single nccl_ncclbpf version_policies policies)
 endif()
 if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
-  add_test(NAME cli_cp_run_reload COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cp_cli.sh
+  ncclbpf_add_test(NAME cli_cp_run_reload COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cp_cli.sh
     $<TARGET_FILE:ncclbpf> $<TARGET_FILE:test_cp_single> $<TARGET_FILE:nccl_ncclbpf>
-    ${CMAKE_CURRENT_BINARY_DIR}/version_policies ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies/inspect.o)
-  set_tests_properties(cli_cp_run_reload PROPERTIES LABELS "cp;cli" TIMEOUT 120)
+    ${CMAKE_CURRENT_BINARY_DIR}/version_policies ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies/inspect.o
+    LABELS "cp;cli" TIMEOUT 120)
 endif()

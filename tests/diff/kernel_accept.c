@@ -1,7 +1,7 @@
 /* The kernel's verifier accepts what the generator produces: runs --count generated programs
  * (a spread of options; by default every instruction family plus maps and helpers) through the
  * kernel oracle and fails when more than 1% are rejected, printing the most common reasons.
- * Skips visibly when bpf() is refused here.
+ * Skips visibly (exit 77) when bpf() is refused here, fails where bpf is a required oracle.
  *
  *   kernel_accept [--count N] [--seed S] [--families LIST] [--print]
  * --print shows every rejected program with the end of the kernel verifier's log. */
@@ -45,15 +45,9 @@ int main(int argc, char **argv)
 	}
 	char err[256];
 	struct kernel_oracle *ko;
-	int rc = kernel_oracle__open(&ko, err, sizeof(err));
-	if (rc == -EPERM || rc == -ENOSYS || rc == -EACCES) {
-		printf("SKIP: bpf() refused: %s\n", err);
-		return 0;
-	}
-	if (rc) {
-		fprintf(stderr, "kernel oracle: %s\n", err);
-		return 1;
-	}
+	int rc = kernel_oracle__open_for_test(&ko);
+	if (rc)
+		return rc;
 	if (!kernel_oracle__has_v4(ko)) {
 		families &= GEN_V3_FAMILIES | GEN_MAP_FAMILIES | GEN_NONDET;
 		printf(

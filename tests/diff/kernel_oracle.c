@@ -1,6 +1,7 @@
 /* Kernel oracle: raw bpf() syscalls, see kernel_oracle.h. */
 #define _GNU_SOURCE
 #include "kernel_oracle.h"
+#include "skip.h"
 
 #include <errno.h>
 #include <linux/bpf.h>
@@ -276,6 +277,19 @@ static void bind_maps(struct kernel_oracle *ko, struct bpf_insn *prog, uint32_t 
 			    i->imm >= 0 && (uint32_t)i->imm < ko->n_maps ? ko->map_fds[i->imm] : -1;
 		pc++;
 	}
+}
+
+int kernel_oracle__open_for_test(struct kernel_oracle **out)
+{
+	char err[256];
+	int rc = kernel_oracle__open(out, err, sizeof(err));
+	if (rc == -EPERM || rc == -ENOSYS)
+		return test_skip("bpf", "bpf() refused: %s", err);
+	if (rc) {
+		fprintf(stderr, "kernel oracle: %s\n", err);
+		return 1;
+	}
+	return 0;
 }
 
 void kernel_oracle__close(struct kernel_oracle *ko)

@@ -43,9 +43,12 @@ enum ko_result {
 struct kernel_oracle;
 
 /* Creates the map and checks that bpf() works by loading and running a trivial program.
- * Returns 0, or -errno with err filled; -EPERM, -ENOSYS, -EACCES mean "bpf() refused here":
- * tests then print "SKIP: bpf() refused: <err>" and pass. */
+ * Returns 0, or -errno with err filled; -EPERM and -ENOSYS mean "bpf() refused here". */
 int kernel_oracle__open(struct kernel_oracle **out, char *err, size_t err_len);
+/* kernel_oracle__open for a test: 0 with *out set, or the status the test exits with after the
+ * printed reason: TEST_SKIP (77) when bpf() is refused (EPERM, ENOSYS; the "bpf" oracle of
+ * tests/common/skip.h, a failure where it is required), 1 for any other error. */
+int kernel_oracle__open_for_test(struct kernel_oracle **out);
 void kernel_oracle__close(struct kernel_oracle *ko);
 
 /* Creates kernel maps like maps[0..n) (replacing earlier ones); programs refer to them by index.

@@ -13,21 +13,14 @@ foreach(t test_bench_util test_bench_util_asan)
 endforeach()
 
 if(NCCLBPF_BUILD_POLICIES)
-  add_test(NAME cli_tune
+  ncclbpf_add_twin_test(NAME cli_tune
     COMMAND bash ${GPUBENCH_TEST_DIR}/cli_tune.sh $<TARGET_FILE:ncclbpf>
-            ${NCCLBPF_POLICY_DIR}/tuned_table.o ${CMAKE_CURRENT_BINARY_DIR}/cli_tune)
-  set_tests_properties(cli_tune PROPERTIES TIMEOUT 300 LABELS cli)
-  if(NCCLBPF_SANITIZERS)
-    add_test(NAME cli_tune.asan
-      COMMAND bash ${GPUBENCH_TEST_DIR}/cli_tune.sh $<TARGET_FILE:ncclbpf_asan>
-              ${NCCLBPF_POLICY_DIR}/tuned_table.o ${CMAKE_CURRENT_BINARY_DIR}/cli_tune_asan)
-    set_tests_properties(cli_tune.asan PROPERTIES TIMEOUT 600 LABELS "asan;cli"
-      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-  endif()
-  add_test(NAME gpu_scripts
+            ${NCCLBPF_POLICY_DIR}/tuned_table.o ${CMAKE_CURRENT_BINARY_DIR}/cli_tune<TWIN>
+    TIMEOUT 600 LABELS cli)
+  ncclbpf_add_test(NAME gpu_scripts
     COMMAND bash ${GPUBENCH_TEST_DIR}/gpu_scripts.sh ${PROJECT_SOURCE_DIR}
-            $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gpu_scripts)
-  set_tests_properties(gpu_scripts PROPERTIES TIMEOUT 600 LABELS cli)
+            $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR} ${CMAKE_CURRENT_BINARY_DIR}/gpu_scripts
+    TIMEOUT 600 LABELS cli)
 endif()
 
 # gpubench --ab's in-job policy switch against the shipped plugin (hot reload + inspection).

@@ -206,7 +206,7 @@ static void test_cli_against_live_process(void)
 static void test_other_uid(void)
 {
 	if (geteuid() != 0) {
-		printf("SKIP other-uid refusal: needs root to setuid(65534)\n");
+		CHECK_SKIP_PART("root", "the other-uid refusal needs root to setuid(65534)");
 		return;
 	}
 	char rec[512], sock[512], procs[512];
@@ -397,10 +397,5 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
-	if (check_failures) {
-		fprintf(stderr, "%d check(s) failed\n", check_failures);
-		return 1;
-	}
-	printf("all inspection checks passed\n");
-	return 0;
+	return check_summary("test_inspect");
 }

@@ -26,6 +26,7 @@
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/prog.h"
+#include "skip.h"
 
 #define N_KEYS	     4
 #define PROLOGUE_LEN 12
@@ -307,10 +308,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!ebpf_jit_available()) {
-		printf("SKIP: no JIT backend for this architecture\n");
-		return 0;
-	}
+	if (!ebpf_jit_available())
+		return test_skip("jit", "no JIT backend for this architecture");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (uint64_t i = 0; i < count; i++) {
 		run_one(seed + i, families, &t, max_print);

@@ -5,30 +5,15 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   set(LDR_POL ${NCCLBPF_POLICY_DIR})
   set(LDR_OBJ ${PROJECT_BINARY_DIR}/tests/loader/bpf)
 
-  # ldr_cli(NAME REGEX <regex> [FAIL] ARGS ...): passes when the output matches regex (and the
-  # command fails, with FAIL).
+  # ldr_cli(NAME ARGS ... REGEX <regex> [STATUS n]): `ncclbpf ARGS` (and its ASan twin) exits
+  # with status n (default 0) and prints what regex matches.
   function(ldr_cli name)
-    cmake_parse_arguments(C "FAIL" "REGEX" "ARGS" ${ARGN})
-    set(bins ncclbpf)
-    if(NCCLBPF_SANITIZERS)
-      list(APPEND bins ncclbpf_asan)
+    cmake_parse_arguments(C "" "REGEX;STATUS" "ARGS" ${ARGN})
+    if(NOT DEFINED C_STATUS)
+      set(C_STATUS 0)
     endif()
-    foreach(bin ${bins})
-      set(t cli_${name})
-      if(bin STREQUAL "ncclbpf_asan")
-        set(t cli_${name}.asan)
-      endif()
-      if(C_FAIL)
-        # A failing command: its message must match, its status must be non-zero.
-        add_test(NAME ${t} COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:${bin}>
-                 "-DARGS=${C_ARGS}" "-DREGEX=${C_REGEX}"
-                 -P ${CMAKE_CURRENT_LIST_DIR}/cmake/expect_fail.cmake)
-      else()
-        add_test(NAME ${t} COMMAND ${bin} ${C_ARGS})
-        set_tests_properties(${t} PROPERTIES PASS_REGULAR_EXPRESSION "${C_REGEX}")
-      endif()
-      set_tests_properties(${t} PROPERTIES LABELS "loader;cli" TIMEOUT 60)
-    endforeach()
+    ncclbpf_add_twin_test(NAME cli_${name} COMMAND $<TARGET_FILE:ncclbpf> ${C_ARGS}
+      STATUS ${C_STATUS} OUTPUT "${C_REGEX}" LABELS "loader;cli" TIMEOUT 60)
   endfunction()
 
   set(TR test-run)
@@ -100,25 +85,25 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     REGEX "latency: added +key 07000000 00000000 00000000 01000000 00000000 00000000\n +value 01000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000 00000000 00000000\n +events: record 0 \\(64 bytes\\) 07000000")
   ldr_cli(tr_jit_subprog ARGS ${TR} ${LDR_OBJ}/features.o --prog second --jit --ctx n_ranks=1
     REGEX "n_channels += 1237 ")
-  ldr_cli(tr_bad_field FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
-    REGEX "no field 'bytes'; fields: comm_id n_bytes")
-  ldr_cli(tr_bad_prog FAIL ARGS ${TR} ${LDR_POL}/noop.o --prog nope
-    REGEX "no program 'nope'; programs: noop")
-  ldr_cli(tr_bad_index FAIL ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+  ldr_cli(tr_bad_field STATUS 1 ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
+    REGEX "no field 'bytes'. fields: comm_id n_bytes")
+  ldr_cli(tr_bad_prog STATUS 1 ARGS ${TR} ${LDR_POL}/noop.o --prog nope
+    REGEX "no program 'nope'. programs: noop")
+  ldr_cli(tr_bad_index STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
     --ctx cost_ns[7][0]=1 REGEX "'cost_ns' is \\[7\\]\\[3\\]")
   # test-run loads through the verifier: unsafe policies never run, the reason names the line.
-  ldr_cli(tr_unsafe_null FAIL ARGS ${TR} ${LDR_POL}/unsafe/null_deref.o --prog null_deref
-    REGEX "program 'null_deref' \\(section 'profiler'\\): line 18: `\\*v \\+= 1;.*map_value_or_null")
-  ldr_cli(tr_unsafe_rank FAIL ARGS ${TR} ${LDR_POL}/unsafe/rank_dependent.o --prog decide
+  ldr_cli(tr_unsafe_null STATUS 1 ARGS ${TR} ${LDR_POL}/unsafe/null_deref.o --prog null_deref
+    REGEX "program 'null_deref' \\(section 'profiler'\\): line 18: `\\*v \\+= 1..*map_value_or_null")
+  ldr_cli(tr_unsafe_rank STATUS 1 ARGS ${TR} ${LDR_POL}/unsafe/rank_dependent.o --prog decide
     REGEX "program 'decide' .*rank-local map `avg_lat`")
-  ldr_cli(tr_rejected_object FAIL ARGS ${TR} ${LDR_OBJ}/bad_section.o --prog wrong
+  ldr_cli(tr_rejected_object STATUS 1 ARGS ${TR} ${LDR_OBJ}/bad_section.o --prog wrong
     REGEX "section 'xdp': unknown program type")
 
   # objdump: programs, maps with initial data, disassembly with source and annotations.
   ldr_cli(objdump_features ARGS objdump ${LDR_OBJ}/features.o
-    REGEX "4 programs, 7 maps.*  1   tuner +second +tuner +[0-9]+ +[0-9]+  thrice_plus,twice\n.*  3   events +ringbuf +btf +0 +0 +4096  0x0\n  4   \\.rodata +array +rodata +4 +4 +1  0x80 \\(rdonly_prog\\)\n    initial data \\(4 bytes\\):\n      0000: d2 04 00 00 .*<thrice_plus>:\n; static __attribute__\\(\\(noinline\\)\\) __u64 thrice_plus\\(__u64 x\\)  \\[features.c:[0-9]+\\].*; counter \\+= 1;.*# &'\\.data'\\[0\\].*call [0-9]+    # -> twice")
+    REGEX "4 programs, 7 maps.*  1   tuner +second +tuner +[0-9]+ +[0-9]+  thrice_plus,twice\n.*  3   events +ringbuf +btf +0 +0 +4096  0x0\n  4   \\.rodata +array +rodata +4 +4 +1  0x80 \\(rdonly_prog\\)\n    initial data \\(4 bytes\\):\n      0000: d2 04 00 00 .*<thrice_plus>:\n. static __attribute__\\(\\(noinline\\)\\) __u64 thrice_plus\\(__u64 x\\)  \\[features.c:[0-9]+\\].*. counter \\+= 1..*# &'\\.data'\\[0\\].*call [0-9]+    # -> twice")
   ldr_cli(objdump_policy ARGS objdump ${LDR_POL}/table_tuner.o
     REGEX "table_tuner +tuner +[0-9]+ +[0-9]+  find_row\n.*\\.data +array +data +4 +144 +1  0x0\n    initial data \\(144 bytes\\):\n      0000: 00 10 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
-  ldr_cli(objdump_bad FAIL ARGS objdump ${LDR_OBJ}/bad_extern.o
+  ldr_cli(objdump_bad STATUS 1 ARGS objdump ${LDR_OBJ}/bad_extern.o
     REGEX "undefined symbol 'CONFIG_HZ'")
 endif()

@@ -45,21 +45,15 @@ if(NCCLBPF_BUILD_POLICIES)
     if(part STREQUAL "unsafe")
       set(dir ${NCCLBPF_POLICY_DIR}/unsafe)
     endif()
-    add_test(NAME test_loader_mutate_${part} COMMAND test_loader_mutate ${dir})
-    set_tests_properties(test_loader_mutate_${part} PROPERTIES TIMEOUT 120 LABELS loader)
-    if(NCCLBPF_SANITIZERS)
-      add_test(NAME test_loader_mutate_${part}.asan COMMAND test_loader_mutate_asan ${dir})
-      set_tests_properties(test_loader_mutate_${part}.asan PROPERTIES TIMEOUT 120
-        LABELS "asan;loader"
-        ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-    endif()
+    ncclbpf_add_twin_test(NAME test_loader_mutate_${part}
+      COMMAND $<TARGET_FILE:test_loader_mutate> ${dir} TIMEOUT 120 LABELS loader)
   endforeach()
 
   # The SDK header compiles for BPF with every warning an error, using everything it offers.
-  add_test(NAME sdk_header_bpf
+  ncclbpf_add_test(NAME sdk_header_bpf
     COMMAND ${NCCLBPF_CLANG} ${LDR_BPF_CFLAGS} -Wextra -c ${CMAKE_CURRENT_LIST_DIR}/sdk_all.c
-            -o ${PROJECT_BINARY_DIR}/tests/loader/sdk_all.o)
-  set_tests_properties(sdk_header_bpf PROPERTIES LABELS loader TIMEOUT 60)
+            -o ${PROJECT_BINARY_DIR}/tests/loader/sdk_all.o
+    LABELS loader TIMEOUT 60)
 endif()
 # ... and on the host (gcc, -Wall -Wextra -Werror -pedantic): layouts and constants.
 ncclbpf_test(test_sdk_host SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sdk_host.c LABELS loader)

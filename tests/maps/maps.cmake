@@ -40,13 +40,12 @@ if(NCCLBPF_HAVE_TSAN)
     target_compile_options(${tname}_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
     target_link_libraries(${tname}_tsan PRIVATE ncclbpf_engine_tsan)
     target_include_directories(${tname}_tsan PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
-    add_test(NAME ${tname}.tsan COMMAND ${tname}_tsan ${targ})
-    set_tests_properties(${tname}.tsan PROPERTIES TIMEOUT 60 LABELS "tsan;maps"
-      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+    ncclbpf_add_test(NAME ${tname}.tsan COMMAND ${tname}_tsan ${targ} SANITIZER tsan
+      LABELS maps TIMEOUT 60)
   endforeach()
-  add_test(NAME test_epoch.fullbarrier.tsan COMMAND test_epoch_tsan 20000)
-  set_tests_properties(test_epoch.fullbarrier.tsan PROPERTIES TIMEOUT 60 LABELS "tsan;maps"
-    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1;NCCLBPF_EPOCH_MEMBARRIER=0")
+  ncclbpf_add_test(NAME test_epoch.fullbarrier.tsan COMMAND test_epoch_tsan 20000 SANITIZER tsan LABELS "maps"
+    TIMEOUT 60
+    ENVIRONMENT "NCCLBPF_EPOCH_MEMBARRIER=0")
 else()
   message(STATUS "ThreadSanitizer not available: map TSan tests not built")
 endif()
@@ -56,5 +55,4 @@ endif()
 #   build/tests/bench_maps 5000000
 add_executable(bench_maps ${CMAKE_CURRENT_LIST_DIR}/bench_maps.c)
 target_link_libraries(bench_maps PRIVATE ncclbpf_engine)
-add_test(NAME bench_maps.smoke COMMAND bench_maps 10000)
-set_tests_properties(bench_maps.smoke PROPERTIES TIMEOUT 30 LABELS "maps;bench")
+ncclbpf_add_test(NAME bench_maps.smoke COMMAND bench_maps 10000 LABELS "maps;bench" TIMEOUT 30)

@@ -14,8 +14,8 @@
  * keys when programs do not look them up. Checked: no update fails on either side, ours holds
  * exactly those keys; printed: how many keys the kernel kept and how many of them ours has.
  *
- * Usage: test_maps_kernel [ops-per-map [seed]]. Prints "SKIP: ..." and passes when bpf() is
- * refused. */
+ * Usage: test_maps_kernel [ops-per-map [seed]]. Skipped (exit 77) when bpf() is refused, a
+ * failure where bpf is a required oracle (tests/common/skip.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/bpf.h>
@@ -28,6 +28,7 @@
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/maps.h"
 #include "check.h"
+#include "skip.h"
 
 static long sys_bpf(int cmd, union bpf_attr *attr)
 {
@@ -125,7 +126,8 @@ static void run_exact(const struct cfg *c, int ops)
 {
 	int fd = kmap_create(c->type, c->ks, c->vs, c->n, 0);
 	if (fd < 0) {
-		printf("SKIP: %s: kernel refused BPF_MAP_CREATE (%s)\n", c->name, strerror(-fd));
+		/* bpf() works here (main's probe): a refused map type is a failure */
+		DIFF(0, "%s: kernel refused BPF_MAP_CREATE (%s)", c->name, strerror(-fd));
 		return;
 	}
 	char err[128];
@@ -214,7 +216,7 @@ static void run_lru_evicting(int ops)
 	const uint32_t n = 64;
 	int fd = kmap_create(BPF_MAP_TYPE_LRU_HASH, 4, 8, n, 0);
 	if (fd < 0) {
-		printf("SKIP: lru evicting: kernel refused BPF_MAP_CREATE (%s)\n", strerror(-fd));
+		DIFF(0, "lru evicting: kernel refused BPF_MAP_CREATE (%s)", strerror(-fd));
 		return;
 	}
 	struct ebpf_map_def d = {.sz = sizeof(d),
@@ -311,10 +313,12 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		rng = strtoull(argv[2], NULL, 0) | 1;
 	int probe = kmap_create(BPF_MAP_TYPE_ARRAY, 4, 4, 1, 0);
+	if (probe == -EPERM || probe == -ENOSYS)
+		return test_skip("bpf", "bpf(BPF_MAP_CREATE) refused (%s): no kernel comparison",
+				 strerror(-probe));
 	if (probe < 0) {
-		printf("SKIP: bpf(BPF_MAP_CREATE) refused (%s): no kernel comparison\n",
-		       strerror(-probe));
-		return 0;
+		fprintf(stderr, "bpf(BPF_MAP_CREATE) failed: %s\n", strerror(-probe));
+		return 1;
 	}
 	close(probe);
 	cpu_set_t set;

@@ -20,8 +20,6 @@ ncclbpf_test(test_net SOURCES ${NET_TEST_DIR}/test_net.c LIBS dl pthread
 set(NET_VARIANTS test_net)
 if(TARGET test_net_asan)
   list(APPEND NET_VARIANTS test_net_asan)
-  set_tests_properties(test_net.asan PROPERTIES
-    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 foreach(t ${NET_VARIANTS})
   target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${NET_TEST_DIR})
@@ -38,9 +36,8 @@ if(NCCLBPF_SANITIZERS)
   set(NET_PENDING_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan>)
 endif()
 ncclbpf_test(test_net_pending SOURCES ${NET_TEST_DIR}/test_net_pending.c LIBS dl pthread
-  ARGS $<TARGET_FILE:nccl_ncclbpf> ASAN_ARGS ${NET_PENDING_ASAN_ARGS} LABELS net TIMEOUT 300)
-set_tests_properties(test_net_pending PROPERTIES
-  ENVIRONMENT "NCCL_SOCKET_IFNAME=lo;NCCL_SOCKET_FAMILY=AF_INET;NCCLBPF_WATCH=0")
+  ARGS $<TARGET_FILE:nccl_ncclbpf> ASAN_ARGS ${NET_PENDING_ASAN_ARGS} LABELS net TIMEOUT 300
+  ENVIRONMENT NCCL_SOCKET_IFNAME=lo NCCL_SOCKET_FAMILY=AF_INET NCCLBPF_WATCH=0)
 foreach(t test_net_pending test_net_pending_asan)
   if(TARGET ${t})
     target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${NET_TEST_DIR})
@@ -49,8 +46,6 @@ foreach(t test_net_pending test_net_pending_asan)
 endforeach()
 if(TARGET test_net_pending_asan)
   add_dependencies(test_net_pending_asan nccl_ncclbpf_asan)
-  set_tests_properties(test_net_pending.asan PROPERTIES
-    ENVIRONMENT "NCCL_SOCKET_IFNAME=lo;NCCL_SOCKET_FAMILY=AF_INET;NCCLBPF_WATCH=0;ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
 endif()
 
 # Test-only policies.
@@ -96,9 +91,8 @@ if(NCCLBPF_BUILD_POLICIES)
   endif()
   # Posting stamps from the TSC (forced, skipped without an invariant TSC) and without it.
   foreach(m tsc notsc)
-    add_test(NAME test_net_clock.${m} COMMAND test_net_clock ${NET_POLICY_DIR}/clk_bytes.o
-      ${NET_POLICY_DIR}/clk_duration.o ${NET_POLICY_DIR}/clk_time.o ${m})
-    set_tests_properties(test_net_clock.${m} PROPERTIES LABELS net TIMEOUT 60 SKIP_RETURN_CODE 77)
+    ncclbpf_add_test(NAME test_net_clock.${m} COMMAND test_net_clock ${NET_POLICY_DIR}/clk_bytes.o
+      ${NET_POLICY_DIR}/clk_duration.o ${NET_POLICY_DIR}/clk_time.o ${m} LABELS net TIMEOUT 60)
   endforeach()
 endif()
 
@@ -129,26 +123,13 @@ if(NCCLBPF_BUILD_POLICIES)
   endif()
 endif()
 
-# net_case(NAME [ENV var=value;...] ARGS ...): one test per plugin variant.
+# net_case(NAME [ENV var=value;...] ARGS ...): one test per plugin variant (net_NAME and its
+# ASan twin net_NAME.asan); the driver prints OK last.
 function(net_case name)
   cmake_parse_arguments(C "" "" "ENV;ARGS" ${ARGN})
-  foreach(t ${NET_VARIANTS})
-    if(t STREQUAL "test_net")
-      set(tn net_${name})
-      set(lib $<TARGET_FILE:nccl_ncclbpf>)
-      set(env "NCCLBPF_WATCH=0")
-    else()
-      set(tn net_${name}.asan)
-      set(lib $<TARGET_FILE:nccl_ncclbpf_asan>)
-      set(env "NCCLBPF_WATCH=0;ASAN_OPTIONS=detect_leaks=1:abort_on_error=0;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
-    endif()
-    if(C_ENV)
-      list(APPEND env ${C_ENV})
-    endif()
-    add_test(NAME ${tn} COMMAND ${t} ${lib} ${C_ARGS})
-    set_tests_properties(${tn} PROPERTIES LABELS net TIMEOUT 300 ENVIRONMENT "${env}"
-      PASS_REGULAR_EXPRESSION "\nOK\n?$|^OK\n?$")
-  endforeach()
+  ncclbpf_add_twin_test(NAME net_${name} COMMAND $<TARGET_FILE:test_net> $<TARGET_FILE:nccl_ncclbpf>
+    ${C_ARGS} OUTPUT "\nOK\n?$|^OK\n?$" LABELS net TIMEOUT 300
+    ENVIRONMENT NCCLBPF_WATCH=0 ${C_ENV})
 endfunction()
 
 net_case(ring2_v11 ARGS ring 2 11)
@@ -186,9 +167,8 @@ endif()
 # The shipped net policies' unit tests, as an author would write them with `ncclbpf test-run`.
 if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   function(net_tr name regex)
-    add_test(NAME net_tr_${name} COMMAND ncclbpf test-run ${ARGN})
-    set_tests_properties(net_tr_${name} PROPERTIES LABELS "net;cli" TIMEOUT 60
-      PASS_REGULAR_EXPRESSION "${regex}")
+    ncclbpf_add_test(NAME net_tr_${name} COMMAND $<TARGET_FILE:ncclbpf> test-run ${ARGN}
+      OUTPUT "${regex}" LABELS "net;cli" TIMEOUT 60)
   endfunction()
   set(P ${NCCLBPF_POLICY_DIR})
   # counters: a 1 MiB send completion of 5000 ns from 127.0.0.1 on device 1 (timed); a receive
@@ -218,14 +198,14 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     string(REPLACE ":" ";" b ${bad})
     list(GET b 0 obj)
     list(GET b 1 sec)
-    add_test(NAME net_verify_${obj} COMMAND sh -c "\"$0\" verify \"$1\"; echo rc=$?"
-      $<TARGET_FILE:ncclbpf> ${NET_POLICY_DIR}/${obj}.o)
-    set_tests_properties(net_verify_${obj} PROPERTIES LABELS "net;cli" TIMEOUT 60
-      PASS_REGULAR_EXPRESSION "REJECTED: no hook serves SEC\\(\"${sec}\"\\)[^\n]*\nrc=1")
+    ncclbpf_add_test(NAME net_verify_${obj} COMMAND $<TARGET_FILE:ncclbpf> verify
+      ${NET_POLICY_DIR}/${obj}.o STATUS 1
+      OUTPUT "REJECTED: no hook serves SEC\\(\"${sec}\"\\)" LABELS "net;cli" TIMEOUT 60)
   endforeach()
-  add_test(NAME net_verify_sampled COMMAND ncclbpf verify ${NET_POLICY_DIR}/clk_sampled.o)
-  set_tests_properties(net_verify_sampled PROPERTIES LABELS "net;cli" TIMEOUT 60
-    PASS_REGULAR_EXPRESSION "clk_sampled \\(net/complete/time_every=4\\): accepted[^\n]*\n[^\n]*\n  duration_ns: one request in 4 per connection is timed")
+  ncclbpf_add_test(NAME net_verify_sampled COMMAND $<TARGET_FILE:ncclbpf> verify
+    ${NET_POLICY_DIR}/clk_sampled.o
+    OUTPUT "clk_sampled \\(net/complete/time_every=4\\): accepted[^\n]*\n[^\n]*\n  duration_ns: one request in 4 per connection is timed"
+    LABELS "net;cli" TIMEOUT 60)
 endif()
 
 # ThreadSanitizer twin of the transport test (the pattern of profiler.cmake's stress twin): the
@@ -261,13 +241,12 @@ if(NCCLBPF_SANITIZERS)
   target_link_options(test_net_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_net_tsan PRIVATE dl pthread)
   add_dependencies(test_net_tsan nccl_ncclbpf_tsan nccl_net_fake)
-  set(NET_TSAN_ENV "NCCLBPF_WATCH=0;TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
   function(net_tsan_case name)
     cmake_parse_arguments(C "" "" "ENV;ARGS" ${ARGN})
-    add_test(NAME net_${name}.tsan COMMAND test_net_tsan $<TARGET_FILE:nccl_ncclbpf_tsan> ${C_ARGS})
-    set_tests_properties(net_${name}.tsan PROPERTIES LABELS "net;tsan" TIMEOUT 600
-      ENVIRONMENT "${NET_TSAN_ENV};${C_ENV}" PASS_REGULAR_EXPRESSION "\nOK\n?$|^OK\n?$"
-      FAIL_REGULAR_EXPRESSION "ThreadSanitizer")
+    ncclbpf_add_test(NAME net_${name}.tsan
+      COMMAND $<TARGET_FILE:test_net_tsan> $<TARGET_FILE:nccl_ncclbpf_tsan> ${C_ARGS}
+      OUTPUT "\nOK\n?$|^OK\n?$" SANITIZER tsan LABELS net TIMEOUT 600
+      ENVIRONMENT NCCLBPF_WATCH=0 ${C_ENV})
   endfunction()
   net_tsan_case(ring2 ARGS ring 2 12)
   net_tsan_case(ring2_1sock ARGS ring 2 12 ENV "NCCLBPF_NET_NSOCKS=1")

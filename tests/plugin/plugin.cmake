@@ -34,8 +34,8 @@ if(TARGET test_plugin_asan)
 endif()
 
 # Exactly the four tuner tables are exported, and libc is the only dependency.
-add_test(NAME plugin_exports COMMAND sh ${PLUGIN_TEST_DIR}/check_exports.sh $<TARGET_FILE:nccl_ncclbpf>)
-set_tests_properties(plugin_exports PROPERTIES LABELS plugin)
+ncclbpf_add_test(NAME plugin_exports COMMAND sh ${PLUGIN_TEST_DIR}/check_exports.sh
+  $<TARGET_FILE:nccl_ncclbpf> LABELS plugin)
 
 # Reload stress: the adapter and runtime linked in directly (the harness reaches the runtime's
 # reload API, which the plugin does not export). A ThreadSanitizer build of the same test
@@ -76,10 +76,8 @@ if(NCCLBPF_SANITIZERS)
   target_compile_options(test_reload_stress_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(test_reload_stress_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_reload_stress_tsan PRIVATE pthread)
-  add_test(NAME test_reload_stress.tsan COMMAND test_reload_stress_tsan 8 300 20000
-    ${STRESS_VERSION_DIR})
-  set_tests_properties(test_reload_stress.tsan PROPERTIES LABELS "tsan;plugin" TIMEOUT 120
-    ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+  ncclbpf_add_test(NAME test_reload_stress.tsan COMMAND test_reload_stress_tsan 8 300 20000
+    ${STRESS_VERSION_DIR} SANITIZER tsan LABELS "plugin" TIMEOUT 120)
 endif()
 
 # Trace recording through the plugin, then `ncclbpf replay` of that trace through the real
@@ -100,14 +98,13 @@ foreach(t test_trace test_trace_asan)
     target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
   endif()
 endforeach()
-add_test(NAME cli_replay_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
-  --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy native:pick)
-set_tests_properties(cli_replay_same_policy PROPERTIES DEPENDS test_trace LABELS "plugin;cli"
-  PASS_REGULAR_EXPRESSION "41 calls replayed, 0 decisions differ" FAIL_REGULAR_EXPRESSION "WARN")
-add_test(NAME cli_replay_no_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
-  --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy none)
-set_tests_properties(cli_replay_no_policy PROPERTIES DEPENDS test_trace LABELS "plugin;cli"
-  PASS_REGULAR_EXPRESSION "41 calls replayed, 40 decisions differ")
+ncclbpf_add_test(NAME cli_replay_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
+  --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy native:pick
+  OUTPUT "41 calls replayed, 0 decisions differ" NOT_OUTPUT "WARN" LABELS "plugin;cli"
+  PROPERTIES DEPENDS test_trace)
+ncclbpf_add_test(NAME cli_replay_no_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
+  --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy none
+  OUTPUT "41 calls replayed, 40 decisions differ" LABELS "plugin;cli" PROPERTIES DEPENDS test_trace)
 
 # Hot reload through the shipped plugin's file watcher, with bundles whose decisions encode their
 # version (tests/plugin/policies/version.c compiled as versions 1..4).
@@ -154,43 +151,40 @@ endif()
 # plugin reproduces NCCL's recorded decisions exactly; with a hot reload in the middle both
 # versions' decisions appear.
 set(EMBEDDED_TRACE ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace)
-add_test(NAME cli_replay_embedded_nopolicy COMMAND $<TARGET_FILE:ncclbpf> replay ${EMBEDDED_TRACE}
-  --policy none)
-set_tests_properties(cli_replay_embedded_nopolicy PROPERTIES LABELS "plugin;cli"
-  PASS_REGULAR_EXPRESSION "130 calls replayed, 0 decisions differ")
+ncclbpf_add_test(NAME cli_replay_embedded_nopolicy COMMAND $<TARGET_FILE:ncclbpf> replay
+  ${EMBEDDED_TRACE} --policy none OUTPUT "130 calls replayed, 0 decisions differ"
+  LABELS "plugin;cli")
 if(NCCLBPF_BUILD_POLICIES)
-  add_test(NAME cli_replay_embedded_reload COMMAND $<TARGET_FILE:ncclbpf> replay ${EMBEDDED_TRACE}
-    --policy ${NCCLBPF_POLICY_DIR}/size_aware.o --reload-at 60
-    --reload-policy ${NCCLBPF_POLICY_DIR}/table_tuner.o)
-  set_tests_properties(cli_replay_embedded_reload PROPERTIES LABELS "plugin;cli"
-    PASS_REGULAR_EXPRESSION "call 60: hot reload of [^\n]*active as version[^\n]*\n.*after .*130 calls replayed")
+  ncclbpf_add_test(NAME cli_replay_embedded_reload COMMAND $<TARGET_FILE:ncclbpf> replay
+    ${EMBEDDED_TRACE} --policy ${NCCLBPF_POLICY_DIR}/size_aware.o --reload-at 60 --reload-policy
+    ${NCCLBPF_POLICY_DIR}/table_tuner.o
+    OUTPUT "call 60: hot reload of [^\n]*active as version[^\n]*\n.*after .*130 calls replayed"
+    LABELS "plugin;cli")
 endif()
 
 # Smoke runs of the benchmark and its stress mode (no timing assertions: figures come from
 # `ncclbpf bench` with its default rounds, see docs/tuning.md). tests/cli/cli_bench.sh checks its
 # options, errors and JSON.
 if(NCCLBPF_BUILD_POLICIES)
-  add_test(NAME cli_bench_smoke COMMAND $<TARGET_FILE:ncclbpf> bench --rounds 3 --calls 2000
-    --reloads 3)
-  set_tests_properties(cli_bench_smoke PROPERTIES LABELS "plugin;cli;bench"
-    PASS_REGULAR_EXPRESSION "two_lookups +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ .*profiler_latency +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ .*reload cost.*table_tuner")
-  add_test(NAME cli_bench_stress_smoke COMMAND $<TARGET_FILE:ncclbpf> bench --stress --threads 4
-    --stress-reloads 200 ${VERSION_POLICY_DIR}/version1.o ${VERSION_POLICY_DIR}/version2.o
-    ${VERSION_POLICY_DIR}/version3.o ${VERSION_POLICY_DIR}/version4.o)
-  set_tests_properties(cli_bench_stress_smoke PROPERTIES LABELS "plugin;cli;bench"
-    DEPENDS test_hot_reload
-    PASS_REGULAR_EXPRESSION "200 reloads \\(0 failed\\).* 0 mixed or out-of-order decisions, 0 without")
-  add_test(NAME cli_bench COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/cli_bench.sh
-    $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR})
-  set_tests_properties(cli_bench PROPERTIES LABELS "plugin;cli;bench" TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "cli_bench: all checks passed")
+  ncclbpf_add_test(NAME cli_bench_smoke COMMAND $<TARGET_FILE:ncclbpf> bench --rounds 3 --calls
+    2000 --reloads 3
+    OUTPUT "two_lookups +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ .*profiler_latency +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ .*reload cost.*table_tuner"
+    LABELS "plugin;cli;bench")
+  ncclbpf_add_test(NAME cli_bench_stress_smoke COMMAND $<TARGET_FILE:ncclbpf> bench --stress
+    --threads 4 --stress-reloads 200 ${VERSION_POLICY_DIR}/version1.o
+    ${VERSION_POLICY_DIR}/version2.o ${VERSION_POLICY_DIR}/version3.o
+    ${VERSION_POLICY_DIR}/version4.o
+    OUTPUT "200 reloads \\(0 failed\\).* 0 mixed or out-of-order decisions, 0 without"
+    LABELS "plugin;cli;bench" PROPERTIES DEPENDS test_hot_reload)
+  ncclbpf_add_test(NAME cli_bench COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/cli_bench.sh
+    $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
+    OUTPUT "cli_bench: all checks passed" LABELS "plugin;cli;bench" TIMEOUT 120)
 endif()
 
 if(NCCLBPF_BUILD_POLICIES)
-  add_test(NAME cli_demo COMMAND $<TARGET_FILE:ncclbpf> demo)
-  set_tests_properties(cli_demo PROPERTIES LABELS "plugin;cli" TIMEOUT 120
-    PASS_REGULAR_EXPRESSION "unsafe/div_zero +rejected +program 'div_zero' \\(section 'tuner'\\): line 11.*call 60: hot reload.*active as version.*130 calls replayed.*size_aware +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ \\["
-    FAIL_REGULAR_EXPRESSION "REJECTED|not loaded")
+  ncclbpf_add_test(NAME cli_demo COMMAND $<TARGET_FILE:ncclbpf> demo
+    OUTPUT "unsafe/div_zero +rejected +program 'div_zero' \\(section 'tuner'\\): line 11.*call 60: hot reload.*active as version.*130 calls replayed.*size_aware +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ \\["
+    NOT_OUTPUT "REJECTED|not loaded" LABELS "plugin;cli" TIMEOUT 120)
 endif()
 
 if(NCCLBPF_BUILD_POLICIES)
@@ -218,8 +212,7 @@ endif()
 # replaying it through the plugin with the same policy reproduces every decision NCCL got.
 set(RECORDED_TRACE ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/h200-4rank-socket.trace)
 if(NCCLBPF_BUILD_POLICIES AND EXISTS ${RECORDED_TRACE})
-  add_test(NAME cli_replay_recorded_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay
-    ${RECORDED_TRACE} --policy ${NCCLBPF_POLICY_DIR}/size_aware.o)
-  set_tests_properties(cli_replay_recorded_same_policy PROPERTIES LABELS "plugin;cli"
-    PASS_REGULAR_EXPRESSION "208 calls replayed, 0 decisions differ")
+  ncclbpf_add_test(NAME cli_replay_recorded_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay
+    ${RECORDED_TRACE} --policy ${NCCLBPF_POLICY_DIR}/size_aware.o
+    OUTPUT "208 calls replayed, 0 decisions differ" LABELS "plugin;cli")
 endif()

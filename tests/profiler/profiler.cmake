@@ -53,14 +53,13 @@ ncclbpf_prof_test(test_profiler_stress SOURCES ${PROF_TEST_DIR}/test_profiler_st
   ASAN_ARGS 2 3 5000 ${PROF_POLICY_DIR}/prof_record.o)
 
 # The verifier's answer to the naive closed loop, through the CLI.
-add_test(NAME verify_closed_loop_direct COMMAND $<TARGET_FILE:ncclbpf> verify
-  ${NCCLBPF_POLICY_DIR}/unsafe/closed_loop_direct.o)
-set_tests_properties(verify_closed_loop_direct PROPERTIES LABELS "profiler;verifier" WILL_FAIL FALSE
-  PASS_REGULAR_EXPRESSION "adapt \\(tuner\\): REJECTED: .*tuner decision `n_channels` depends on a rank-local value \\(rank-local map `lat_by_bucket`.*`lat_by_bucket` is written by profiler program `measure` at line [0-9]+.*through the control plane")
-add_test(NAME verify_closed_loop_channels COMMAND $<TARGET_FILE:ncclbpf> verify
-  ${NCCLBPF_POLICY_DIR}/closed_loop_channels.o)
-set_tests_properties(verify_closed_loop_channels PROPERTIES LABELS "profiler;verifier"
-  PASS_REGULAR_EXPRESSION "pick_channels \\(tuner\\): accepted" FAIL_REGULAR_EXPRESSION "REJECTED")
+ncclbpf_add_test(NAME verify_closed_loop_direct COMMAND $<TARGET_FILE:ncclbpf> verify
+  ${NCCLBPF_POLICY_DIR}/unsafe/closed_loop_direct.o STATUS 1
+  OUTPUT "adapt \\(tuner\\): REJECTED: .*tuner decision `n_channels` depends on a rank-local value \\(rank-local map `lat_by_bucket`.*`lat_by_bucket` is written by profiler program `measure` at line [0-9]+.*through the control plane"
+  LABELS "profiler;verifier")
+ncclbpf_add_test(NAME verify_closed_loop_channels COMMAND $<TARGET_FILE:ncclbpf> verify
+  ${NCCLBPF_POLICY_DIR}/closed_loop_channels.o OUTPUT "pick_channels \\(tuner\\): accepted"
+  NOT_OUTPUT "REJECTED" LABELS "profiler;verifier")
 
 # ThreadSanitizer build of the stress test: adapter, runtime and engine compiled with TSan.
 if(NCCLBPF_SANITIZERS)
@@ -84,10 +83,8 @@ if(NCCLBPF_SANITIZERS)
   target_link_options(test_profiler_stress_tsan PRIVATE -fsanitize=thread)
   target_link_libraries(test_profiler_stress_tsan PRIVATE pthread)
   add_dependencies(test_profiler_stress_tsan profiler_test_policies)
-  add_test(NAME test_profiler_stress.tsan COMMAND test_profiler_stress_tsan 4 3 3000
-    ${PROF_POLICY_DIR}/prof_record.o)
-  set_tests_properties(test_profiler_stress.tsan PROPERTIES LABELS "tsan;plugin;profiler"
-    TIMEOUT 300 ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1")
+  ncclbpf_add_test(NAME test_profiler_stress.tsan COMMAND test_profiler_stress_tsan 4 3 3000
+    ${PROF_POLICY_DIR}/prof_record.o SANITIZER tsan LABELS "plugin;profiler" TIMEOUT 300)
 endif()
 
 # The closed-loop experiment (4 ranks, 100,000 collectives, control-plane map updates).

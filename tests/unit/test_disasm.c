@@ -244,7 +244,8 @@ static void test_llvm(void)
 	FILE *f;
 
 	if (!have_tool("llvm-mc") || !have_tool("llvm-objdump")) {
-		printf("SKIP: llvm-mc/llvm-objdump not installed, differential part not run\n");
+		CHECK_SKIP_PART("llvm-objdump", "llvm-mc/llvm-objdump not installed, differential "
+						"part not run");
 		return;
 	}
 	for (int code = 0; code < 256; code++) {

@@ -23,9 +23,8 @@ if(NCCLBPF_TESTGEN_SOURCES)
   if(NCCLBPF_KERNEL_TESTS)
     # Verdicts against the Linux verifier (SKIP when bpf() is refused); long runs:
     # verifier_soundness --count 100000 --kernel --no-run -v
-    add_test(NAME verifier_kernel_diff COMMAND verifier_soundness --count 500 --seed 5 --kernel
-             --no-run --limit 100000)
-    set_tests_properties(verifier_kernel_diff PROPERTIES LABELS "verifier;kernel" TIMEOUT 120)
+    ncclbpf_add_test(NAME verifier_kernel_diff COMMAND verifier_soundness --count 500 --seed 5
+      --kernel --no-run --limit 100000 LABELS "verifier;kernel" TIMEOUT 120)
   endif()
 endif()
 
@@ -56,20 +55,8 @@ endif()
 # with its message, exit 1) and a missing file (exit 2); with the ASan CLI too.
 if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   function(verify_cli name status regex)
-    set(bins ncclbpf)
-    if(NCCLBPF_SANITIZERS)
-      list(APPEND bins ncclbpf_asan)
-    endif()
-    foreach(bin ${bins})
-      set(t verify_cli_${name})
-      if(bin STREQUAL "ncclbpf_asan")
-        set(t verify_cli_${name}.asan)
-      endif()
-      add_test(NAME ${t} COMMAND ${CMAKE_COMMAND} -DCMD=$<TARGET_FILE:${bin}>
-               "-DARGS=${ARGN}" -DSTATUS=${status} "-DREGEX=${regex}"
-               -P ${CMAKE_CURRENT_LIST_DIR}/cmake/expect_status.cmake)
-      set_tests_properties(${t} PROPERTIES LABELS "verifier;cli" TIMEOUT 60)
-    endforeach()
+    ncclbpf_add_twin_test(NAME verify_cli_${name} COMMAND $<TARGET_FILE:ncclbpf> ${ARGN}
+      STATUS ${status} OUTPUT "${regex}" LABELS "verifier;cli" TIMEOUT 60)
   endfunction()
   set(P ${NCCLBPF_POLICY_DIR})
   verify_cli(noop 0 "noop \\(tuner\\): accepted" verify ${P}/noop.o)
@@ -134,12 +121,7 @@ endif()
 # made pruning unsound: cost bound 53 for a 390-instruction run; an atomic fetch into r10). Their
 # seeds date from before the map families: --families all reproduces them.
 if(TARGET verifier_soundness)
-  add_test(NAME verifier_regressions COMMAND verifier_soundness --families all
-           --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000)
-  set_tests_properties(verifier_regressions PROPERTIES LABELS verifier TIMEOUT 60)
-  if(TARGET verifier_soundness_asan)
-    add_test(NAME verifier_regressions.asan COMMAND verifier_soundness_asan --families all
-             --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000)
-    set_tests_properties(verifier_regressions.asan PROPERTIES LABELS "asan;verifier" TIMEOUT 60)
-  endif()
+  ncclbpf_add_twin_test(NAME verifier_regressions COMMAND $<TARGET_FILE:verifier_soundness>
+    --families all --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000
+    LABELS verifier TIMEOUT 60)
 endif()
