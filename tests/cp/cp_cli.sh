@@ -33,13 +33,15 @@ rm -rf "/dev/shm/ncclbpf-$(id -u)/$job"
 "$bin" run --dir "$tmp/d0" -- /nonexistent/cmd 2>/dev/null; [ $? -eq 127 ] || fail "run: exec failure"
 
 # A job of 3 ranks through ncclbpf run.
-export NCCLBPF_CP_POLL_MS=2 NCCLBPF_CP_LEAD_CALLS=32 NCCLBPF_WATCH=0
+# A rank waits this long for a reload decision before it aborts it: long enough that a loaded
+# machine never turns a commit into a time-out abort.
+export NCCLBPF_CP_POLL_MS=2 NCCLBPF_CP_LEAD_CALLS=32 NCCLBPF_WATCH=0 NCCLBPF_CP_WAIT_MS=60000
 "$bin" run --policy "$vdir/version1.o" --dir "$tmp/d" -- "$test_cp" ranks "$plugin" 3 "$tmp/stop" 2>"$tmp/ranks.err" &
-for _ in $(seq 100); do
+for _ in $(seq 600); do # 60 s hang guard
 	[ "$(ls "$tmp/d/comms/"*/members 2>/dev/null | wc -l)" -ge 3 ] && break
 	sleep 0.1
 done
-"$bin" reload --job --dir "$tmp/d" "$vdir/version2.o" >"$tmp/r1" 2>&1
+"$bin" reload --job --timeout 120 --dir "$tmp/d" "$vdir/version2.o" >"$tmp/r1" 2>&1
 rc=$?
 cat "$tmp/r1"
 [ $rc -eq 0 ] || fail "reload --job: exit $rc"
@@ -48,16 +50,16 @@ cat "$tmp/r1"
 grep -q "1 communicator: 1 committed, 0 aborted" "$tmp/r1" || fail "reload --job: summary"
 
 printf 'not a bundle' >"$tmp/bad.o"
-"$bin" reload --job --dir "$tmp/d" "$tmp/bad.o" >"$tmp/r2" 2>&1
+"$bin" reload --job --timeout 120 --dir "$tmp/d" "$tmp/bad.o" >"$tmp/r2" 2>&1
 rc=$?
 cat "$tmp/r2"
 [ $rc -eq 1 ] || fail "reload --job of a bad bundle: exit $rc (want 1)"
 # A rank that sees the abort before its own verdict reports the failing member's reason.
 [ "$(grep -c ': not changed: \(abort member [^ ]* \)\?failed: ' "$tmp/r2")" -eq 3 ] || fail "reload --job bad: three ranks say why"
 
-"$bin" reload --job --dir "$tmp/d" "$tmp/missing.o" >"$tmp/r3" 2>&1
+"$bin" reload --job --timeout 120 --dir "$tmp/d" "$tmp/missing.o" >"$tmp/r3" 2>&1
 [ $? -eq 1 ] && grep -q "cannot read" "$tmp/r3" || fail "reload --job of a missing bundle: $(cat "$tmp/r3")"
-"$bin" reload --job --dir "$tmp/empty" "$vdir/version2.o" >"$tmp/r4" 2>&1
+"$bin" reload --job --timeout 120 --dir "$tmp/empty" "$vdir/version2.o" >"$tmp/r4" 2>&1
 [ $? -eq 1 ] && grep -q "no job registered" "$tmp/r4" || fail "reload --job without a job: $(cat "$tmp/r4")"
 
 touch "$tmp/stop"
@@ -68,7 +70,7 @@ grep -q WARN "$tmp/ranks.err" && ! grep -q "refused here" "$tmp/ranks.err" && fa
 # changes on every rank of the job at one seq.
 rm -f "$tmp/stop"
 "$bin" run --policy "$mpol" --dir "$tmp/m" -- "$test_cp" ranks "$plugin" 2 "$tmp/stop" 2>"$tmp/mranks.err" &
-for _ in $(seq 100); do
+for _ in $(seq 600); do # 60 s hang guard
 	[ "$(ls "$tmp/m/procs/"*.sock 2>/dev/null | wc -l)" -ge 2 ] &&
 		[ "$(ls "$tmp/m/comms/"*/members 2>/dev/null | wc -l)" -ge 2 ] && break
 	sleep 0.1

@@ -82,10 +82,10 @@ static int install(const char *from, const char *dir, const char *live)
 	return rename(tmp, live);
 }
 
-/* Waits until every thread has made a decision with version v (bounded). */
+/* Waits until every thread has made a decision with version v (a 60 s hang guard). */
 static int wait_all_see(int v)
 {
-	for (int i = 0; i < 5000; i++) {
+	for (int i = 0; i < 60000; i++) {
 		int all = 1;
 		for (int t = 0; t < THREADS; t++)
 			all &= __atomic_load_n(&last_seen[t], __ATOMIC_RELAXED) == v;
@@ -99,7 +99,7 @@ static int wait_all_see(int v)
 
 static int wait_count(int *counter, int target)
 {
-	for (int i = 0; i < 5000 && __atomic_load_n(counter, __ATOMIC_SEQ_CST) < target; i++) {
+	for (int i = 0; i < 60000 && __atomic_load_n(counter, __ATOMIC_SEQ_CST) < target; i++) {
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}
