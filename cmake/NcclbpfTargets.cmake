@@ -33,7 +33,8 @@
 # prerequisite: no bpf(), no llvm-objdump, no JIT on this architecture; tests/common/skip.h),
 # CTest shows "Skipped" and counts it as not run. A timeout kills the test's process group.
 # Patterns are POSIX extended regular expressions over the whole output ('.' matches newlines
-# too); they may not contain ';' (CMake lists): write '.' for it.
+# too); they may not contain ';' (CMake lists): write '.' for it. Their '[' and ']' must pair up
+# (an unpaired '\\[' makes CMake swallow the following keywords into the pattern; refused).
 #
 # Sanitizer builds report with their own exit status, so no sanitizer error can pass as the
 # status a test expects: ASan and LeakSanitizer 86, UBSan 87, TSan 88 (NCCLBPF_ASAN_ENV,
@@ -92,11 +93,16 @@ function(ncclbpf_add_test)
   endif()
   list(APPEND env ${T_ENVIRONMENT}) # later entries win: a test may override the options
   set(checks --status ${T_STATUS} --timeout ${T_TIMEOUT})
-  foreach(re ${T_OUTPUT})
-    list(APPEND checks --output "${re}")
-  endforeach()
-  foreach(re ${T_NOT_OUTPUT})
-    list(APPEND checks --not-output "${re}")
+  foreach(kind OUTPUT NOT_OUTPUT)
+    foreach(re ${T_${kind}})
+      if(re MATCHES ";")
+        message(FATAL_ERROR "ncclbpf_add_test(${T_NAME}): ${kind} pattern with ';' or an "
+          "unpaired '[': ${re}")
+      endif()
+      string(TOLOWER "--${kind}" opt)
+      string(REPLACE "_" "-" opt "${opt}")
+      list(APPEND checks ${opt} "${re}")
+    endforeach()
   endforeach()
   # A bare target name as the command (add_test's convenience) becomes its file.
   list(GET T_COMMAND 0 cmd0)

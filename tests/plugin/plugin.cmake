@@ -183,7 +183,7 @@ endif()
 
 if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_add_test(NAME cli_demo COMMAND $<TARGET_FILE:ncclbpf> demo
-    OUTPUT "unsafe/div_zero +rejected +program 'div_zero' \\(section 'tuner'\\): line 11.*call 60: hot reload.*active as version.*130 calls replayed.*size_aware +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ \\["
+    OUTPUT "unsafe/div_zero +rejected +program 'div_zero' \\(section 'tuner'\\): line 11.*call 60: hot reload.*active as version.*130 calls replayed.*size_aware +[0-9.]+ +[0-9.]+ +[-+][0-9.]+ \\[[-+][0-9.]+, [-+][0-9.]+\\]"
     NOT_OUTPUT "REJECTED|not loaded" LABELS "plugin;cli" TIMEOUT 120)
 endif()
 
