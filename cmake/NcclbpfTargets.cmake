@@ -1,5 +1,6 @@
 # Test registration. Every test of the project is registered with one of these helpers (tests/,
-# benchmarks/, models/); use them for new tests, never add_test or PASS_REGULAR_EXPRESSION:
+# benchmarks/, models/); use them for new tests, never add_test or PASS_REGULAR_EXPRESSION
+# (configuring fails on a test registered otherwise or one given CTest's own pass/fail properties):
 #
 #   ncclbpf_add_test(NAME <name> COMMAND <command> [<arg>...]
 #                    [STATUS <n>]              exit status that passes, exactly (default 0)
@@ -53,6 +54,51 @@ set(NCCLBPF_TSAN_ENV "TSAN_OPTIONS=${NCCLBPF_TSAN_OPTIONS}")
 set(NCCLBPF_TEST_TIMEOUT_SCALE 3 CACHE STRING
     "Hang guard of every test: its TIMEOUT times this (twice that for sanitizer builds)")
 set(NCCLBPF_TEST_RUNNER_SOURCE ${CMAKE_CURRENT_LIST_DIR}/../tests/runner/test_runner.c)
+
+# The rule above enforced: configuring fails when a test is registered another way. Tests made
+# by ncclbpf_add_test are recorded; at the end of each directory that registered one, its tests
+# are checked for CTest properties that would override the runner's verdict, and at the end of
+# the top-level directory every test of the project must be a recorded one.
+set(_NCCLBPF_VERDICT_PROPERTIES
+  PASS_REGULAR_EXPRESSION FAIL_REGULAR_EXPRESSION SKIP_REGULAR_EXPRESSION WILL_FAIL)
+
+function(_ncclbpf_check_directory_tests)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  foreach(t IN LISTS tests)
+    foreach(p IN LISTS _NCCLBPF_VERDICT_PROPERTIES)
+      get_test_property(${t} ${p} v)
+      if(v)
+        message(FATAL_ERROR "test ${t} (${CMAKE_CURRENT_SOURCE_DIR}) sets ${p}: the runner "
+          "decides pass/fail (STATUS, OUTPUT, NOT_OUTPUT of ncclbpf_add_test)")
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
+function(_ncclbpf_tests_under dir out)
+  get_property(tests DIRECTORY ${dir} PROPERTY TESTS)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(sub IN LISTS subdirs)
+    _ncclbpf_tests_under(${sub} more)
+    list(APPEND tests ${more})
+  endforeach()
+  set(${out} "${tests}" PARENT_SCOPE)
+endfunction()
+
+function(_ncclbpf_check_all_tests)
+  _ncclbpf_tests_under(${CMAKE_CURRENT_SOURCE_DIR} stray)
+  get_property(ours GLOBAL PROPERTY NCCLBPF_RUNNER_TESTS)
+  if(stray AND ours)
+    list(REMOVE_ITEM stray ${ours})
+  endif()
+  if(stray)
+    list(JOIN stray ", " names)
+    message(FATAL_ERROR "tests registered without ncclbpf_add_test (cmake/NcclbpfTargets.cmake) "
+      "run without the runner's exit status and sanitizer checks: ${names}")
+  endif()
+endfunction()
+# Deferred to the end of the directory that includes this file (the top level).
+cmake_language(DEFER CALL _ncclbpf_check_all_tests)
 
 # ncclbpf_add_test's keywords (also parsed by the helpers that forward them).
 set(_NCCLBPF_TEST_ONE "NAME;STATUS;SANITIZER;TIMEOUT")
@@ -111,6 +157,12 @@ function(ncclbpf_add_test)
     list(PREPEND T_COMMAND $<TARGET_FILE:${cmd0}>)
   endif()
   add_test(NAME ${T_NAME} COMMAND ncclbpf_test_runner ${checks} -- ${T_COMMAND})
+  set_property(GLOBAL APPEND PROPERTY NCCLBPF_RUNNER_TESTS ${T_NAME})
+  get_property(checked DIRECTORY PROPERTY _NCCLBPF_TESTS_CHECKED SET)
+  if(NOT checked)
+    set_property(DIRECTORY PROPERTY _NCCLBPF_TESTS_CHECKED TRUE)
+    cmake_language(DEFER CALL _ncclbpf_check_directory_tests)
+  endif()
   # CTest's own limit only backs up the runner's (which kills the process group and says so).
   math(EXPR ctest_timeout "${T_TIMEOUT} + 60")
   set_tests_properties(${T_NAME} PROPERTIES TIMEOUT ${ctest_timeout} SKIP_RETURN_CODE 77
