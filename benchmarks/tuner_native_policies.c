@@ -7,6 +7,7 @@
  *   size_aware  policies/size_aware.c
  *   table_tuner policies/table_tuner.c
  *   two_lookups benchmarks/policies/two_lookups.c */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ncclbpf.h"
@@ -152,13 +153,33 @@ static uint64_t chunk_bad(uint64_t c, uint64_t arg)
 	return 0;
 }
 
+/* What each twin reads of its context, as the verifier records it for the eBPF policy, so that
+ * the adapter prepares the same for both (the benchmark's second column compares the programs,
+ * not what the adapter fills). */
+#define W(f)	       (1ull << (offsetof(struct ncclbpf_tuner_ctx, f) / 8))
+#define CELL(a, p)     (W(cost_ns) << ((a)*NCCLBPF_NUM_PROTOS + (p)))
+#define OUTPUTS	       (W(algorithm) | W(n_channels))
+#define READS_ONLY(ws) (~((ws) | OUTPUTS))
+#define SIZE_AWARE_READS                                                                           \
+	(W(n_bytes) | W(num_algo) | CELL(0, 0) | CELL(0, 1) | CELL(0, 2) | CELL(1, 0) |            \
+	 CELL(1, 1) | CELL(1, 2))
+
 __attribute__((constructor)) static void register_natives(void)
 {
 	static const struct ncclbpf_native_policy list[] = {
-	    {.sz = sizeof(list[0]), .name = "noop", .tuner = noop},
-	    {.sz = sizeof(list[0]), .name = "size_aware", .tuner = size_aware},
-	    {.sz = sizeof(list[0]), .name = "table_tuner", .tuner = table_tuner},
-	    {.sz = sizeof(list[0]), .name = "two_lookups", .tuner = two_lookups},
+	    {.sz = sizeof(list[0]), .name = "noop", .tuner = noop, .tuner_skip_words = ~0ull},
+	    {.sz = sizeof(list[0]),
+	     .name = "size_aware",
+	     .tuner = size_aware,
+	     .tuner_skip_words = READS_ONLY(SIZE_AWARE_READS)},
+	    {.sz = sizeof(list[0]),
+	     .name = "table_tuner",
+	     .tuner = table_tuner,
+	     .tuner_skip_words = READS_ONLY(W(n_bytes))},
+	    {.sz = sizeof(list[0]),
+	     .name = "two_lookups",
+	     .tuner = two_lookups,
+	     .tuner_skip_words = READS_ONLY(W(n_bytes) | W(coll_type))},
 	    {.sz = sizeof(list[0]), .name = "pick", .tuner = pick, .chunk = chunk_double},
 	    {.sz = sizeof(list[0]), .name = "bad_range", .tuner = bad_range, .chunk = chunk_bad},
 	    {.sz = sizeof(list[0]), .name = "bad_cell", .tuner = bad_cell},

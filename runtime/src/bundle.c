@@ -38,9 +38,9 @@ static const struct {
 /* The runtime runs verified code only: ebpf_object__load verifies every program (and decides
  * which maps decisions may depend on, recording it on each map) before anything is created.
  * What the runtime takes from that: the verification time, and what each program may read of
- * its context (reads[k] for the k-th program in object order). */
+ * its context (reads[k] fields, words[k] 8-byte words, for the k-th program in object order). */
 static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
-			   uint64_t *in_load_ns, uint64_t *reads)
+			   uint64_t *in_load_ns, uint64_t *reads, uint64_t *words)
 {
 	uint32_t k = 0, n_progs = ebpf_object__prog_cnt(obj);
 	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && k < n_progs;
@@ -49,6 +49,7 @@ static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report
 		r->verify_ns += vs->time_ns;
 		*in_load_ns += vs->time_ns;
 		reads[k] = vs->ctx_read;
+		words[k] = vs->ctx_words;
 	}
 }
 
@@ -288,13 +289,14 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	r->n_progs = ebpf_object__prog_cnt(obj);
 	r->n_maps = ebpf_object__map_cnt(obj);
 	uint64_t verified_in_load = 0;
-	uint64_t *reads = malloc((r->n_progs ? r->n_progs : 1) * sizeof(*reads));
+	uint64_t *reads = malloc((r->n_progs ? r->n_progs : 1) * 2 * sizeof(*reads));
+	uint64_t *words = reads ? reads + (r->n_progs ? r->n_progs : 1) : NULL;
 	if (!reads) {
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		ebpf_object__close(obj);
 		return -ENOMEM;
 	}
-	verify_results(obj, r, &verified_in_load, reads);
+	verify_results(obj, r, &verified_in_load, reads, words);
 	/* load_ns includes the verifier when the loader ran it. */
 	r->load_ns = load_ns > verified_in_load ? load_ns - verified_in_load : 0;
 	p->obj = obj;
@@ -310,6 +312,8 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 			rt_bundle_free(p);
 			return e;
 		}
+		((struct rt_hook *)((char *)p + hooks[i].hook_off))->ctx_words =
+		    k < r->n_progs ? words[k] : ~0ull;
 		p->hot.profiler_needs |= hooks[i].profiler_needs;
 		if (hooks[i].net_slot >= 0)
 			net_reads[hooks[i].net_slot] = k < r->n_progs ? reads[k] : ~0ull;

@@ -95,8 +95,10 @@ static void comm_records(struct insp_out *o)
 			insp_kvu(o, "cp_g", atomic_load(&m->g));
 			insp_kv(o, "cp_hash", h);
 		}
+		uint64_t st[NCCLBPF_STAT_MAX], ch0;
+		ncclbpf_comm__stats(c, st, &ch0);
 		for (int s = 0; s < NCCLBPF_STAT_MAX; s++)
-			insp_kvu(o, ncclbpf_comm_stat_name(s), ld(&c->stats[s]));
+			insp_kvu(o, ncclbpf_comm_stat_name(s), st[s]);
 		insp_end(o);
 		for (int a = 0; a < NCCLBPF_NUM_ALGOS; a++)
 			for (int p = 0; p < NCCLBPF_NUM_PROTOS; p++) {
@@ -111,7 +113,7 @@ static void comm_records(struct insp_out *o)
 				insp_end(o);
 			}
 		for (int ch = 0; ch <= 64; ch++) {
-			uint64_t v = ld(&c->applied_channels[ch]);
+			uint64_t v = ch ? ld(&c->applied_channels[ch]) : ch0;
 			if (!v)
 				continue;
 			insp_begin(o, "channels");

@@ -75,15 +75,21 @@ static void set_native(struct rt_policy *p, const struct ncclbpf_native_policy *
 {
 	snprintf(p->name, sizeof(p->name), "native:%s", np->name ? np->name : "?");
 	p->engine = NCCLBPF_ENGINE_NATIVE;
-	p->hot.tuner = (struct rt_hook){.fn = np->tuner, .arg = np->arg};
-	p->hot.chunk = (struct rt_hook){.fn = np->chunk, .arg = np->arg};
+	/* Native code may read any part of its context. */
+	uint64_t skip = np->sz >= offsetof(struct ncclbpf_native_policy, tuner_skip_words) +
+				      sizeof(np->tuner_skip_words)
+			    ? np->tuner_skip_words
+			    : 0;
+	p->hot.tuner = (struct rt_hook){.fn = np->tuner, .arg = np->arg, .ctx_words = ~skip};
+	p->hot.chunk = (struct rt_hook){.fn = np->chunk, .arg = np->arg, .ctx_words = ~0ull};
 	p->release = np->release;
 	p->release_arg = np->arg;
 	r->n_progs = (np->tuner != NULL) + (np->chunk != NULL);
 	if (np->sz >= offsetof(struct ncclbpf_native_policy, profiler_needs) +
 			  sizeof(np->profiler_needs) &&
 	    np->profiler) {
-		p->hot.profiler = (struct rt_hook){.fn = np->profiler, .arg = np->arg};
+		p->hot.profiler =
+		    (struct rt_hook){.fn = np->profiler, .arg = np->arg, .ctx_words = ~0ull};
 		p->hot.profiler_needs = NCCLBPF_RT_PROF_PROGRAM | np->profiler_needs;
 		r->n_progs++;
 	}

@@ -280,12 +280,44 @@ struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint3
 	return c;
 }
 
+/* Acquire: the loads after one are not made before it (the call numbers below). */
+static uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+void ncclbpf_comm__stats(const struct ncclbpf_comm *c, uint64_t out[NCCLBPF_STAT_MAX],
+			 uint64_t *channels0)
+{
+	/* Counters before the call numbers: a call ticks before it counts its outcome, so the
+	 * numbers read after cover every outcome read (subtractions saturate all the same). */
+	for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
+		out[i] = ld(&c->stats[i]);
+	uint64_t applied = 0, ch = 0;
+	for (int a = 0; a < NCCLBPF_NUM_ALGOS; a++)
+		for (int p = 0; p < NCCLBPF_NUM_PROTOS; p++)
+			applied += ld(&c->applied_cell[a][p]);
+	for (int n = 1; n <= 64; n++)
+		ch += ld(&c->applied_channels[n]);
+	uint64_t calls = ld(&c->seq),
+		 runs = applied + out[NCCLBPF_STAT_DEFAULT] + out[NCCLBPF_STAT_INVALID];
+	out[NCCLBPF_STAT_CALLS] = calls;
+	out[NCCLBPF_STAT_APPLIED] = applied;
+	out[NCCLBPF_STAT_RUNS] = runs;
+	uint64_t off = runs + out[NCCLBPF_STAT_BAD_CALL];
+	out[NCCLBPF_STAT_NO_POLICY] = calls > off ? calls - off : 0;
+	out[NCCLBPF_STAT_CHUNK_CALLS] = ld(&c->chunk_seq);
+	if (channels0)
+		*channels0 = applied > ch ? applied - ch : 0;
+}
+
 void ncclbpf_comm__free(struct ncclbpf_comm *c)
 {
 	if (!c)
 		return;
 	cp_member_detach(c);
-	uint64_t *st = c->stats;
+	uint64_t st[NCCLBPF_STAT_MAX];
+	ncclbpf_comm__stats(c, st, NULL);
 	rt_log(NCCLBPF_LOG_INFO,
 	       "NCCLbpf: communicator %016llx (%u ranks, %u nodes) done: %llu tuner calls, %llu "
 	       "policy runs, %llu decisions applied, %llu left to NCCL, %llu invalid, %llu without "
@@ -301,7 +333,7 @@ void ncclbpf_comm__free(struct ncclbpf_comm *c)
 	       (unsigned long long)st[NCCLBPF_STAT_CH_SKIPPED]);
 	pthread_mutex_lock(&rt.lock);
 	for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
-		rt.totals[i] += __atomic_load_n(&c->stats[i], __ATOMIC_RELAXED);
+		rt.totals[i] += st[i];
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -318,10 +350,13 @@ void ncclbpf_rt_get_stats(struct ncclbpf_rt_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&rt.lock);
-	for (int i = 0; i < NCCLBPF_STAT_MAX; i++) {
+	for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
 		out->comm[i] = rt.totals[i];
-		for (struct ncclbpf_comm *c = rt.comms; c; c = c->next)
-			out->comm[i] += __atomic_load_n(&c->stats[i], __ATOMIC_RELAXED);
+	for (struct ncclbpf_comm *c = rt.comms; c; c = c->next) {
+		uint64_t st[NCCLBPF_STAT_MAX];
+		ncclbpf_comm__stats(c, st, NULL);
+		for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
+			out->comm[i] += st[i];
 	}
 	out->comms_live = rt.comms_live;
 	out->comms_total = rt.comms_total;

@@ -48,12 +48,17 @@ endif()
 ncclbpf_test(test_reload_stress SOURCES ${PLUGIN_TEST_DIR}/test_reload_stress.c ${PLUGIN_STATIC_SOURCES}
   LIBS pthread ARGS 8 2000 200000 ${STRESS_VERSION_DIR}
   ASAN_ARGS 8 300 20000 ${STRESS_VERSION_DIR} LABELS plugin TIMEOUT 120)
-target_link_libraries(test_reload_stress PRIVATE ncclbpf_runtime)
-target_include_directories(test_reload_stress PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
-if(TARGET test_reload_stress_asan)
-  target_link_libraries(test_reload_stress_asan PRIVATE ncclbpf_runtime_asan)
-  target_include_directories(test_reload_stress_asan PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
-endif()
+# The tuner's statistics and what a program sees of its context, the same way.
+ncclbpf_test(test_tuner_stats SOURCES ${PLUGIN_TEST_DIR}/test_tuner_stats.c ${PLUGIN_STATIC_SOURCES}
+  LIBS pthread LABELS plugin TIMEOUT 60)
+foreach(t test_reload_stress test_tuner_stats)
+  target_link_libraries(${t} PRIVATE ncclbpf_runtime)
+  target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
+  if(TARGET ${t}_asan)
+    target_link_libraries(${t}_asan PRIVATE ncclbpf_runtime_asan)
+    target_include_directories(${t}_asan PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
+  endif()
+endforeach()
 
 if(NCCLBPF_SANITIZERS)
   file(GLOB_RECURSE TSAN_ENGINE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/engine/src/*.c)

@@ -54,6 +54,28 @@ static void test_fill(void)
 	for (int a = 0; a < 7; a++)
 		CHECK_EQ_U64(x.cost_ns[a][2], NCCLBPF_COST_NA);
 	CHECK_EQ_U64(x.cost_ns[0][1], (uint64_t)((double)t6[1] * 1000.0 + 0.5));
+
+	/* Only the cells a program reads: the others are not written at all. */
+	memset(&x, 0xab, sizeof(x));
+	tuner_fill_cells(&x, t, 7, 3, 1u << 0 | 1u << 5 | 1u << 20);
+	CHECK_EQ_U64(x.cost_ns[0][0], 1500);
+	CHECK_EQ_U64(x.cost_ns[1][2], (uint64_t)((double)123.456f * 1000.0 + 0.5));
+	CHECK_EQ_U64(x.cost_ns[6][2], NCCLBPF_COST_NA);
+	for (int i = 0; i < 21; i++)
+		if (i != 0 && i != 5 && i != 20)
+			CHECK_EQ_U64((&x.cost_ns[0][0])[i], 0xababababababababull);
+	CHECK_EQ_U64(x.n_bytes, 0xababababababababull);
+	/* ... in a smaller table too: cell (6, 0) does not exist in 6 x 3, (1, 1) is t6[4]. */
+	memset(&x, 0xab, sizeof(x));
+	tuner_fill_cells(&x, t6, 6, 3, 1u << 18 | 1u << 4);
+	CHECK_EQ_U64(x.cost_ns[6][0], NCCLBPF_COST_NA);
+	CHECK_EQ_U64(x.cost_ns[1][1], (uint64_t)((double)t6[4] * 1000.0 + 0.5));
+	CHECK_EQ_U64(x.cost_ns[1][0], 0xababababababababull);
+	/* An empty mask writes nothing. */
+	memset(&x, 0xab, sizeof(x));
+	tuner_fill_cells(&x, t, 7, 3, 0);
+	for (int i = 0; i < 21; i++)
+		CHECK_EQ_U64((&x.cost_ns[0][0])[i], 0xababababababababull);
 }
 
 static void test_winner(void)
@@ -138,9 +160,14 @@ static void test_apply_rules(void)
 	x = ctx_for(-1, -1, 12, 1);
 	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
 	CHECK(ch == 12 && !memcmp(t, orig, sizeof(t)) && !info.channels_skipped);
+	/* info names the cell NCCL picks and the channels set (the decision histogram). */
+	CHECK(tuner_table_winner(orig, 7, 3, &a, &p) == 0);
+	CHECK(info.algo == a && info.proto == p && info.channels == 12);
 	ch = 0;
 	x = ctx_for(NCCLBPF_ALGO_NVLS, NCCLBPF_PROTO_SIMPLE, 64, 1); /* NVLS on one node: ok */
 	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED && ch == 64);
+	CHECK(info.algo == NCCLBPF_ALGO_NVLS && info.proto == NCCLBPF_PROTO_SIMPLE &&
+	      info.channels == 64);
 	memcpy(t, orig, sizeof(t));
 	ch = 0;
 	x = ctx_for(NCCLBPF_ALGO_NVLS, NCCLBPF_PROTO_SIMPLE, 8, 2); /* NVLS across nodes: CollNet */
@@ -164,6 +191,12 @@ static void test_apply_rules(void)
 	CHECK(tuner_apply(&x, z, 2, 2, &ch, &info) == TUNER_APPLY_CHANGED);
 	CHECK(tuner_table_winner(z, 2, 2, &a, &p) == 0 && a == 1 && p == 1);
 	CHECK(z[0] == FLT_MIN);
+	/* ... while a 0.0 after the choice cannot take the tie and stays as NCCL priced it. */
+	float z2[] = {2.0f, 0.0f, 3.0f, 0.0f};
+	x = ctx_for(0, 0, 0, 1);
+	CHECK(tuner_apply(&x, z2, 2, 2, &ch, &info) == TUNER_APPLY_CHANGED);
+	CHECK(tuner_table_winner(z2, 2, 2, &a, &p) == 0 && a == 0 && p == 0);
+	CHECK(z2[1] == 0.0f && z2[3] == 0.0f && info.algo == 0 && info.proto == 0);
 	/* An empty table stays empty whatever the policy says. */
 	float e[] = {-1, -1, -1, -1};
 	x = ctx_for(0, 0, 0, 1);
@@ -217,6 +250,13 @@ static void test_apply_random(void)
 			int a, p;
 			if (tuner_table_winner(t, na, np, &a, &p) || a != x.algorithm ||
 			    p != x.protocol)
+				violations++;
+		}
+		/* What the statistics count: the cell NCCL picks now, the channels set. */
+		if (res == TUNER_APPLY_CHANGED) {
+			int a, p;
+			if (tuner_table_winner(t, na, np, &a, &p) || a != info.algo ||
+			    p != info.proto || info.channels != ch)
 				violations++;
 		}
 	}

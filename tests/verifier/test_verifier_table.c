@@ -144,12 +144,42 @@ static void check_reads_wide_type(void)
 	    .sz = sizeof(o), .type = &t, .helpers = ebpf_helpers_default()};
 	CHECK(ebpf_verify(reads, INSN_CNT(reads), &o, &st, err, sizeof(err)) == 0);
 	CHECK_EQ_U64(st.ctx_read, (1ull << 62) | (1ull << 63));
+	CHECK_EQ_U64(st.ctx_words, (1ull << 62) | (1ull << 63)); /* words 64 and 69: bit 63 */
 	CHECK_EQ_U64(ebpf_prog_type_field_bit(&t, "f0"), 1);
 	CHECK_EQ_U64(ebpf_prog_type_field_bit(&t, "f66"), 1ull << 63);
 	CHECK_EQ_U64(ebpf_prog_type_field_bit(&t, "nope"), 0);
 	const struct ebpf_insn none[] = {RET0};
 	CHECK(ebpf_verify(none, INSN_CNT(none), &o, &st, err, sizeof(err)) == 0);
 	CHECK_EQ_U64(st.ctx_read, 0);
+}
+
+/* stats.ctx_words: one bit per 8-byte word a read may touch, exact per cost cell (constant
+ * offsets), narrow and straddling reads, a moved ctx pointer, words from 63 on in bit 63. */
+static void check_words(void)
+{
+	const struct ebpf_prog_type *t = ebpf_prog_type_by_name("tuner");
+	struct ebpf_verify_opts o = {.sz = sizeof(o), .type = t, .helpers = ebpf_helpers_default()};
+	struct ebpf_verify_stats st;
+	char err[256];
+	/* cost_ns[1][2] (word 6 + 5), a byte of n_bytes (word 1), coll_type + n_ranks in one
+	 * 8-byte load (word 3), cost_ns[6][0] through a moved pointer (word 6 + 18); writes of the
+	 * outputs are not reads. */
+	const struct ebpf_insn cells[] = {
+	    LDX_MEM(EBPF_DW, 2, 1, T_COST + 5 * 8),  LDX_MEM(EBPF_B, 2, 1, T_BYTES + 7),
+	    LDX_MEM(EBPF_DW, 2, 1, T_COLL),	     MOV64_REG(3, 1),
+	    ALU64_IMM(EBPF_ADD, 3, T_COST + 18 * 8), LDX_MEM(EBPF_W, 2, 3, 4),
+	    ST_MEM(EBPF_DW, 1, T_ALGO, 1),	     RET0};
+	CHECK(ebpf_verify(cells, INSN_CNT(cells), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_words, (1ull << 11) | (1ull << 1) | (1ull << 3) | (1ull << 24));
+	const struct ebpf_insn none[] = {ST_MEM(EBPF_W, 1, T_ALGO, 1), RET0};
+	CHECK(ebpf_verify(none, INSN_CNT(none), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_words, 0);
+	/* A read of every cell sets exactly the 21 cell words. */
+	struct ebpf_insn all[23] = {[21] = MOV64_IMM(0, 0), [22] = EXIT()};
+	for (int i = 0; i < 21; i++)
+		all[i] = LDX_MEM(EBPF_DW, 2, 1, T_COST + 8 * i);
+	CHECK(ebpf_verify(all, 23, &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_words, ((1ull << 21) - 1) << 6);
 }
 
 int main(int argc, char **argv)
@@ -206,6 +236,7 @@ int main(int argc, char **argv)
 			run_checked(c);
 	}
 	check_reads_wide_type();
+	check_words();
 	printf("%zu rejected cases, %zu accepted cases\n", nr, na);
 	vmaps_free();
 	return check_summary("test_verifier_table");

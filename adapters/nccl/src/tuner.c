@@ -6,8 +6,8 @@
  * decision in place and is counted in the communicator's statistics.
  *
  * The per-call path (getCollInfo, getChunkSize) takes no lock, allocates nothing and never
- * logs: it builds the context on the stack, runs the active policy inside a read-side epoch
- * (runtime), validates and applies the outputs. */
+ * logs: it builds the context on the stack (only what the program may read), runs the active
+ * policy inside a read-side epoch (runtime), validates and applies the outputs. */
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,89 +115,177 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
 	ncclbpf_trace_emit(&r);
 }
 
-/* Decision histogram for `ncclbpf stat`: the cell NCCL now picks (the requested one when the
- * policy named both, else the table's winner) and the channel count that took effect. */
-static void count_decision(struct ncclbpf_comm *c, const struct ncclbpf_tuner_ctx *x,
-			   const float *table, int na, int np, const struct tuner_apply_info *info)
+/* --- getCollInfo ----------------------------------------------------------------------------
+ * A call does only what the policy needs. The verifier recorded which 8-byte words of the
+ * context the program may read (hook->ctx_words): the scalar inputs are filled only when it
+ * reads any of them, and of the cost table only the cells it reads are converted (none for most
+ * policies). Outputs start at their defaults; a program that leaves them there costs no table
+ * work. Statistics: one counter per call at most (the outcome; the call count is the seq). */
+
+#define WORD(f)	     (offsetof(struct ncclbpf_tuner_ctx, f) / 8)
+#define CELL_WORD0   WORD(cost_ns)
+#define SCALAR_WORDS (((1ull << CELL_WORD0) - 1) | 1ull << WORD(reg_buff))
+_Static_assert(WORD(reg_buff) == CELL_WORD0 + TUNER_CELLS, "reg_buff follows the cost cells");
+_Static_assert(WORD(algorithm) == WORD(reg_buff) + 1, "the outputs follow reg_buff");
+
+/* getCollInfo's arguments. */
+#define CALL_ARGS                                                                                  \
+	ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops, float *table, int num_algo,        \
+	    int num_proto, int reg_buff
+#define CALL_PASS coll_type, n_bytes, num_pipe_ops, table, num_algo, num_proto, reg_buff
+
+/* 1 when NCCL passed a table the adapter can work on (1..7 x 1..3; anything else is left alone). */
+static inline int well_formed(const void *table, int num_algo, int num_proto)
 {
-	int a = x->algorithm, p = x->protocol;
-	if (a == NCCLBPF_ALGO_DEFAULT || p == NCCLBPF_PROTO_DEFAULT)
-		if (tuner_table_winner(table, na, np, &a, &p) != 0)
-			a = p = -1;
-	ncclbpf_comm__count_decision(c, a, p, info->channels_skipped ? 0 : x->n_channels);
+	return table && (unsigned)num_algo - 1 < TUNER_MAX_ALGO &&
+	       (unsigned)num_proto - 1 < TUNER_MAX_PROTO;
 }
 
+/* The scalar inputs of x. */
+static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbpf_comm *c,
+				uint64_t seq, CALL_ARGS)
+{
+	(void)table;
+	x->comm_id = c->comm_id;
+	x->n_bytes = n_bytes;
+	x->seq = seq;
+	x->coll_type = (uint32_t)coll_type;
+	x->n_ranks = c->n_ranks;
+	x->n_nodes = c->n_nodes;
+	x->num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
+	x->num_algo = (uint32_t)num_algo;
+	x->num_proto = (uint32_t)num_proto;
+	x->reg_buff = reg_buff != 0;
+	x->_pad0 = 0;
+}
+
+/* The inputs of x the program may read (words), and the outputs at their defaults. */
+static inline void fill_inputs(struct ncclbpf_tuner_ctx *x, const struct ncclbpf_comm *c,
+			       uint64_t seq, uint64_t words, CALL_ARGS)
+{
+	if (words & SCALAR_WORDS)
+		fill_scalars(x, c, seq, CALL_PASS);
+	uint32_t cells = (uint32_t)(words >> CELL_WORD0) & TUNER_ALL_CELLS;
+	if (cells)
+		tuner_fill_cells(x, table, num_algo, num_proto, cells);
+	x->algorithm = NCCLBPF_ALGO_DEFAULT;
+	x->protocol = NCCLBPF_PROTO_DEFAULT;
+	x->n_channels = NCCLBPF_CHANNELS_DEFAULT;
+	x->_pad1 = 0;
+}
+
+/* Applies outputs that are not all at their defaults to NCCL's table (tuner_table.c: NCCL's
+ * rules) and counts the outcome: DEFAULT or INVALID, or for an applied decision the cell NCCL
+ * now picks and the channels set (the decision histogram of `ncclbpf stat`, which the applied
+ * count derives from). */
+static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x,
+					    float *table, int num_algo, int num_proto,
+					    int *n_channels)
+{
+	x->n_nodes = c->n_nodes; /* the CollNet rule needs it, whether the program read it or not */
+	struct tuner_apply_info info;
+	switch (tuner_apply(x, table, num_algo, num_proto, n_channels, &info)) {
+	case TUNER_APPLY_CHANGED:
+		ncclbpf_comm__count_decision(c, info.algo, info.proto, info.channels);
+		break;
+	case TUNER_APPLY_DEFAULT:
+		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
+		break;
+	case TUNER_APPLY_INVALID:
+		ncclbpf_comm__count(c, NCCLBPF_STAT_INVALID);
+		break;
+	}
+	if (info.channels_skipped)
+		ncclbpf_comm__count(c, NCCLBPF_STAT_CH_SKIPPED);
+}
+
+/* After a program ran: nothing to do but count when it left every output at its default. */
+static inline void finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table,
+			  int num_algo, int num_proto, int *n_channels)
+{
+	if (tuner_outputs_default(x))
+		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
+	else
+		apply(c, x, table, num_algo, num_proto, n_channels);
+}
+
+/* NCCLBPF_TRACE on: the same call with the whole context filled (the record holds it), the table
+ * as NCCL passed it and the decision NCCL now takes. */
+static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64_t seq, CALL_ARGS,
+						  int *n_channels)
+{
+	struct ncclbpf_tuner_ctx x;
+	float input[TUNER_CELLS];
+	uint64_t ver = 0;
+	memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
+	fill_inputs(&x, c, seq, ~0ull, CALL_PASS);
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, &ver);
+	int ran = 0;
+	if (h) {
+		ran = ncclbpf_rt_hook_run(h, &x) == 0;
+		ncclbpf_rt_hook_end();
+	}
+	if (ran)
+		finish(c, &x, table, num_algo, num_proto, n_channels);
+	trace_call(c, &x, input, table, num_algo, num_proto, n_channels, ran ? ver : 0);
+}
+
+static __attribute__((noinline)) void bad_call(struct ncclbpf_comm *c, uint64_t seq, CALL_ARGS,
+					       int *n_channels)
+{
+	ncclbpf_comm__count(c, NCCLBPF_STAT_BAD_CALL);
+	if (!ncclbpf_trace_on())
+		return;
+	struct ncclbpf_tuner_ctx x;
+	fill_scalars(&x, c, seq, CALL_PASS);
+	trace_call(c, &x, NULL, NULL, 0, 0, n_channels, 0);
+}
+
+/* getCollInfo with a policy to run (or a malformed call, tracing, the control plane). */
+static __attribute__((noinline)) ncclResult_t
+coll_info_policy(void *context, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,
+		 float **cost_table, int num_algo, int num_proto, int reg_buff, int *n_channels)
+{
+	struct ncclbpf_comm *c = context;
+	if (__builtin_expect(!c, 0))
+		return ncclSuccess;
+	uint64_t seq = ncclbpf_comm__tick(c); /* numbers the call, and counts it */
+	/* NCCL passes float[numAlgo][numProto] cast to float** (§6.5). */
+	float *table = (float *)cost_table;
+	if (__builtin_expect(!well_formed(table, num_algo, num_proto), 0)) {
+		bad_call(c, seq, CALL_PASS, n_channels);
+		return ncclSuccess;
+	}
+	if (__builtin_expect(ncclbpf_trace_on(), 0)) {
+		traced_call(c, seq, CALL_PASS, n_channels);
+		return ncclSuccess;
+	}
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, NULL);
+	if (!h)
+		return ncclSuccess; /* no policy: NCCL's own decision (counted as calls - runs) */
+	struct ncclbpf_tuner_ctx x;
+	fill_inputs(&x, c, seq, h->ctx_words, CALL_PASS);
+	int err = ncclbpf_rt_hook_run(h, &x);
+	ncclbpf_rt_hook_end();
+	if (__builtin_expect(err == 0, 1))
+		finish(c, &x, table, num_algo, num_proto, n_channels);
+	return ncclSuccess;
+}
+
+/* getCollInfo. Without a policy (a well-formed call, no trace) a call only numbers itself, in a
+ * few instructions and no stack frame; anything else goes on to coll_info_policy. */
 static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,
 			      float **cost_table, int num_algo, int num_proto, int reg_buff,
 			      int *n_channels)
 {
 	struct ncclbpf_comm *c = context;
-	if (__builtin_expect(!c, 0))
-		return ncclSuccess;
-	struct ncclbpf_tuner_ctx x;
-	x.seq = ncclbpf_comm__tick(c);
-	ncclbpf_comm__count(c, NCCLBPF_STAT_CALLS);
-	/* NCCL passes float[numAlgo][numProto] cast to float** (§6.5). */
-	float *table = (float *)cost_table;
-	if (__builtin_expect(!table || num_algo <= 0 || num_proto <= 0 ||
-				 num_algo > TUNER_MAX_ALGO || num_proto > TUNER_MAX_PROTO,
-			     0)) {
-		ncclbpf_comm__count(c, NCCLBPF_STAT_BAD_CALL);
-		if (ncclbpf_trace_on()) {
-			x.n_bytes = n_bytes;
-			x.coll_type = (uint32_t)coll_type;
-			x.num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
-			x.reg_buff = reg_buff != 0;
-			trace_call(c, &x, NULL, NULL, 0, 0, n_channels, 0);
-		}
+	if (c && ncclbpf_rt_tuner_idle(c) && well_formed(cost_table, num_algo, num_proto) &&
+	    !ncclbpf_trace_on()) {
+		ncclbpf_comm__tick(c);
 		return ncclSuccess;
 	}
-	x.comm_id = c->comm_id;
-	x.n_bytes = n_bytes;
-	x.coll_type = (uint32_t)coll_type;
-	x.n_ranks = c->n_ranks;
-	x.n_nodes = c->n_nodes;
-	x.num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
-	x.num_algo = (uint32_t)num_algo;
-	x.num_proto = (uint32_t)num_proto;
-	tuner_fill_costs(&x, table, num_algo, num_proto);
-	x.reg_buff = reg_buff != 0;
-	x._pad0 = 0;
-	x.algorithm = NCCLBPF_ALGO_DEFAULT;
-	x.protocol = NCCLBPF_PROTO_DEFAULT;
-	x.n_channels = NCCLBPF_CHANNELS_DEFAULT;
-	x._pad1 = 0;
-
-	float input[TUNER_MAX_ALGO * TUNER_MAX_PROTO];
-	int tracing = ncclbpf_trace_on();
-	if (__builtin_expect(tracing, 0))
-		memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
-
-	uint64_t ver = 0;
-	if (ncclbpf_rt_run_tuner_comm(c, &x, &ver) != 0) {
-		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
-		ver = 0;
-	} else {
-		ncclbpf_comm__count(c, NCCLBPF_STAT_RUNS);
-		struct tuner_apply_info info;
-		switch (tuner_apply(&x, table, num_algo, num_proto, n_channels, &info)) {
-		case TUNER_APPLY_CHANGED:
-			ncclbpf_comm__count(c, NCCLBPF_STAT_APPLIED);
-			count_decision(c, &x, table, num_algo, num_proto, &info);
-			break;
-		case TUNER_APPLY_DEFAULT:
-			ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
-			break;
-		case TUNER_APPLY_INVALID:
-			ncclbpf_comm__count(c, NCCLBPF_STAT_INVALID);
-			break;
-		}
-		if (info.channels_skipped)
-			ncclbpf_comm__count(c, NCCLBPF_STAT_CH_SKIPPED);
-	}
-	if (__builtin_expect(tracing, 0))
-		trace_call(c, &x, input, table, num_algo, num_proto, n_channels, ver);
-	return ncclSuccess;
+	return coll_info_policy(context, coll_type, n_bytes, num_pipe_ops, cost_table, num_algo,
+				num_proto, reg_buff, n_channels);
 }
 
 /* Chunk sizes above this are certainly wrong (NCCL's largest protocol buffer is a few MiB). */
@@ -209,10 +297,12 @@ static ncclResult_t chunk_size(void *context, ncclFunc_t coll_type, size_t n_byt
 	struct ncclbpf_comm *c = context;
 	if (!c || !chunk)
 		return ncclSuccess;
+	uint64_t seq = c->chunk_seq; /* numbers the call, and counts it (stats read it) */
+	__atomic_store_n(&c->chunk_seq, seq + 1, __ATOMIC_RELAXED);
 	struct ncclbpf_chunk_ctx x = {
 	    .comm_id = c->comm_id,
 	    .n_bytes = n_bytes,
-	    .seq = c->chunk_seq++,
+	    .seq = seq,
 	    .coll_type = (uint32_t)coll_type,
 	    .algorithm = algo,
 	    .protocol = proto,
@@ -220,7 +310,6 @@ static ncclResult_t chunk_size(void *context, ncclFunc_t coll_type, size_t n_byt
 	    .nccl_chunk = *chunk,
 	    .chunk_size = NCCLBPF_CHUNK_DEFAULT,
 	};
-	ncclbpf_comm__count(c, NCCLBPF_STAT_CHUNK_CALLS);
 	uint64_t ver = 0;
 	size_t in = *chunk;
 	if (ncclbpf_rt_run_chunk_comm(c, &x, &ver) != 0) {

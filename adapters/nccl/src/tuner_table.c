@@ -3,20 +3,32 @@
 
 #include <float.h>
 
-void tuner_fill_costs(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
-		      int num_proto)
+/* µs -> ns in double: 3.6e9 µs is 3.6e12 ns, far inside int64, so the signed conversion (one
+ * instruction, where the unsigned one needs a range check) is exact. */
+static inline uint64_t cell_ns(float v)
 {
-	for (int a = 0; a < NCCLBPF_NUM_ALGOS; a++)
-		for (int p = 0; p < NCCLBPF_NUM_PROTOS; p++) {
-			uint64_t ns = NCCLBPF_COST_NA;
-			if (a < num_algo && p < num_proto) {
-				float v = table[a * num_proto + p];
-				/* µs -> ns in double: 3.6e9 µs is 3.6e12 ns, far inside u64. */
-				if (tuner_cell_valid(v))
-					ns = (uint64_t)((double)v * 1000.0 + 0.5);
-			}
-			ctx->cost_ns[a][p] = ns;
+	return tuner_cell_valid(v) ? (uint64_t)(int64_t)((double)v * 1000.0 + 0.5)
+				   : NCCLBPF_COST_NA;
+}
+
+void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
+		      int num_proto, uint32_t mask)
+{
+	__u64 *out = &ctx->cost_ns[0][0];
+	mask &= TUNER_ALL_CELLS;
+	if (num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO) {
+		/* NCCL 2.23+: the table has the context's shape, cell i is table[i]. */
+		for (; mask; mask &= mask - 1) {
+			int i = __builtin_ctz(mask);
+			out[i] = cell_ns(table[i]);
 		}
+		return;
+	}
+	for (; mask; mask &= mask - 1) {
+		int i = __builtin_ctz(mask), a = i / NCCLBPF_NUM_PROTOS, p = i % NCCLBPF_NUM_PROTOS;
+		out[i] = a < num_algo && p < num_proto ? cell_ns(table[a * num_proto + p])
+						       : NCCLBPF_COST_NA;
+	}
 }
 
 int tuner_table_winner(const float *table, int num_algo, int num_proto, int *algo, int *proto)
@@ -70,38 +82,42 @@ enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *
 {
 	int32_t algo = ctx->algorithm, proto = ctx->protocol, ch = ctx->n_channels;
 	info->channels_skipped = 0;
+	info->algo = info->proto = -1;
+	info->channels = 0;
 	/* Validate everything before touching anything. */
-	if (algo < NCCLBPF_ALGO_DEFAULT || algo >= num_algo)
+	if (algo < NCCLBPF_ALGO_DEFAULT || algo >= num_algo || proto < NCCLBPF_PROTO_DEFAULT ||
+	    proto >= num_proto || ch < 0 || ch > 64)
 		return TUNER_APPLY_INVALID;
-	if (proto < NCCLBPF_PROTO_DEFAULT || proto >= num_proto)
-		return TUNER_APPLY_INVALID;
-	if (ch < 0 || ch > 64)
-		return TUNER_APPLY_INVALID;
-	int ca = -1, cp = -1;
 	int choose = algo != NCCLBPF_ALGO_DEFAULT || proto != NCCLBPF_PROTO_DEFAULT;
-	if (choose && cheapest(table, num_algo, num_proto, algo, proto, &ca, &cp))
-		return TUNER_APPLY_INVALID; /* asked for something NCCL cannot run */
-	if (!choose && ch == NCCLBPF_CHANNELS_DEFAULT)
-		return TUNER_APPLY_DEFAULT;
-
 	if (choose) {
-		for (int i = 0; i < num_algo * num_proto; i++)
-			if (table[i] == 0.0f && tuner_cell_valid(table[i]))
+		int ca = algo, cp = proto;
+		if (algo < 0 || proto < 0) {
+			if (cheapest(table, num_algo, num_proto, algo, proto, &ca, &cp))
+				return TUNER_APPLY_INVALID; /* nothing NCCL can run along it */
+		} else if (!tuner_cell_valid(table[algo * num_proto + proto])) {
+			return TUNER_APPLY_INVALID; /* asked for something NCCL cannot run */
+		}
+		int w = ca * num_proto + cp;
+		/* NCCL takes the first minimum: only a 0.0 before the choice could take the tie
+		 * (NaN compares unequal, -0.0 equal: both as NCCL sees them). */
+		for (int i = 0; i < w; i++)
+			if (table[i] == 0.0f)
 				table[i] = FLT_MIN;
-		table[ca * num_proto + cp] = 0.0f;
+		table[w] = 0.0f;
+		info->algo = ca;
+		info->proto = cp;
 	}
-	if (ch != NCCLBPF_CHANNELS_DEFAULT && n_channels) {
-		int wa, wp;
-		if (!choose && tuner_table_winner(table, num_algo, num_proto, &wa, &wp))
-			return TUNER_APPLY_DEFAULT; /* empty table: nothing will run anyway */
-		if (choose)
-			wa = ca;
-		if (collnet_like(wa, ctx->n_nodes))
-			info->channels_skipped = 1;
-		else
-			*n_channels = ch;
+	if (ch == NCCLBPF_CHANNELS_DEFAULT || !n_channels)
+		return choose ? TUNER_APPLY_CHANGED : TUNER_APPLY_DEFAULT;
+	if (!choose && tuner_table_winner(table, num_algo, num_proto, &info->algo, &info->proto))
+		return TUNER_APPLY_DEFAULT; /* empty table: nothing will run anyway */
+	if (collnet_like(info->algo, ctx->n_nodes)) {
+		info->channels_skipped = 1;
+		return choose ? TUNER_APPLY_CHANGED : TUNER_APPLY_DEFAULT;
 	}
-	return (choose || !info->channels_skipped) ? TUNER_APPLY_CHANGED : TUNER_APPLY_DEFAULT;
+	*n_channels = ch;
+	info->channels = ch;
+	return TUNER_APPLY_CHANGED;
 }
 
 uint64_t tuner_proto_grain(int proto)

@@ -10,6 +10,8 @@
 /* Largest table the adapter accepts (NCCL 2.23+: 7 x 3). Anything else is left alone. */
 #define TUNER_MAX_ALGO	NCCLBPF_NUM_ALGOS
 #define TUNER_MAX_PROTO NCCLBPF_NUM_PROTOS
+#define TUNER_CELLS	(TUNER_MAX_ALGO * TUNER_MAX_PROTO)
+#define TUNER_ALL_CELLS ((1u << TUNER_CELLS) - 1)
 
 /* 1 when NCCL could pick this cell: >= 0, below 3.6e9 and not NaN (topoGetAlgoInfo). */
 static inline int tuner_cell_valid(float v)
@@ -17,30 +19,52 @@ static inline int tuner_cell_valid(float v)
 	return v >= 0.0f && v < 3.6e9f;
 }
 
-/* Fills ctx->cost_ns from the table (µs floats -> integer ns, unusable -> NCCLBPF_COST_NA,
- * cells beyond num_algo x num_proto -> NA). The shape must already be checked. */
-void tuner_fill_costs(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
-		      int num_proto);
+/* Fills ctx->cost_ns[a][p] for the cells in mask (bit a * NCCLBPF_NUM_PROTOS + p) from the
+ * table: µs floats -> integer ns, unusable -> NCCLBPF_COST_NA, cells beyond num_algo x
+ * num_proto -> NA. Cells outside mask are not written. The shape must already be checked. */
+void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
+		      int num_proto, uint32_t mask);
+/* Every cell. */
+static inline void tuner_fill_costs(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
+				    int num_proto)
+{
+	tuner_fill_cells(ctx, table, num_algo, num_proto, TUNER_ALL_CELLS);
+}
 
 /* The cell NCCL will choose: first minimum in algorithm-major order. Returns 0 and sets
  * algo and proto, or -1 when no cell is valid. */
 int tuner_table_winner(const float *table, int num_algo, int num_proto, int *algo, int *proto);
 
 enum tuner_apply_result {
-	TUNER_APPLY_DEFAULT = 0, /* every output at its default: nothing changed */
+	TUNER_APPLY_DEFAULT = 0, /* nothing changed (every output at its default, or a channel
+				    request that could not apply) */
 	TUNER_APPLY_CHANGED,	 /* table and/or channels changed */
 	TUNER_APPLY_INVALID,	 /* outputs rejected, nothing changed */
 };
 
 struct tuner_apply_info {
 	int channels_skipped; /* a channel request was dropped because a CollNet algorithm won */
+	/* CHANGED: the cell NCCL now picks, and the channel count set (0: left to NCCL). */
+	int algo, proto, channels;
 };
+
+/* 1 when ctx's outputs are all at their defaults (nothing to apply). Each output is read by
+ * itself: the program may have stored them one by one, and one 8-byte load over two 4-byte
+ * stores cannot be forwarded from the store buffer (a stall of a dozen cycles, the largest
+ * single cost of a decision before this was written so). Both defaults are -1, all ones. */
+static inline int tuner_outputs_default(const struct ncclbpf_tuner_ctx *ctx)
+{
+	_Static_assert(NCCLBPF_ALGO_DEFAULT == -1 && NCCLBPF_PROTO_DEFAULT == -1, "all ones");
+	const volatile int32_t *out = &ctx->algorithm;
+	return (out[0] & out[1]) == -1 && ctx->n_channels == NCCLBPF_CHANNELS_DEFAULT;
+}
 
 /* Applies ctx's outputs to NCCL's table and channel count:
  * - algorithm/protocol (either may be DEFAULT): the chosen valid cell is lowered to 0.0 (for a
- *   DEFAULT dimension, the cheapest valid cell along it); other valid cells at 0.0 are raised to
- *   the smallest positive float so the tie cannot go elsewhere. Unavailable cells are never
- *   written, no valid cell is ever removed, so the table can never become empty.
+ *   DEFAULT dimension, the cheapest valid cell along it); valid cells at 0.0 before it (NCCL
+ *   takes the first minimum) are raised to the smallest positive float so the tie cannot go
+ *   elsewhere. Unavailable cells are never written, no valid cell is ever removed, so the
+ *   table can never become empty.
  * - n_channels: 1..64 replaces *nChannels unless the winner is CollNet-like (CollNetDirect,
  *   CollNetChain, or NVLS on more than one node), where NCCL would use it unchecked.
  * Any out-of-range output, or a choice with no valid cell, rejects the whole decision. */

@@ -75,6 +75,11 @@ struct ebpf_verify_stats {
 	 * field from index 63 on. Reads happen only through context loads (no helper takes the
 	 * context pointer), so a clear bit means no execution can observe that field. */
 	uint64_t ctx_read;
+	/* The same per 8-byte word of the context: bit i when a read may touch bytes [8i, 8i + 8)
+	 * (bit 63 for any byte from 504 on). Every context access has a constant offset, so this
+	 * separates the elements of an array field (the tuner's cost cells: an adapter converts
+	 * only the cells a program may read). */
+	uint64_t ctx_words;
 };
 
 /* Returns 0 when the program is safe, -EACCES when rejected (err holds the one-line reason with

@@ -82,6 +82,13 @@ static const struct ebpf_ctx_field *ctx_field_at(const struct env *env, int64_t 
 	return NULL;
 }
 
+/* The context words a read of size bytes at offset o may touch (ebpf_verify_stats.ctx_words). */
+static void note_words(struct env *env, int64_t o, int size)
+{
+	for (int64_t w = o / 8; w <= (o + size - 1) / 8; w++)
+		env->ctx_words |= 1ull << (w < 63 ? w : 63);
+}
+
 /* An aligned access that covers several whole fields back to back, as clang emits for
  * `ctx->algorithm = A; ctx->protocol = P;` (one 8-byte store). Every field must allow the
  * access; each is then checked as if accessed alone. Returns 1 when [o, o + size) is not such a
@@ -128,6 +135,7 @@ static int ctx_span(struct env *env, uint32_t pc, int64_t o, int size, bool writ
 		}
 	}
 	if (!write) {
+		note_words(env, o, size);
 		mark_loaded(dst, size, sx);
 		set_label(env, dst, local, origin);
 	}
@@ -189,6 +197,7 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 	 * offset) went on from the same instruction, so its reads are already recorded. */
 	idx = (uint32_t)(f - env->type->fields);
 	env->ctx_read |= 1ull << (idx < 63 ? idx : 63);
+	note_words(env, o, size);
 	mark_loaded(dst, size, sx);
 	if (f->flags & EBPF_CTX_RANK_LOCAL)
 		taint_source(env, pc, "ctx->%s", f->name);

@@ -172,7 +172,8 @@ struct env {
 	uint64_t processed, limit;
 	uint32_t n_checkpoints, peak_states;
 	uint64_t worst_cost;
-	uint64_t ctx_read; /* ebpf_verify_stats.ctx_read */
+	uint64_t ctx_read;  /* ebpf_verify_stats.ctx_read */
+	uint64_t ctx_words; /* ebpf_verify_stats.ctx_words */
 
 	/* Freed frames and histories, reused by state copies (a loop's analysis copies states
 	 * at every branch and checkpoint; malloc/free of each cost a third of the time). */

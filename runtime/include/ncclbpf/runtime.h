@@ -85,6 +85,10 @@ struct ncclbpf_rt_hook {
 	uint64_t arg;
 	const struct ebpf_prog *prog;
 	uint32_t code_size; /* JIT machine code bytes (0: not compiled), for `ncclbpf stat` */
+	/* The 8-byte words of the context the program may read (the verifier's ctx_words: bit i
+	 * for bytes [8i, 8i + 8)); all ones for native policies. An adapter fills only these: a
+	 * word the program cannot read is never observed. */
+	uint64_t ctx_words;
 };
 
 /* The first member of the runtime's (private) loaded policy: what the inline entries read. */
@@ -111,31 +115,62 @@ int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx);
 #ifndef __cplusplus
 #include "ncclbpf/epoch.h"
 
-/* Runs the hook at byte offset off of the policy in *slot. One epoch section per call, shared
- * with the engine: it keeps the policy (code, maps) and any map value the program looks up alive
- * until the call is over. Everything is read from the policy before the call, so that nothing
- * but the epoch exit lives across it. */
-static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, size_t off, void *ctx,
-				       uint64_t *version)
+/* A hook call in three steps, for an adapter that builds its context from what the program
+ * reads (hook->ctx_words):
+ *   h = ncclbpf_rt_hook_begin(slot, off, &version): the hook at byte offset off of the policy
+ *       in *slot, inside an epoch section (it keeps the policy, its code and maps, and any map
+ *       value the program looks up alive until the end); NULL when no policy has a program
+ *       for it, and then nothing is left open. With no policy at all it costs one load: an
+ *       empty slot is seen before any epoch is entered (a policy activated meanwhile is as if
+ *       activated just after this call).
+ *   err = ncclbpf_rt_hook_run(h, ctx): 0, or -EFAULT when the interpreter stopped the program.
+ *   ncclbpf_rt_hook_end(): closes the section; nothing read from the policy may be used after.
+ */
+static inline const struct ncclbpf_rt_hook *ncclbpf_rt_hook_begin(struct rt_policy *const *slot,
+								  size_t off, uint64_t *version)
 {
+	if (!__atomic_load_n(slot, __ATOMIC_RELAXED))
+		return NULL;
 	ebpf_epoch_enter();
 	const struct ncclbpf_rt_policy_hot *p =
 	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(slot,
 										__ATOMIC_ACQUIRE);
-	int err = -2; /* -ENOENT */
-	if (p) {
+	if (__builtin_expect(p != NULL, 1)) {
 		const struct ncclbpf_rt_hook *h =
 		    (const struct ncclbpf_rt_hook *)(const void *)((const char *)p + off);
 		if (version)
 			*version = p->version;
-		if (__builtin_expect(h->fn != NULL, 1)) {
-			h->fn((uint64_t)(uintptr_t)ctx, h->arg);
-			err = 0;
-		} else if (h->prog) {
-			err = ncclbpf_rt__run_interp(h->prog, ctx);
-		}
+		if (__builtin_expect(h->fn != NULL || h->prog != NULL, 1))
+			return h;
 	}
 	ebpf_epoch_exit();
+	return NULL;
+}
+
+static inline int ncclbpf_rt_hook_run(const struct ncclbpf_rt_hook *h, void *ctx)
+{
+	if (__builtin_expect(h->fn != NULL, 1)) {
+		h->fn((uint64_t)(uintptr_t)ctx, h->arg);
+		return 0;
+	}
+	return ncclbpf_rt__run_interp(h->prog, ctx);
+}
+
+static inline void ncclbpf_rt_hook_end(void)
+{
+	ebpf_epoch_exit();
+}
+
+/* Runs the hook at byte offset off of the policy in *slot on a context filled whole. Returns 0,
+ * -ENOENT when no policy has a program for it, or -EFAULT (interpreter). */
+static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, size_t off, void *ctx,
+				       uint64_t *version)
+{
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_hook_begin(slot, off, version);
+	if (!h)
+		return -2; /* -ENOENT */
+	int err = ncclbpf_rt_hook_run(h, ctx);
+	ncclbpf_rt_hook_end();
 	return err;
 }
 
@@ -311,6 +346,10 @@ struct ncclbpf_native_policy {
 	void (*release)(uint64_t arg);
 	ncclbpf_native_fn profiler; /* SEC("profiler") equivalent, may be NULL */
 	uint32_t profiler_needs;    /* NCCLBPF_RT_PROF_* (PROGRAM implied by profiler != NULL) */
+	/* 8-byte words of the tuner context the tuner function never reads (the complement of
+	 * what the verifier records for its eBPF twin, ncclbpf_rt_hook.ctx_words), so that the
+	 * adapter does the same work for both; 0: it may read everything. */
+	uint64_t tuner_skip_words;
 };
 int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,
 			      struct ncclbpf_reload_report *report);
@@ -330,36 +369,42 @@ int ncclbpf_rt_map_update(const char *name, const void *key, const void *value);
 void ncclbpf_rt_set_engine(int engine);
 
 /* --- Per-communicator contexts ------------------------------------------------------------ */
+/* Statistics per communicator, as `ncclbpf stat` shows them. The hot path counts at most one
+ * outcome per call (NCCLBPF_STAT_DEFAULT, _INVALID, or an applied decision's cell in
+ * applied_cell) plus the channel count it set; the rest is derived when read
+ * (ncclbpf_comm__stats): calls = the tuner's call number (seq), applied = the sum of
+ * applied_cell, runs = applied + default + invalid, no_policy = calls - runs - bad_call,
+ * chunk_calls = chunk_seq, NCCL's channels (applied_channels[0]) = applied - the rest. */
 enum ncclbpf_comm_stat {
-	NCCLBPF_STAT_CALLS = 0,	    /* hook calls */
-	NCCLBPF_STAT_RUNS,	    /* calls where a policy program ran */
-	NCCLBPF_STAT_APPLIED,	    /* decisions that changed what NCCL does */
+	NCCLBPF_STAT_CALLS = 0,	    /* hook calls (derived: seq) */
+	NCCLBPF_STAT_RUNS,	    /* calls where a policy program ran (derived) */
+	NCCLBPF_STAT_APPLIED,	    /* decisions that changed what NCCL does (derived) */
 	NCCLBPF_STAT_DEFAULT,	    /* the program left every output at its default */
-	NCCLBPF_STAT_NO_POLICY,	    /* no active policy / no program for the hook */
+	NCCLBPF_STAT_NO_POLICY,	    /* no active policy / no program for the hook (derived) */
 	NCCLBPF_STAT_INVALID,	    /* outputs rejected (out of range, unavailable cell, ...) */
 	NCCLBPF_STAT_BAD_CALL,	    /* malformed call from the host (NULL table, absurd sizes) */
 	NCCLBPF_STAT_CH_SKIPPED,    /* channel request dropped because a CollNet algorithm won */
-	NCCLBPF_STAT_CHUNK_CALLS,   /* chunk-size hook calls */
+	NCCLBPF_STAT_CHUNK_CALLS,   /* chunk-size hook calls (derived: chunk_seq) */
 	NCCLBPF_STAT_CHUNK_APPLIED, /* chunk sizes changed */
 	NCCLBPF_STAT_CHUNK_INVALID, /* chunk outputs rejected */
 	NCCLBPF_STAT_MAX
 };
 
 /* One per communicator. Calls for one communicator are serialised by the host (NCCL
- * guarantees it for the tuner), so seq needs no atomics; counters are relaxed atomics so that
- * statistics can be read from another thread. */
+ * guarantees it for the tuner), so seq needs no read-modify-write; it and the counters are
+ * stored with relaxed atomics so that statistics can be read from another thread. */
 struct ncclbpf_comm {
 	uint64_t comm_id;
 	uint32_t n_ranks;
 	uint32_t n_nodes;
 	uint32_t api_version; /* which host interface created it (e.g. NCCL tuner v5) */
 	uint32_t serial;      /* creation number in this process (traces key contexts by it) */
-	uint64_t seq;	      /* next tuner call number */
-	uint64_t chunk_seq;   /* next chunk-size call number */
-	uint64_t stats[NCCLBPF_STAT_MAX];
+	uint64_t seq;	      /* next tuner call number = tuner calls so far */
+	uint64_t chunk_seq;   /* next chunk-size call number = chunk calls so far */
+	uint64_t stats[NCCLBPF_STAT_MAX]; /* counted ones only; read with ncclbpf_comm__stats */
 	/* Decision histograms (relaxed atomics, read by the inspection server): the cell NCCL
-	 * will pick after each applied decision, and the channel count applied (0: left to
-	 * NCCL, e.g. the policy changed only the algorithm). */
+	 * will pick after each applied decision, and the channel count applied (index 0 unused:
+	 * decisions that left the count to NCCL are the applied ones not counted here). */
 	uint64_t applied_cell[NCCLBPF_NUM_ALGOS][NCCLBPF_NUM_PROTOS];
 	uint64_t applied_channels[65];
 	struct ncclbpf_comm *prev, *next; /* registry (under the runtime's lock) */
@@ -371,11 +416,31 @@ struct ncclbpf_comm {
 	uint64_t cp_next;
 };
 
+/* c's statistics with the derived ones (see enum ncclbpf_comm_stat); channels0, if not NULL,
+ * gets the applied decisions that left the channel count to NCCL. Safe from any thread while
+ * c's hooks run (a count in flight may show a moment later). */
+void ncclbpf_comm__stats(const struct ncclbpf_comm *c, uint64_t out[NCCLBPF_STAT_MAX],
+			 uint64_t *channels0);
+
 #ifndef __cplusplus
 /* The policy slot c runs: its bound policy under the control plane, else the process's. */
 static inline struct rt_policy *const *ncclbpf_rt__comm_slot(const struct ncclbpf_comm *c)
 {
 	return __builtin_expect(c->cp != NULL, 0) ? &c->cp_policy : &ncclbpf_rt_active_;
+}
+/* 1 when a tuner call of c has nothing to run: no policy is active and c is not in the control
+ * plane (whose tick may switch c's policy at this very call). Read without an epoch section: a
+ * policy activated meanwhile is as if activated just after the call. The caller still ticks. */
+static inline int ncclbpf_rt_tuner_idle(const struct ncclbpf_comm *c)
+{
+	return !c->cp && !__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED);
+}
+/* The tuner hook of c's policy (ncclbpf_rt_hook_begin), or NULL. */
+static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin(const struct ncclbpf_comm *c,
+								   uint64_t *version)
+{
+	return ncclbpf_rt_hook_begin(ncclbpf_rt__comm_slot(c),
+				     offsetof(struct ncclbpf_rt_policy_hot, tuner), version);
 }
 static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
 					    uint64_t *version)
@@ -411,6 +476,14 @@ static inline uint64_t ncclbpf_comm__tick(struct ncclbpf_comm *c)
 	return s;
 }
 
+/* The same for a communicator outside the control plane (c->cp == NULL), as its caller checked. */
+static inline uint64_t ncclbpf_comm__tick_plain(struct ncclbpf_comm *c)
+{
+	uint64_t s = c->seq;
+	__atomic_store_n(&c->seq, s + 1, __ATOMIC_RELAXED);
+	return s;
+}
+
 /* The job-consistent version c runs now: generation g and bundle hash. Returns 0 when c does
  * not take part in the control plane. */
 int ncclbpf_comm__cp_version(const struct ncclbpf_comm *c, uint64_t *g, uint64_t *hash);
@@ -428,20 +501,22 @@ static inline void ncclbpf_comm__count(struct ncclbpf_comm *comm, enum ncclbpf_c
 			 __ATOMIC_RELAXED);
 }
 
-/* Counts one applied decision: the winning cell (algo, proto; -1: none) and the channel count
- * set (1..64; 0 when left to NCCL). Hot path: relaxed atomics, no lock. */
+/* Counts one applied decision: the cell NCCL will pick (algo, proto: the adapter knows it for
+ * every applied decision, and the applied count is their sum) and the channel count set (1..64;
+ * 0 when left to NCCL, which is not counted: ncclbpf_comm__stats derives it). Hot path: relaxed
+ * atomics, no lock. */
 static inline void ncclbpf_comm__count_decision(struct ncclbpf_comm *comm, int algo, int proto,
 						int channels)
 {
-	if ((unsigned)algo < NCCLBPF_NUM_ALGOS && (unsigned)proto < NCCLBPF_NUM_PROTOS)
-		__atomic_store_n(
-		    &comm->applied_cell[algo][proto],
-		    __atomic_load_n(&comm->applied_cell[algo][proto], __ATOMIC_RELAXED) + 1,
-		    __ATOMIC_RELAXED);
-	unsigned ch = (unsigned)channels <= 64 ? (unsigned)channels : 0;
-	__atomic_store_n(&comm->applied_channels[ch],
-			 __atomic_load_n(&comm->applied_channels[ch], __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
+	if ((unsigned)algo < NCCLBPF_NUM_ALGOS && (unsigned)proto < NCCLBPF_NUM_PROTOS) {
+		uint64_t *cell = &comm->applied_cell[algo][proto];
+		__atomic_store_n(cell, __atomic_load_n(cell, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
+	}
+	if ((unsigned)channels - 1 < 64) {
+		uint64_t *ch = &comm->applied_channels[channels];
+		__atomic_store_n(ch, __atomic_load_n(ch, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	}
 }
 
 /* --- Live inspection ----------------------------------------------------------------------- */
