@@ -8,7 +8,8 @@
  * line; the server answers with record lines `WORD key=value ...` and ends the answer with a
  * line `ok` or `error MESSAGE`. Values are percent-escaped (space, '%', '=', control and
  * non-ASCII bytes as %XX), so a record always splits on spaces and a key on its first '='.
- * Requests: info | stat | maps | map dump NAME | map update NAME KEYHEX VALUEHEX | env | quit. */
+ * Requests: info | stat | maps | map dump NAME | map update NAME KEYHEX VALUEHEX | env |
+ * telemetry | quit. */
 #ifndef NCCLBPF_RT_INSPECT_H
 #define NCCLBPF_RT_INSPECT_H
 
@@ -36,13 +37,8 @@ void insp_flush(struct insp_out *o);
 
 /* --- Process identity (inspect_server.c) ------------------------------------------------ */
 struct insp_ident {
-	char host[65];
-	char job[128];
-	char rank[16], local_rank[16];
+	struct rt_ident id;
 	char dir[4096];
-	uint64_t start_unix_ns;
-	int pid;
-	unsigned uid;
 	int cp; /* NCCLBPF_CP_DIR was set: the process takes part in the control plane */
 };
 extern struct insp_ident insp_ident;
@@ -63,6 +59,9 @@ unsigned insp_history(struct insp_reload_event *out, unsigned max, uint64_t *tot
 /* --- Handlers (inspect_cmds.c) ---------------------------------------------------------- */
 /* Answers one request line (without its newline). Returns 1 when the client asked to quit. */
 int insp_handle(struct insp_out *o, char *line);
+
+/* --- Built-in telemetry (inspect_telem.c) ------------------------------------------------ */
+void insp_telemetry(struct insp_out *o);
 
 /* --- The active policy's bundle (inspect_bundle.c; callers hold rt.reload_lock) ---------- */
 void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p);

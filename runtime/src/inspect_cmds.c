@@ -53,13 +53,13 @@ static void process_record(struct insp_out *o)
 	int have_last = k > 0;
 	const struct insp_reload_event *last = have_last ? &ev[k - 1] : NULL;
 	insp_begin(o, "process");
-	insp_kvi(o, "pid", insp_ident.pid);
-	insp_kv(o, "host", insp_ident.host);
-	insp_kvu(o, "uid", insp_ident.uid);
-	insp_kv(o, "job", insp_ident.job);
-	insp_kv(o, "rank", insp_ident.rank);
-	insp_kv(o, "local_rank", insp_ident.local_rank);
-	insp_kvu(o, "start_ns", insp_ident.start_unix_ns);
+	insp_kvi(o, "pid", insp_ident.id.pid);
+	insp_kv(o, "host", insp_ident.id.host);
+	insp_kvu(o, "uid", insp_ident.id.uid);
+	insp_kv(o, "job", insp_ident.id.job);
+	insp_kv(o, "rank", insp_ident.id.rank);
+	insp_kv(o, "local_rank", insp_ident.id.local_rank);
+	insp_kvu(o, "start_ns", insp_ident.id.start_unix_ns);
 	pthread_mutex_lock(&rt.reload_lock);
 	const struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	insp_kv(o, "bundle", p ? p->name : "-");
@@ -311,9 +311,14 @@ int insp_handle(struct insp_out *o, char *line)
 		return map_cmd(o, list, 1);
 	} else if (!strcmp(tok[0], "env")) {
 		env_records(o);
+	} else if (!strcmp(tok[0], "telemetry")) {
+		insp_telemetry(o);
 	} else {
-		insp_error(o, "unknown request '%s' (info, stat, maps, map dump|update, env, quit)",
-			   tok[0]);
+		insp_error(
+		    o,
+		    "unknown request '%s' (info, stat, maps, map dump|update, env, telemetry, "
+		    "quit)",
+		    tok[0]);
 		return 0;
 	}
 	insp_ok(o);

@@ -56,64 +56,6 @@ struct client {
 	char buf[1024];
 };
 
-/* --- Identity -------------------------------------------------------------------------- */
-
-static const char *first_env(const char *const *names)
-{
-	for (; *names; names++) {
-		const char *v = getenv(*names);
-		if (v && *v)
-			return v;
-	}
-	return "-";
-}
-
-static void copy_clean(char *dst, size_t len, const char *src)
-{
-	size_t i = 0;
-	for (; src[i] && i + 1 < len; i++) {
-		char c = src[i];
-		dst[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-				 (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
-				 c == ':' || c == '/' || c == '@'
-			     ? c
-			     : '_';
-	}
-	dst[i] = 0;
-}
-
-static void fill_ident(void)
-{
-	static const char *const job[] = {"NCCLBPF_JOB",
-					  "SLURM_JOB_ID",
-					  "TORCHELASTIC_RUN_ID",
-					  "PBS_JOBID",
-					  "LSB_JOBID",
-					  "FLUX_JOB_ID",
-					  "JOB_ID",
-					  NULL};
-	static const char *const rank[] = {"RANK",     "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
-					   "PMI_RANK", "SLURM_PROCID",	       NULL};
-	static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
-					    "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
-	struct insp_ident *id = &insp_ident;
-	char host[256] = "";
-	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
-		snprintf(host, sizeof(host), "localhost");
-	copy_clean(id->host, sizeof(id->host), host);
-	for (char *p = id->host; *p; p++)
-		if (*p == '/')
-			*p = '_'; /* part of a file name */
-	copy_clean(id->job, sizeof(id->job), first_env(job));
-	copy_clean(id->rank, sizeof(id->rank), first_env(rank));
-	copy_clean(id->local_rank, sizeof(id->local_rank), first_env(local));
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	id->start_unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	id->pid = (int)getpid();
-	id->uid = (unsigned)geteuid();
-}
-
 /* --- Directory and record -------------------------------------------------------------- */
 
 /* mkdir -p with mode 0700 for what is created. */
@@ -176,12 +118,12 @@ static int write_record(const char *path)
 	}
 	const struct insp_ident *id = &insp_ident;
 	char bundle[4096];
-	copy_clean(bundle, sizeof(bundle), rt.have_policy_path ? rt.policy_path : "-");
+	rt_clean_token(bundle, sizeof(bundle), rt.have_policy_path ? rt.policy_path : "-");
 	fprintf(f,
 		"pid=%d\nhost=%s\nuid=%u\njob=%s\nrank=%s\nlocal_rank=%s\nstart_ns=%llu\n"
 		"bundle=%s\nsock=%s\ncp=%d\n",
-		id->pid, id->host, id->uid, id->job, id->rank, id->local_rank,
-		(unsigned long long)id->start_unix_ns, bundle, srv.sock_path, id->cp);
+		id->id.pid, id->id.host, id->id.uid, id->id.job, id->id.rank, id->id.local_rank,
+		(unsigned long long)id->id.start_unix_ns, bundle, srv.sock_path, id->cp);
 	int err = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && !err)
 		err = -errno;
@@ -384,7 +326,7 @@ static void start_locked(void)
 	const char *v = getenv("NCCLBPF_INSPECT");
 	if (v && !strcmp(v, "0"))
 		return;
-	fill_ident();
+	rt_ident_read(&insp_ident.id);
 	v = getenv("NCCLBPF_INSPECT_INTERVAL_US");
 	srv.min_interval_ns = (v && *v ? strtoull(v, NULL, 10) : 1000) * 1000ull;
 	const char *cp = getenv("NCCLBPF_CP_DIR");
@@ -395,7 +337,7 @@ static void start_locked(void)
 		snprintf(insp_ident.dir, sizeof(insp_ident.dir), "%s", cp);
 	else
 		snprintf(insp_ident.dir, sizeof(insp_ident.dir), "/dev/shm/ncclbpf-%u",
-			 insp_ident.uid);
+			 insp_ident.id.uid);
 	char procs[4200];
 	snprintf(procs, sizeof(procs), "%s/procs", insp_ident.dir);
 	int e = make_dirs(procs);
@@ -412,7 +354,7 @@ static void start_locked(void)
 		return;
 	}
 	int len = snprintf(srv.sock_path, sizeof(srv.sock_path), "%s/%s.%d.sock", procs,
-			   insp_ident.host, insp_ident.pid);
+			   insp_ident.id.host, insp_ident.id.pid);
 	if (len < 0 || len >= (int)sizeof(srv.sock_path)) {
 		snprintf(why, sizeof(why), "socket path in %s longer than %zu bytes", procs,
 			 sizeof(srv.sock_path) - 1);

@@ -166,6 +166,27 @@ void rt_inspect_start(void);
 void rt_inspect_stop(void);
 void rt_inspect_note_reload(const char *path, const struct ncclbpf_reload_report *r);
 
+/* ident.c: the process's identity from the job's environment (host, job id, ranks, GPU),
+ * shared by the inspection and the telemetry's labels; "-" where unknown. */
+struct rt_ident {
+	char host[65];
+	char job[128];
+	char rank[16], local_rank[16];
+	char gpu[64];
+	uint64_t start_unix_ns;
+	int pid;
+	unsigned uid;
+};
+void rt_ident_read(struct rt_ident *id);
+/* Copies src keeping [A-Za-z0-9.-_:/@], every other byte as '_' (a token for a file, a record
+ * or a label value). */
+void rt_clean_token(char *dst, size_t len, const char *src);
+
+/* telem_export.c: reads the telemetry configuration and starts the exporter thread when an
+ * output is configured (first acquire); stops it (last release). */
+void rt_telem_start(void);
+void rt_telem_stop(void);
+
 /* trace.c */
 void rt_trace_open(const char *path);
 void rt_trace_close(void);

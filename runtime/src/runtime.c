@@ -230,6 +230,7 @@ int ncclbpf_rt_acquire(void)
 	pthread_mutex_unlock(&rt.lock);
 	if (n == 1) {
 		rt_tsc_setup();
+		rt_telem_start();
 		first_load();
 		rt_inspect_start();
 	}
@@ -244,6 +245,7 @@ int ncclbpf_rt_release(void)
 	int n = rt.refcount > 0 ? --rt.refcount : 0;
 	pthread_mutex_unlock(&rt.lock);
 	if (n == 0) {
+		rt_telem_stop();
 		rt_inspect_stop();
 		rt_watch_stop();
 		ncclbpf_rt_unload();

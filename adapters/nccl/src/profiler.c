@@ -2,10 +2,11 @@
  * docs/design.md §6.1, §6.7). Each version's descriptor is read with its own layout and
  * handed to the version-independent core (profiler_events.c).
  *
- * Activation mask: exactly what the active policy's profiler program needs, nothing when there
- * is none, so that a bundle without a profiler program costs NCCL nothing (it emits no events
- * at all with a zero mask). NCCL's mask is one process-global int whose address every init
- * passes; it is rewritten whenever a reload changes what the policy needs.
+ * Activation mask: exactly what the active policy's profiler program and the built-in telemetry
+ * need, nothing when neither is there, so that a bundle without a profiler program costs NCCL
+ * nothing with telemetry off (it emits no events at all with a zero mask). NCCL's mask is one
+ * process-global int whose address every init passes; it is rewritten whenever a reload changes
+ * what the policy needs.
  *
  * Every entry point returns ncclSuccess on every path (NCCL ignores profiler errors except from
  * init, after which it would keep calling us with whatever context we left). */
@@ -13,25 +14,29 @@
 
 #include "log.h"
 #include "ncclbpf/runtime.h"
+#include "ncclbpf/telemetry.h"
 #include "nccl_profiler.h"
 #include "profiler_events.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Once per process, at INFO: a profiler without a policy only costs NCCL an event mask of 0. */
+/* Once per process, at INFO: a profiler without a policy (and without telemetry) only costs
+ * NCCL an event mask of 0. */
 static void note_policy(void)
 {
 	static int said;
 	enum ncclbpf_policy_state st = ncclbpf_rt_policy_state();
-	if (st == NCCLBPF_POLICY_ACTIVE || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+	if (st == NCCLBPF_POLICY_ACTIVE || ncclbpf_telem_enabled() ||
+	    __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		return;
 	adapter_log(NCCLBPF_LOG_INFO, "NCCLbpf profiler: %s; no profiler program runs",
 		    st == NCCLBPF_POLICY_UNSET ? "NCCLBPF_POLICY is not set, no policy loaded"
 					       : "no policy active");
 }
 
-static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, int n_nodes,
-				int n_ranks, int rank, ncclDebugLogger_t log, uint32_t api)
+static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, const char *name,
+				int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log,
+				uint32_t api)
 {
 	if (!context) {
 		if (mask)
@@ -43,7 +48,7 @@ static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, int
 	ncclbpf_rt_acquire();
 	note_policy();
 	ncclbpf_rt_add_activate_listener(prof_refresh);
-	struct prof_comm *c = prof_comm_new(comm_id, rank, n_ranks, n_nodes, log, api);
+	struct prof_comm *c = prof_comm_new(comm_id, name, rank, n_ranks, n_nodes, log, api);
 	*context = c;
 	if (!c) {
 		ncclbpf_rt_release();
@@ -118,22 +123,19 @@ static ncclResult_t start_v6(void *context, void **eHandle, ncclProfilerEventDes
 static ncclResult_t init_v4(void **context, int *mask, const char *comm_name, uint64_t comm_hash,
 			    int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log)
 {
-	(void)comm_name;
-	return init_common(context, mask, comm_hash, n_nodes, n_ranks, rank, log, 4);
+	return init_common(context, mask, comm_hash, comm_name, n_nodes, n_ranks, rank, log, 4);
 }
 
 static ncclResult_t init_v5(void **context, uint64_t comm_id, int *mask, const char *comm_name,
 			    int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log)
 {
-	(void)comm_name;
-	return init_common(context, mask, comm_id, n_nodes, n_ranks, rank, log, 5);
+	return init_common(context, mask, comm_id, comm_name, n_nodes, n_ranks, rank, log, 5);
 }
 
 static ncclResult_t init_v6(void **context, uint64_t comm_id, int *mask, const char *comm_name,
 			    int n_nodes, int n_ranks, int rank, ncclDebugLogger_t log)
 {
-	(void)comm_name;
-	return init_common(context, mask, comm_id, n_nodes, n_ranks, rank, log, 6);
+	return init_common(context, mask, comm_id, comm_name, n_nodes, n_ranks, rank, log, 6);
 }
 
 EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/runtime.h"
+#include "ncclbpf/telemetry.h"
 #include "nccl_profiler.h"
 #include "profiler_names.h"
 #include "profiler_pool.h"
@@ -25,10 +26,11 @@ static _Atomic int live_comms;
 
 static int mask_for(uint32_t needs)
 {
-	if (!(needs & NCCLBPF_RT_PROF_PROGRAM))
+	if (!(needs & NCCLBPF_RT_PROF_PROGRAM) && !ncclbpf_telem_enabled())
 		return 0; /* nothing runs: NCCL emits nothing and pays nothing */
 	/* GPU time of a collective = its kernel channels' timestamps (§6.9); Coll carries the
-	 * identity (seq, func, count, algorithm, protocol, channels). */
+	 * identity (seq, func, count, algorithm, protocol, channels). The built-in telemetry
+	 * needs exactly these too. */
 	int m = ncclProfileColl | ncclProfileKernelCh;
 	if (needs & NCCLBPF_RT_PROF_PROXY)
 		m |= ncclProfileProxyOp;
@@ -88,8 +90,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-struct prof_comm *prof_comm_new(uint64_t comm_id, int rank, int n_ranks, int n_nodes,
-				ncclDebugLogger_t log, uint32_t api)
+struct prof_comm *prof_comm_new(uint64_t comm_id, const char *name, int rank, int n_ranks,
+				int n_nodes, ncclDebugLogger_t log, uint32_t api)
 {
 	prof_pool_init();
 	struct prof_comm *c = calloc(1, sizeof(*c));
@@ -101,6 +103,7 @@ struct prof_comm *prof_comm_new(uint64_t comm_id, int rank, int n_ranks, int n_n
 	c->n_nodes = n_nodes < 0 ? 0 : (uint32_t)n_nodes;
 	c->log = log;
 	c->api = api;
+	c->telem = ncclbpf_telem_comm_open(comm_id, name, c->rank, c->n_ranks, c->n_nodes);
 	atomic_fetch_add(&live_comms, 1);
 	return c;
 }
@@ -182,7 +185,8 @@ static void coll_finish(struct prof_coll *coll, uint32_t last)
 	 * sweep takes the references the same way): no compare-and-swap on the state. */
 	atomic_store_explicit(&coll->state, PROF_EV_DYING, memory_order_relaxed);
 	struct prof_comm *c = atomic_load_explicit(&coll->comm, memory_order_relaxed);
-	if (!c || !wants(NCCLBPF_PROF_COLL_END)) {
+	int program = wants(NCCLBPF_PROF_COLL_END);
+	if (!c || (!program && !c->telem)) {
 		coll_free(coll);
 		return;
 	}
@@ -207,9 +211,15 @@ static void coll_finish(struct prof_coll *coll, uint32_t last)
 		hi = e > hi ? e : hi;
 	}
 	if (hi) {
-		struct ncclbpf_profiler_ctx x;
-		fill_ctx(&x, coll, c, NCCLBPF_PROF_COLL_END);
-		run(&x, lo, hi);
+		if (c->telem)
+			ncclbpf_telem_coll(c->telem, coll->coll_type, coll->seq, coll->n_bytes,
+					   coll->algorithm, coll->protocol, coll->n_channels, lo,
+					   hi);
+		if (program) {
+			struct ncclbpf_profiler_ctx x;
+			fill_ctx(&x, coll, c, NCCLBPF_PROF_COLL_END);
+			run(&x, lo, hi);
+		}
 		atomic_fetch_add_explicit(&c->colls_end, 1, memory_order_relaxed);
 	}
 	coll_free(coll);
@@ -465,6 +475,7 @@ void prof_comm_free(struct prof_comm *c)
 		       (unsigned long long)atomic_load(&c->dropped),
 		       (unsigned long long)atomic_load(&c->foreign),
 		       (unsigned long long)atomic_load(&c->orphans));
+	ncclbpf_telem_comm_close(c->telem);
 	free(c);
 	if (atomic_fetch_sub(&live_comms, 1) == 1)
 		atomic_store(&nccl_mask, NULL);

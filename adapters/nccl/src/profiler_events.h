@@ -36,18 +36,22 @@ struct prof_comm {
 	_Atomic uint64_t dropped;   /* events not tracked: pool empty */
 	_Atomic uint64_t foreign;   /* proxy events of another process (PXN), ignored */
 	_Atomic uint64_t orphans;   /* children whose parent was not a live collective */
+	/* Built-in telemetry (ncclbpf/telemetry.h): where finished collectives are counted, NULL
+	 * when telemetry is off or every slot is taken. */
+	struct ncclbpf_telem_comm *telem;
 };
 
-/* NCCL activation mask bits the loaded policy needs (0 without a profiler program). Cheap:
- * a cached copy refreshed on every policy change. */
+/* NCCL activation mask bits the loaded policy and the built-in telemetry need (0 without a
+ * profiler program and with telemetry off). Cheap: a cached copy refreshed on every policy
+ * change. */
 int prof_wanted_mask(void);
 /* Re-reads the policy's needs and writes the mask to NCCL's mask int (if one is known). */
 void prof_refresh(void);
 /* Remembers NCCL's (process-global) mask int and writes the wanted mask to it. */
 void prof_set_mask_ptr(int *mask);
 
-struct prof_comm *prof_comm_new(uint64_t comm_id, int rank, int n_ranks, int n_nodes,
-				ncclDebugLogger_t log, uint32_t api);
+struct prof_comm *prof_comm_new(uint64_t comm_id, const char *name, int rank, int n_ranks,
+				int n_nodes, ncclDebugLogger_t log, uint32_t api);
 /* Releases every record the communicator still holds, logs a one-line summary, frees it. */
 void prof_comm_free(struct prof_comm *c);
 

@@ -1,0 +1,89 @@
+/* The `telemetry` inspection request (ncclbpf top): the built-in telemetry tables as records.
+ *   telemetry enabled=0|1 comms=N overflow=N jsonl_dropped=N
+ *   tcomm slot=I id=HEX name=S rank=R n_ranks=N n_nodes=N state=live|closed
+ *   tcell slot=I coll=NAME size=LOWER_BYTES count=N sum_ns=N bytes=N bus_factor=F
+ *         hist=N,N,...  (NCCLBPF_TELEM_TIMES counts: <= 2^k us, the last everything longer)
+ *         mix=ALGO/PROTO:N,...  (the non-zero algorithm/protocol cells)
+ * Read with relaxed loads on the inspection thread, like every other counter. */
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "inspect.h"
+#include "telem_internal.h"
+
+static uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void cell_record(struct insp_out *o, int slot, const struct ncclbpf_telem_comm *t,
+			uint32_t coll, uint32_t size)
+{
+	const struct ncclbpf_telem_cell *c = &t->cells[coll][size];
+	uint64_t n = 0;
+	char hist[NCCLBPF_TELEM_TIMES * 21 + 1], mix[NCCLBPF_TELEM_MIX * 48 + 1];
+	size_t h = 0, m = 0;
+	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++) {
+		uint64_t v = ld(&c->hist[k]);
+		n += v;
+		h += (size_t)snprintf(hist + h, sizeof(hist) - h, "%s%llu", k ? "," : "",
+				      (unsigned long long)v);
+	}
+	if (!n)
+		return;
+	for (int i = 0; i < NCCLBPF_TELEM_MIX; i++) {
+		uint64_t v = ld(&c->mix[i]);
+		int known = i < NCCLBPF_TELEM_MIX - 1;
+		if (v)
+			m += (size_t)snprintf(
+			    mix + m, sizeof(mix) - m, "%s%s/%s:%llu", m ? "," : "",
+			    ncclbpf_telem_algo_name(known ? i / 3 : -1),
+			    ncclbpf_telem_proto_name(known ? i % 3 : -1), (unsigned long long)v);
+	}
+	char f[32];
+	snprintf(f, sizeof(f), "%.6f", ncclbpf_telem_bus_factor(coll, t->n_ranks));
+	insp_begin(o, "tcell");
+	insp_kvi(o, "slot", slot);
+	insp_kv(o, "coll", ncclbpf_telem_coll_name(coll));
+	insp_kvu(o, "size", 1ull << size);
+	insp_kvu(o, "count", n);
+	insp_kvu(o, "sum_ns", ld(&c->sum_ns));
+	insp_kvu(o, "bytes", ld(&c->bytes));
+	insp_kv(o, "bus_factor", f);
+	insp_kv(o, "hist", hist);
+	insp_kv(o, "mix", mix);
+	insp_end(o);
+}
+
+void insp_telemetry(struct insp_out *o)
+{
+	uint64_t comms = 0;
+	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++)
+		comms += atomic_load(&telem_slots[i].state) == NCCLBPF_TELEM_LIVE;
+	insp_begin(o, "telemetry");
+	insp_kvi(o, "enabled", ncclbpf_telem_enabled());
+	insp_kvu(o, "comms", comms);
+	insp_kvu(o, "overflow", atomic_load(&telem_overflow));
+	insp_kvu(o, "jsonl_dropped", atomic_load(&telem_jsonl_dropped));
+	insp_end(o);
+	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
+		const struct ncclbpf_telem_comm *t = &telem_slots[i];
+		uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (st != NCCLBPF_TELEM_LIVE && st != NCCLBPF_TELEM_CLOSED)
+			continue;
+		char id[20];
+		snprintf(id, sizeof(id), "%016llx", (unsigned long long)t->comm_id);
+		insp_begin(o, "tcomm");
+		insp_kvi(o, "slot", i);
+		insp_kv(o, "id", id);
+		insp_kv(o, "name", t->name);
+		insp_kvu(o, "rank", t->rank);
+		insp_kvu(o, "n_ranks", t->n_ranks);
+		insp_kvu(o, "n_nodes", t->n_nodes);
+		insp_kv(o, "state", st == NCCLBPF_TELEM_LIVE ? "live" : "closed");
+		insp_end(o);
+		for (uint32_t coll = 0; coll < NCCLBPF_TELEM_COLLS; coll++)
+			for (uint32_t s = 0; s < NCCLBPF_TELEM_SIZES; s++)
+				cell_record(o, i, t, coll, s);
+	}
+}
