@@ -23,6 +23,12 @@ if(NCCLBPF_BUILD_POLICIES)
     TIMEOUT 600 LABELS cli)
 endif()
 
+# scripts/gpu-inspector.sh on a CPU: usage and its report on made-up runs with known answers.
+ncclbpf_add_test(NAME gpu_inspector
+  COMMAND bash ${GPUBENCH_TEST_DIR}/gpu_inspector.sh ${PROJECT_SOURCE_DIR}
+          ${CMAKE_CURRENT_BINARY_DIR}/gpu_inspector
+  OUTPUT "OK" TIMEOUT 60 LABELS cli)
+
 # gpubench --ab's in-job policy switch against the shipped plugin (hot reload + inspection).
 if(NCCLBPF_BUILD_POLICIES)
   set(AB_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
