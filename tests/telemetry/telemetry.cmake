@@ -22,3 +22,14 @@ endfunction()
 ncclbpf_telem_test(test_telemetry ${TELEM_TEST_DIR}/test_telemetry.c)
 ncclbpf_test(test_telem_parsers SOURCES ${TELEM_TEST_DIR}/test_telem_parsers.c LIBS m
   LABELS telemetry TIMEOUT 60)
+
+# The exported text as a program prints it (telem_sample), and the Grafana dashboard checked
+# against Grafana's dashboard model and against those metric and label names.
+add_executable(telem_sample ${TELEM_TEST_DIR}/telem_sample.c ${NCCL_ADAPTER_SOURCES})
+target_include_directories(telem_sample PRIVATE ${NCCL_ADAPTER_INCLUDES}
+  ${PROJECT_SOURCE_DIR}/tests/profiler ${PROJECT_SOURCE_DIR}/tests/common ${TELEM_TEST_DIR})
+target_link_libraries(telem_sample PRIVATE ncclbpf_runtime pthread m)
+ncclbpf_add_test(NAME grafana_dashboard
+  COMMAND python3 ${TELEM_TEST_DIR}/grafana_check.py
+          ${PROJECT_SOURCE_DIR}/share/grafana/ncclbpf-telemetry.json $<TARGET_FILE:telem_sample>
+  OUTPUT "OK" LABELS telemetry TIMEOUT 60)
