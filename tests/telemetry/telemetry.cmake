@@ -33,3 +33,11 @@ ncclbpf_add_test(NAME grafana_dashboard
   COMMAND python3 ${TELEM_TEST_DIR}/grafana_check.py
           ${PROJECT_SOURCE_DIR}/share/grafana/ncclbpf-telemetry.json $<TARGET_FILE:telem_sample>
   OUTPUT "OK" LABELS telemetry TIMEOUT 60)
+
+# `ncclbpf top` against this test's own process.
+ncclbpf_telem_test(test_top ${TELEM_TEST_DIR}/test_top.c $<TARGET_FILE:ncclbpf>)
+foreach(t test_top test_top_asan)
+  if(TARGET ${t})
+    add_dependencies(${t} ncclbpf)
+  endif()
+endforeach()
