@@ -23,6 +23,8 @@
 #                  (tests/fuzz/corpus/), clang build in $BUILD-fuzz
 # SEED (default 1) is the first seed of every generated campaign. Builds: $BUILD (default
 # build-campaign, no sanitizers: speed) and $BUILD-fuzz; OUT defaults to $BUILD/campaign.
+# The verifier campaigns log a progress line ("... N programs") every 100,000 / 10,000 programs
+# in $OUT/<campaign>.log, so a run stopped early shows how far it got.
 # Exit status: 0 when every campaign run passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -102,12 +104,12 @@ for c in $CAMPAIGNS; do
 	case $c in
 	soundness)
 		run soundness "^programs [0-9]+:" "$T/verifier_soundness" --seed "$SEED" \
-			--count 1000000000 --min-accepted "$SOUNDNESS_ACCEPTED" --limit 100000
+			--count 1000000000 --min-accepted "$SOUNDNESS_ACCEPTED" --limit 100000 --progress 100000
 		;;
 	kernel_verdict)
 		run kernel_verdict "^programs [0-9]+:|^kernel differential:" \
 			"$T/verifier_soundness" --kernel --seed "$SEED" --count "$KERNEL_VERDICT" \
-			--limit 100000
+			--limit 100000 --progress 10000
 		;;
 	kernel_accept)
 		run kernel_accept "^kernel_accept:" "$T/diff_kernel_accept" --seed "$SEED" \
