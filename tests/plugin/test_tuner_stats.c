@@ -5,6 +5,7 @@
  * reads however little else the adapter fills (ncclbpf_rt_hook.ctx_words). */
 #include <stddef.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "check.h"
 #include "harness.h"
@@ -145,12 +146,31 @@ int main(void)
 	CHECK_EQ_U64(st[NCCLBPF_STAT_NO_POLICY], 7);
 	CHECK_EQ_U64(st[NCCLBPF_STAT_CALLS], 24);
 
+	/* No table work, by construction: without a policy, and with one that reads no cost cell
+	 * and leaves every output at its default, the table is never read or written (it lies in
+	 * a page that faults on any access). */
+	float *sealed = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(sealed != MAP_FAILED);
+	ch = 5;
+	ncclTunerPlugin_v5.getCollInfo(ctx, 4, 1 << 20, 1, (float **)sealed, 7, 3, 0, &ch);
+	install(0, ~0ull);
+	out_algo = out_proto = -1;
+	out_ch = 0;
+	ncclTunerPlugin_v5.getCollInfo(ctx, 4, 1 << 20, 1, (float **)sealed, 7, 3, 0, &ch);
+	ncclbpf_rt_unload();
+	munmap(sealed, 4096);
+	CHECK(ch == 5);
+	ncclbpf_comm__stats(c, st, &ch0);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_NO_POLICY], 8);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_DEFAULT], 6);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_CALLS], 26);
+
 	/* Totals keep the communicator's counts after it is gone. */
 	ncclTunerPlugin_v5.finalize(ctx);
 	struct ncclbpf_rt_stats rs;
 	ncclbpf_rt_get_stats(&rs);
-	CHECK_EQ_U64(rs.comm[NCCLBPF_STAT_CALLS], 24);
+	CHECK_EQ_U64(rs.comm[NCCLBPF_STAT_CALLS], 26);
 	CHECK_EQ_U64(rs.comm[NCCLBPF_STAT_APPLIED], 8);
-	CHECK_EQ_U64(rs.comm[NCCLBPF_STAT_NO_POLICY], 7);
+	CHECK_EQ_U64(rs.comm[NCCLBPF_STAT_NO_POLICY], 8);
 	return check_summary("test_tuner_stats");
 }

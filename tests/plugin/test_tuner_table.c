@@ -213,7 +213,7 @@ static void test_apply_rules(void)
 static void test_apply_random(void)
 {
 	unsigned seed = 12345;
-	int violations = 0;
+	int violations = 0, shortcuts = 0;
 	for (int it = 0; it < 200000; it++) {
 		float t[21], o[21];
 		int na = 1 + rand_r(&seed) % 7, np = 1 + rand_r(&seed) % 3;
@@ -226,8 +226,10 @@ static void test_apply_random(void)
 					: (float)(rand_r(&seed) % 1000) / 7.0f;
 		}
 		memcpy(t, o, sizeof(float) * (size_t)(na * np));
-		struct ncclbpf_tuner_ctx x = ctx_for(rand_r(&seed) % 10 - 2, rand_r(&seed) % 6 - 2,
-						     rand_r(&seed) % 70 - 2, 1 + rand_r(&seed) % 3);
+		struct ncclbpf_tuner_ctx x =
+		    ctx_for(rand_r(&seed) % 10 - 2, rand_r(&seed) % 6 - 2,
+			    /* half the calls leave channels to NCCL */
+			    it & 1 ? 0 : rand_r(&seed) % 70 - 2, 1 + rand_r(&seed) % 3);
 		int ch = 0;
 		struct tuner_apply_info info;
 		enum tuner_apply_result res = tuner_apply(&x, t, na, np, &ch, &info);
@@ -259,8 +261,24 @@ static void test_apply_random(void)
 			    p != info.proto || info.channels != ch)
 				violations++;
 		}
+		/* The adapter's shortcut: tuner_apply's very result where it applies, nothing
+		 * touched where it leaves the outputs to tuner_apply. */
+		float f[21];
+		memcpy(f, o, sizeof(float) * (size_t)(na * np));
+		if (tuner_apply_cell(&x, f, na, np)) {
+			shortcuts++;
+			if (res != TUNER_APPLY_CHANGED ||
+			    memcmp(f, t, sizeof(float) * (size_t)(na * np)) ||
+			    info.algo != x.algorithm || info.proto != x.protocol || ch != 0)
+				violations++;
+		} else if (memcmp(f, o, sizeof(float) * (size_t)(na * np)) ||
+			   (res == TUNER_APPLY_CHANGED && x.algorithm >= 0 && x.protocol >= 0 &&
+			    x.n_channels == NCCLBPF_CHANNELS_DEFAULT)) {
+			violations++;
+		}
 	}
 	CHECK_EQ_U64(violations, 0);
+	CHECK(shortcuts > 1000); /* the shortcut was taken often */
 }
 
 int main(void)

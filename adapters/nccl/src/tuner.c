@@ -117,8 +117,8 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
 
 /* --- getCollInfo ----------------------------------------------------------------------------
  * A call does only what the policy needs. The verifier recorded which 8-byte words of the
- * context the program may read (hook->ctx_words): the scalar inputs are filled only when it
- * reads any of them, and of the cost table only the cells it reads are converted (none for most
+ * context the program may read (hook->ctx_words): only those words of the scalar inputs are
+ * filled, and of the cost table only the cells it reads are converted (none for most
  * policies). Outputs start at their defaults; a program that leaves them there costs no table
  * work. Statistics: one counter per call at most (the outcome; the call count is the seq). */
 
@@ -141,22 +141,34 @@ static inline int well_formed(const void *table, int num_algo, int num_proto)
 	       (unsigned)num_proto - 1 < TUNER_MAX_PROTO;
 }
 
-/* The scalar inputs of x. */
+/* The scalar inputs of x in words, each word by itself: a program loads one field where a fill
+ * of the whole block would be merged into wide stores it could not forward from. */
 static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbpf_comm *c,
-				uint64_t seq, CALL_ARGS)
+				uint64_t seq, uint64_t words, CALL_ARGS)
 {
 	(void)table;
-	x->comm_id = c->comm_id;
-	x->n_bytes = n_bytes;
-	x->seq = seq;
-	x->coll_type = (uint32_t)coll_type;
-	x->n_ranks = c->n_ranks;
-	x->n_nodes = c->n_nodes;
-	x->num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
-	x->num_algo = (uint32_t)num_algo;
-	x->num_proto = (uint32_t)num_proto;
-	x->reg_buff = reg_buff != 0;
-	x->_pad0 = 0;
+	if (words & 1ull << WORD(comm_id))
+		x->comm_id = c->comm_id;
+	if (words & 1ull << WORD(n_bytes))
+		x->n_bytes = n_bytes;
+	if (words & 1ull << WORD(seq))
+		x->seq = seq;
+	if (words & 1ull << WORD(coll_type)) {
+		x->coll_type = (uint32_t)coll_type;
+		x->n_ranks = c->n_ranks;
+	}
+	if (words & 1ull << WORD(n_nodes)) {
+		x->n_nodes = c->n_nodes;
+		x->num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
+	}
+	if (words & 1ull << WORD(num_algo)) {
+		x->num_algo = (uint32_t)num_algo;
+		x->num_proto = (uint32_t)num_proto;
+	}
+	if (words & 1ull << WORD(reg_buff)) {
+		x->reg_buff = reg_buff != 0;
+		x->_pad0 = 0;
+	}
 }
 
 /* The inputs of x the program may read (words), and the outputs at their defaults. */
@@ -164,7 +176,7 @@ static inline void fill_inputs(struct ncclbpf_tuner_ctx *x, const struct ncclbpf
 			       uint64_t seq, uint64_t words, CALL_ARGS)
 {
 	if (words & SCALAR_WORDS)
-		fill_scalars(x, c, seq, CALL_PASS);
+		fill_scalars(x, c, seq, words, CALL_PASS);
 	uint32_t cells = (uint32_t)(words >> CELL_WORD0) & TUNER_ALL_CELLS;
 	if (cells)
 		tuner_fill_cells(x, table, num_algo, num_proto, cells);
@@ -205,6 +217,8 @@ static inline void finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, f
 {
 	if (tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
+	else if (tuner_apply_cell(x, table, num_algo, num_proto))
+		ncclbpf_comm__count_decision(c, x->algorithm, x->protocol, 0);
 	else
 		apply(c, x, table, num_algo, num_proto, n_channels);
 }
@@ -237,55 +251,76 @@ static __attribute__((noinline)) void bad_call(struct ncclbpf_comm *c, uint64_t 
 	if (!ncclbpf_trace_on())
 		return;
 	struct ncclbpf_tuner_ctx x;
-	fill_scalars(&x, c, seq, CALL_PASS);
+	fill_scalars(&x, c, seq, ~0ull, CALL_PASS);
 	trace_call(c, &x, NULL, NULL, 0, 0, n_channels, 0);
 }
 
-/* getCollInfo with a policy to run (or a malformed call, tracing, the control plane). */
-static __attribute__((noinline)) ncclResult_t
-coll_info_policy(void *context, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,
-		 float **cost_table, int num_algo, int num_proto, int reg_buff, int *n_channels)
+/* A well-formed, untraced call numbered seq: runs c's policy, if any, on what it reads. */
+static inline void run_policy(struct ncclbpf_comm *c, uint64_t seq, CALL_ARGS, int *n_channels)
 {
-	struct ncclbpf_comm *c = context;
-	if (__builtin_expect(!c, 0))
-		return ncclSuccess;
-	uint64_t seq = ncclbpf_comm__tick(c); /* numbers the call, and counts it */
-	/* NCCL passes float[numAlgo][numProto] cast to float** (§6.5). */
-	float *table = (float *)cost_table;
-	if (__builtin_expect(!well_formed(table, num_algo, num_proto), 0)) {
-		bad_call(c, seq, CALL_PASS, n_channels);
-		return ncclSuccess;
-	}
-	if (__builtin_expect(ncclbpf_trace_on(), 0)) {
-		traced_call(c, seq, CALL_PASS, n_channels);
-		return ncclSuccess;
-	}
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, NULL);
 	if (!h)
-		return ncclSuccess; /* no policy: NCCL's own decision (counted as calls - runs) */
+		return; /* no policy: NCCL's own decision (counted as calls - runs) */
 	struct ncclbpf_tuner_ctx x;
 	fill_inputs(&x, c, seq, h->ctx_words, CALL_PASS);
 	int err = ncclbpf_rt_hook_run(h, &x);
 	ncclbpf_rt_hook_end();
 	if (__builtin_expect(err == 0, 1))
 		finish(c, &x, table, num_algo, num_proto, n_channels);
+}
+
+/* getCollInfo's arguments as NCCL passes them (the entries below take them unchanged, so that
+ * coll_info reaches them with a jump). */
+#define ENTRY_ARGS                                                                                 \
+	void *context, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops, float **cost_table, \
+	    int num_algo, int num_proto, int reg_buff, int *n_channels
+#define ENTRY_PASS                                                                                 \
+	context, coll_type, n_bytes, num_pipe_ops, cost_table, num_algo, num_proto, reg_buff,      \
+	    n_channels
+/* NCCL passes float[numAlgo][numProto] cast to float**. */
+#define TABLE_OF(cost_table) ((float *)(cost_table))
+
+/* The common call with a policy active: outside the control plane, well formed, untraced. */
+static __attribute__((noinline)) ncclResult_t coll_info_run(ENTRY_ARGS)
+{
+	struct ncclbpf_comm *c = context;
+	float *table = TABLE_OF(cost_table);
+	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
+	run_policy(c, seq, CALL_PASS, n_channels);
 	return ncclSuccess;
 }
 
-/* getCollInfo. Without a policy (a well-formed call, no trace) a call only numbers itself, in a
- * few instructions and no stack frame; anything else goes on to coll_info_policy. */
-static ncclResult_t coll_info(void *context, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,
-			      float **cost_table, int num_algo, int num_proto, int reg_buff,
-			      int *n_channels)
+/* Any other call: a communicator in the control plane, a malformed call, tracing. */
+static __attribute__((noinline)) ncclResult_t coll_info_full(ENTRY_ARGS)
 {
 	struct ncclbpf_comm *c = context;
-	if (c && ncclbpf_rt_tuner_idle(c) && well_formed(cost_table, num_algo, num_proto) &&
-	    !ncclbpf_trace_on()) {
-		ncclbpf_comm__tick(c);
+	float *table = TABLE_OF(cost_table);
+	if (!c)
 		return ncclSuccess;
-	}
-	return coll_info_policy(context, coll_type, n_bytes, num_pipe_ops, cost_table, num_algo,
-				num_proto, reg_buff, n_channels);
+	uint64_t seq = ncclbpf_comm__tick(c); /* numbers the call, and counts it */
+	if (!well_formed(table, num_algo, num_proto))
+		bad_call(c, seq, CALL_PASS, n_channels);
+	else if (ncclbpf_trace_on())
+		traced_call(c, seq, CALL_PASS, n_channels);
+	else
+		run_policy(c, seq, CALL_PASS, n_channels);
+	return ncclSuccess;
+}
+
+/* getCollInfo. The common call without an active policy is only numbered, here: a few
+ * instructions, no epoch, no stack frame (a policy activated meanwhile is as if activated just
+ * after the call). */
+static ncclResult_t coll_info(ENTRY_ARGS)
+{
+	struct ncclbpf_comm *c = context;
+	if (__builtin_expect(!c || c->cp != NULL || !well_formed(cost_table, num_algo, num_proto) ||
+				 ncclbpf_trace_on(),
+			     0))
+		return coll_info_full(ENTRY_PASS);
+	if (__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED))
+		return coll_info_run(ENTRY_PASS);
+	ncclbpf_comm__tick_plain(c);
+	return ncclSuccess;
 }
 
 /* Chunk sizes above this are certainly wrong (NCCL's largest protocol buffer is a few MiB). */

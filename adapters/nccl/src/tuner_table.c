@@ -97,13 +97,7 @@ enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *
 		} else if (!tuner_cell_valid(table[algo * num_proto + proto])) {
 			return TUNER_APPLY_INVALID; /* asked for something NCCL cannot run */
 		}
-		int w = ca * num_proto + cp;
-		/* NCCL takes the first minimum: only a 0.0 before the choice could take the tie
-		 * (NaN compares unequal, -0.0 equal: both as NCCL sees them). */
-		for (int i = 0; i < w; i++)
-			if (table[i] == 0.0f)
-				table[i] = FLT_MIN;
-		table[w] = 0.0f;
+		tuner_force_cell(table, ca * num_proto + cp);
 		info->algo = ca;
 		info->proto = cp;
 	}

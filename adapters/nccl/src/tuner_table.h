@@ -3,6 +3,7 @@
 #ifndef NCCLBPF_TUNER_TABLE_H
 #define NCCLBPF_TUNER_TABLE_H
 
+#include <float.h>
 #include <stdint.h>
 
 #include "ncclbpf.h"
@@ -57,6 +58,35 @@ static inline int tuner_outputs_default(const struct ncclbpf_tuner_ctx *ctx)
 	_Static_assert(NCCLBPF_ALGO_DEFAULT == -1 && NCCLBPF_PROTO_DEFAULT == -1, "all ones");
 	const volatile int32_t *out = &ctx->algorithm;
 	return (out[0] & out[1]) == -1 && ctx->n_channels == NCCLBPF_CHANNELS_DEFAULT;
+}
+
+/* Makes NCCL pick valid cell w: lowered to 0.0; NCCL takes the first minimum, so only a 0.0
+ * before it could take the tie and is raised to the smallest positive float (NaN compares
+ * unequal, -0.0 equal: both as NCCL sees them). */
+static inline void tuner_force_cell(float *table, int w)
+{
+	for (int i = 0; i < w; i++)
+		if (table[i] == 0.0f)
+			table[i] = FLT_MIN;
+	table[w] = 0.0f;
+}
+
+/* The common decision, tuner_apply's result for it without the call: a valid cell named by both
+ * outputs and the channel count left to NCCL. Returns 1 when it applied that (NCCL now picks
+ * (ctx->algorithm, ctx->protocol), *nChannels untouched), 0 when it changed nothing and
+ * tuner_apply must judge the outputs. */
+static inline int tuner_apply_cell(const struct ncclbpf_tuner_ctx *ctx, float *table, int num_algo,
+				   int num_proto)
+{
+	uint32_t a = (uint32_t)ctx->algorithm, p = (uint32_t)ctx->protocol;
+	if (a >= (uint32_t)num_algo || p >= (uint32_t)num_proto ||
+	    ctx->n_channels != NCCLBPF_CHANNELS_DEFAULT)
+		return 0;
+	int w = (int)a * num_proto + (int)p;
+	if (!tuner_cell_valid(table[w]))
+		return 0;
+	tuner_force_cell(table, w);
+	return 1;
 }
 
 /* Applies ctx's outputs to NCCL's table and channel count:

@@ -428,13 +428,6 @@ static inline struct rt_policy *const *ncclbpf_rt__comm_slot(const struct ncclbp
 {
 	return __builtin_expect(c->cp != NULL, 0) ? &c->cp_policy : &ncclbpf_rt_active_;
 }
-/* 1 when a tuner call of c has nothing to run: no policy is active and c is not in the control
- * plane (whose tick may switch c's policy at this very call). Read without an epoch section: a
- * policy activated meanwhile is as if activated just after the call. The caller still ticks. */
-static inline int ncclbpf_rt_tuner_idle(const struct ncclbpf_comm *c)
-{
-	return !c->cp && !__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED);
-}
 /* The tuner hook of c's policy (ncclbpf_rt_hook_begin), or NULL. */
 static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin(const struct ncclbpf_comm *c,
 								   uint64_t *version)
