@@ -3,10 +3,11 @@
 the same options (the ones the scripts use) and the same CSV (docs/tuning.md), times from a
 made-up but deterministic cost model (+/- 1 % noise) in which NCCL's default is not the best
 everywhere. Policy runs ask the real policy: `ncclbpf test-run` (FAKE_NCCLBPF) on the object's
-tuner program (FAKE_PROG, default tuned_table; objects named noop.o or size_aware.o decide
-nothing here) gives the configuration per collective and size. FAKE_SLEEP=S makes every run take
-S seconds longer; FAKE_FAIL=TEXT makes runs whose configuration label contains TEXT fail after
-writing half of their rows (as a rank failure or --timeout leaves them)."""
+tuner program (FAKE_PROG, default tuned_table; objects named noop.o, size_aware.o or
+profiler_latency.o decide nothing here) gives the configuration per collective and size.
+FAKE_SLEEP=S makes every run take S seconds longer; FAKE_FAIL=TEXT makes runs whose configuration
+label contains TEXT fail after writing half of their rows (as a rank failure or --timeout leaves
+them)."""
 import argparse
 import os
 import random
@@ -55,7 +56,7 @@ def counts(op, b, n, ts=4):
 
 
 def policy_decision(obj, coll, ranks, b):
-    if os.path.basename(obj) in ("noop.o", "size_aware.o"):
+    if os.path.basename(obj) in ("noop.o", "size_aware.o", "profiler_latency.o"):
         return None
     out = subprocess.run([os.environ["FAKE_NCCLBPF"], "test-run", obj, "--prog",
                           os.environ.get("FAKE_PROG", "tuned_table"), "--quiet", "--ctx",

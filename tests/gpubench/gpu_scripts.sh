@@ -106,5 +106,40 @@ msg=$(BUILD_DIR="$W/ab-build" bash "$AB" 64K "$W/missing.o" "$POLICIES/noop.o" 2
 [ $? -eq 1 ] || bad "gpu-ab.sh with a missing bundle: want rc 1"
 grep -q "missing.o: cannot read" <<<"$msg" || bad "gpu-ab.sh: the missing bundle is not named: $msg"
 [ -e "$W/ab-build" ] && bad "gpu-ab.sh built before checking its arguments"
+# gpu-native.sh: the same command-line checks, then a whole run against the fake benchmark with
+# the real library, native plugins and `ncclbpf bench` (one round: what it prints, not timing).
+GN="$SRC/scripts/gpu-native.sh"
+out=$(bash "$GN" --help) || bad "gpu-native.sh --help rc"
+grep -q "^Usage: scripts/gpu-native.sh" <<<"$out" || bad "gpu-native.sh --help: no usage"
+bash "$GN" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "gpu-native.sh without OUTDIR: want rc 2"
+bash "$GN" --bogus "$W/gn" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "gpu-native.sh --bogus: want rc 2"
+bash "$GN" --rounds x "$W/gn" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "gpu-native.sh --rounds x: want rc 2"
+msg=$(BUILD_DIR="$W/gn-build" POLICY_DIR="$W/nopolicies" bash "$GN" "$W/gn" 2>&1)
+[ $? -eq 1 ] || bad "gpu-native.sh without policies: want rc 1"
+grep -q "nopolicies/noop.o" <<<"$msg" || bad "gpu-native.sh: the missing policy is not named: $msg"
+[ -e "$W/gn-build" ] && bad "gpu-native.sh built before checking its arguments"
+LIBDIR=$(cd "$(dirname "$NCCLBPF")/../lib" && pwd)
+GB=$W/gnbuild
+mkdir -p "$GB/bin" "$GB/lib"
+ln -s "$SRC/tests/gpubench/fake_gpubench.py" "$GB/bin/ncclbpf-gpubench"
+ln -s "$NCCLBPF" "$GB/bin/ncclbpf"
+ln -s "$LIBDIR/libnccl-ncclbpf.so" "$GB/lib/libnccl-ncclbpf.so"
+ln -s "$LIBDIR/ncclbpf-bench" "$GB/lib/ncclbpf-bench"
+BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 2 "$W/gn" >"$W/gn.log" 2>&1 ||
+	{ bad "gpu-native.sh rc"; tail -20 "$W/gn.log" >&2; }
+for p in '\(no policy\)' noop size_aware profiler_latency; do
+	grep -qE "^  $p .* [+-][0-9]+\.[0-9] \[" "$W/gn/bench.txt" ||
+		bad "gpu-native.sh: bench.txt has no ours - native for $p"
+done
+for p in noop size_aware profiler_latency; do
+	# one row per size, 8 B..64 KiB: 14
+	n=$(sed -n "/^#### $p\$/,/^#### [a-z]/p" "$W/gn/nccl.md" | grep -c "^| allreduce | 2 |")
+	[ "$n" -eq 14 ] || bad "gpu-native.sh: nccl.md has $n rows for $p, want 14"
+done
+grep -q "policy:size_aware.o − baseline" "$W/gn/nccl.md" || bad "gpu-native.sh: no ours - native column"
+
 [ $fail -eq 0 ] && echo "gpu_scripts: OK"
 exit $fail
