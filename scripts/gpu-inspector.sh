@@ -102,7 +102,7 @@ GPUS=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 WRAP=$B/rank.sh
 if [ "$GPUS" -lt "$RANKS" ]; then
 	log "$RANKS ranks on $GPUS GPU(s): one GPU shared (NCCL_HOSTID per rank, MPS)"
-	printf '#!/bin/sh\nexport NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK\nexec "$@"\n' >"$WRAP"
+	printf '#!/bin/sh\nexport NCCL_HOSTID=h$OMPI_COMM_WORLD_RANK NCCL_TESTS_DEVICE=0\nexec "$@"\n' >"$WRAP"
 	mps_start
 else
 	printf '#!/bin/sh\nexec "$@"\n' >"$WRAP"

@@ -487,7 +487,7 @@ static inline int prom_check_histograms(struct prom_doc *d)
 			e->count = b->value;
 			e->count_line = b->line;
 		} else {
-			double le;
+			double le = NAN; /* stays NAN (no comparison holds) when the value is bad */
 			const char *lv = prom_label(b, "le");
 			if (prom_value(lv, strlen(lv), &le) != 0)
 				r = prom_fail(d, b->line, "bad le '%s'", lv);
