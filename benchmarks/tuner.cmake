@@ -14,6 +14,7 @@ if(NCCLBPF_SANITIZERS)
   set_target_properties(ncclbpf_native_tuner_asan PROPERTIES
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib/ncclbpf-bench)
 endif()
+install(TARGETS ncclbpf_native_tuner LIBRARY DESTINATION lib/ncclbpf-bench)
 
 # Benchmark-only eBPF policies (two map lookups per decision).
 if(NCCLBPF_BUILD_POLICIES)
@@ -21,9 +22,11 @@ if(NCCLBPF_BUILD_POLICIES)
   set(out ${TUNER_BENCH_POLICY_DIR}/two_lookups.o)
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${TUNER_BENCH_POLICY_DIR}
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/two_lookups.c -o ${out}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_CFLAGS}
+            -c ${CMAKE_CURRENT_LIST_DIR}/policies/two_lookups.c -o ${out}
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/two_lookups.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
     COMMENT "BPF benchmarks/policies/two_lookups.c")
   add_custom_target(tuner_bench_policies ALL DEPENDS ${out})
+  install(FILES ${out} DESTINATION share/ncclbpf/bench)
 endif()

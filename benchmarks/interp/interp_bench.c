@@ -13,9 +13,7 @@
 #include <time.h>
 
 #include "ncclbpf/prog.h"
-#ifdef NCCLBPF_BENCH_JIT
 #include "ncclbpf/jit.h"
-#endif
 #include "progs.h"
 
 #define DECLARE_BPF(name)                                                                          \
@@ -72,12 +70,10 @@ static uint64_t call(const struct target *t, int eng, uint64_t *mem)
 	case ENG_INTERP:
 		ebpf_interp__run(t->prog, (uint64_t)(uintptr_t)mem, t->k->n, NULL, &r0);
 		return r0;
-#ifdef NCCLBPF_BENCH_JIT
 	case ENG_JIT:
 		ebpf_prog__run(t->prog, EBPF_ENGINE_JIT, (uint64_t)(uintptr_t)mem, t->k->n, NULL,
 			       &r0);
 		return r0;
-#endif
 	default:
 		abort();
 	}
@@ -158,7 +154,6 @@ int main(int argc, char **argv)
 			continue;
 		}
 		t->have[ENG_INTERP] = 1;
-#ifdef NCCLBPF_BENCH_JIT
 		struct ebpf_jit_stats st;
 		if (ebpf_jit_available() && ebpf_prog__jit(t->prog, &st, err, sizeof(err)) == 0)
 			t->have[ENG_JIT] = 1;
@@ -166,7 +161,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: JIT: %s\n", t->k->name, err);
 			failed = 1;
 		}
-#endif
 		/* Agreement: every engine computes the native result from the same input. */
 		uint64_t mem[BENCH_MEM_BYTES / 8], expect = 0;
 		for (int e = 0; e < N_ENGINES; e++) {

@@ -7,12 +7,6 @@ set(NCCLBPF_GEN_SOURCES ${NCCLBPF_DIFF_DIR}/gen.c ${NCCLBPF_DIFF_DIR}/gen_maps.c
     ${NCCLBPF_DIFF_DIR}/gen_env.c)
 set(NCCLBPF_TESTGEN_SOURCES ${NCCLBPF_GEN_SOURCES} ${NCCLBPF_DIFF_DIR}/kernel_oracle.c)
 
-# gen_print disassembles when the engine has a disassembler; a source property so that every
-# target compiling gen.c in this directory (also the JIT's and verifier's tests) gets it.
-if(EXISTS ${PROJECT_SOURCE_DIR}/engine/src/disasm.c)
-  set_source_files_properties(${NCCLBPF_DIFF_DIR}/gen.c PROPERTIES COMPILE_DEFINITIONS NCCLBPF_HAVE_DISASM=1)
-endif()
-
 ncclbpf_test(test_gen SOURCES ${NCCLBPF_DIFF_DIR}/test_gen.c ${NCCLBPF_GEN_SOURCES}
   LABELS unit TIMEOUT 60)
 

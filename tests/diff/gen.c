@@ -11,9 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#ifdef NCCLBPF_HAVE_DISASM
 #include "ncclbpf/disasm.h"
-#endif
 
 #define BUF_REG GEN_BUF_REG
 #define RESERVE 128 /* instructions kept free for each function's epilogue and pending calls */
@@ -803,7 +801,6 @@ void gen_print(FILE *f, const struct gen_prog *p)
 		memcpy(b, i, 8);
 		fprintf(f, "%5u: %02x %02x %02x %02x %02x %02x %02x %02x", pcv, b[0], b[1], b[2],
 			b[3], b[4], b[5], b[6], b[7]);
-#ifdef NCCLBPF_HAVE_DISASM
 		char text[128];
 		int used = ebpf_disasm_insn(p->insns, p->n_insns, pcv, text, sizeof(text));
 		fprintf(f, "  %s\n", text);
@@ -813,9 +810,6 @@ void gen_print(FILE *f, const struct gen_prog *p)
 			fprintf(f, "%5u: %02x %02x %02x %02x %02x %02x %02x %02x\n", pcv, b[0],
 				b[1], b[2], b[3], b[4], b[5], b[6], b[7]);
 		}
-#else
-		fputc('\n', f);
-#endif
 	}
 	if (p->buf_len) {
 		fprintf(f, "buffer (%u bytes):", p->buf_len);

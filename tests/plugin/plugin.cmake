@@ -219,7 +219,7 @@ endif()
 # The trace recorded on an H200 with stock NCCL 2.28.9 and size_aware.o (docs/gpu-results.md):
 # replaying it through the plugin with the same policy reproduces every decision NCCL got.
 set(RECORDED_TRACE ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/h200-4rank-socket.trace)
-if(NCCLBPF_BUILD_POLICIES AND EXISTS ${RECORDED_TRACE})
+if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_add_test(NAME cli_replay_recorded_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay
     ${RECORDED_TRACE} --policy ${NCCLBPF_POLICY_DIR}/size_aware.o
     OUTPUT "208 calls replayed, 0 decisions differ" LABELS "plugin;cli")

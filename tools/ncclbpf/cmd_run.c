@@ -14,35 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-#ifndef NCCLBPF_PLUGIN_PATH
-#define NCCLBPF_PLUGIN_PATH "libnccl-ncclbpf.so"
-#endif
-
-/* The plugin installed next to this binary (BIN/../lib), else the one of the build tree. */
-static int find_plugin(char *out, size_t len)
-{
-	char exe[PATH_MAX - 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(out, len, "%s/../lib/libnccl-ncclbpf.so", exe);
-			char real[PATH_MAX];
-			if (realpath(out, real)) {
-				snprintf(out, len, "%s", real);
-				return 0;
-			}
-		}
-	}
-	if (access(NCCLBPF_PLUGIN_PATH, R_OK) == 0) {
-		snprintf(out, len, "%s", NCCLBPF_PLUGIN_PATH);
-		return 0;
-	}
-	return -1;
-}
+#include "plugin_host.h"
 
 /* mkdir that refuses a path someone else owns or may write: the control-plane directory decides
  * which code runs in the job. */
@@ -101,9 +73,9 @@ static int cmd_run(int argc, char **argv)
 	if (plugin) {
 		if (!realpath(plugin, lib))
 			return cli_fail("plugin %s: %s", plugin, strerror(errno));
-	} else if (find_plugin(lib, sizeof(lib))) {
-		return cli_fail("libnccl-ncclbpf.so not found next to this program (../lib); "
-				"name it with --plugin");
+	} else if (!realpath(plugin_host_default_path(), lib)) {
+		return cli_fail("plugin %s: %s; name it with --plugin", plugin_host_default_path(),
+				strerror(errno));
 	}
 	/* Absolute: the ranks may start in another working directory. */
 	if (policy && !realpath(policy, pol))
@@ -147,6 +119,7 @@ NCCLBPF_COMMAND(
 	    "  --dir D          control-plane directory (NCCLBPF_CP_DIR; default\n"
 	    "                   /dev/shm/ncclbpf-$UID/NAME, created 0700)\n"
 	    "  --job NAME       job name (NCCLBPF_JOB; default \"default\")\n"
-	    "  --plugin LIB     libnccl-ncclbpf.so to use (default: ../lib next to this program)\n"
+	    "  --plugin LIB     libnccl-ncclbpf.so to use (default: $NCCLBPF_PLUGIN, else\n"
+	    "                   ../lib next to this program)\n"
 	    "\nCOMMAND's own --help passes through: ncclbpf run -- torchrun --help\n",
     .flags = CLI_F_HELP_BEFORE_OPERANDS, .run = cmd_run);

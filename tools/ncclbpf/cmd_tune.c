@@ -15,23 +15,18 @@
 #include "cli.h"
 #include "ncclbpf.h"
 #include "ncclbpf/object.h"
+#include "self_path.h"
 #include "tune.h"
 
+/* The shipped template: $NCCLBPF_TUNE_TEMPLATE, else share/ncclbpf/policies/tuned_table.o
+ * relative to this executable (self_path.h). */
 static const char *default_template(char *buf, size_t len)
 {
 	const char *env = getenv("NCCLBPF_TUNE_TEMPLATE");
 	if (env && *env)
 		return env;
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n <= 0)
+	if (self_path(SELF_SHARE "/policies/tuned_table.o", buf, len) != 0)
 		return NULL;
-	exe[n] = 0;
-	char *slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	snprintf(buf, len, "%s/../policies/tuned_table.o", exe);
 	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
@@ -238,7 +233,7 @@ NCCLBPF_COMMAND(
     .help = "  SWEEP.csv   ncclbpf-gpubench --csv output: rows 'default' and forced\n"
 	    "              ALGO/PROTO/CHANNELS configurations (others are ignored)\n"
 	    "  --template  the compiled policies/tuned_table.c (default: $NCCLBPF_TUNE_TEMPLATE,\n"
-	    "              else ../policies/tuned_table.o next to this program)\n"
+	    "              else ../share/ncclbpf/policies/tuned_table.o next to this program)\n"
 	    "  --coll      collectives to tune, e.g. allreduce,allgather (default: all)\n"
 	    "  --margin    keep NCCL's default where it is within this fraction of the best\n"
 	    "              (default 0.02)\n"
