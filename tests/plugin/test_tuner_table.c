@@ -78,6 +78,45 @@ static void test_fill(void)
 		CHECK_EQ_U64((&x.cost_ns[0][0])[i], 0xababababababababull);
 }
 
+/* Only the words asked for are written (what a program may read), each exactly. */
+static void test_fill_scalars(void)
+{
+	const struct tuner_call k = {.comm_id = 0x1122334455667788ull,
+				     .n_bytes = 1 << 20,
+				     .seq = 77,
+				     .coll_type = 4,
+				     .n_ranks = 8,
+				     .n_nodes = 2,
+				     .num_pipe_ops = -3,
+				     .num_algo = 7,
+				     .num_proto = 3,
+				     .reg_buff = 5};
+	struct ncclbpf_tuner_ctx x, poison;
+	memset(&poison, 0xab, sizeof(poison));
+	/* Each word alone: that word changes, every other byte of the context stays. */
+	for (unsigned w = 0; w < sizeof(x) / 8; w++) {
+		x = poison;
+		tuner_fill_scalars(&x, 1ull << w, &k);
+		for (unsigned b = 0; b < sizeof(x); b++)
+			if (b / 8 != w && ((unsigned char *)&x)[b] != 0xab) {
+				CHECK(!"a word not asked for was written");
+				break;
+			}
+		int scalar = (TUNER_SCALAR_WORDS >> w) & 1;
+		CHECK(!memcmp((char *)&x + 8 * w, (char *)&poison + 8 * w, 8) == !scalar);
+	}
+	x = poison;
+	tuner_fill_scalars(&x, TUNER_SCALAR_WORDS, &k);
+	CHECK_EQ_U64(x.comm_id, k.comm_id);
+	CHECK_EQ_U64(x.n_bytes, k.n_bytes);
+	CHECK_EQ_U64(x.seq, 77);
+	CHECK(x.coll_type == 4 && x.n_ranks == 8 && x.n_nodes == 2);
+	CHECK(x.num_pipe_ops == 0 && x.num_algo == 7 && x.num_proto == 3); /* negative: 0 */
+	CHECK(x.reg_buff == 1 && x._pad0 == 0);
+	CHECK_EQ_U64(x.cost_ns[0][0], 0xababababababababull);
+	CHECK(x.algorithm == (int32_t)0xabababab);
+}
+
 static void test_winner(void)
 {
 	float t[] = {-1, 5, 3, 3, -1, 7};
@@ -284,6 +323,7 @@ static void test_apply_random(void)
 int main(void)
 {
 	test_fill();
+	test_fill_scalars();
 	test_winner();
 	test_apply_rules();
 	test_apply_random();

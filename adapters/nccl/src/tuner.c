@@ -122,12 +122,6 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
  * policies). Outputs start at their defaults; a program that leaves them there costs no table
  * work. Statistics: one counter per call at most (the outcome; the call count is the seq). */
 
-#define WORD(f)	     (offsetof(struct ncclbpf_tuner_ctx, f) / 8)
-#define CELL_WORD0   WORD(cost_ns)
-#define SCALAR_WORDS (((1ull << CELL_WORD0) - 1) | 1ull << WORD(reg_buff))
-_Static_assert(WORD(reg_buff) == CELL_WORD0 + TUNER_CELLS, "reg_buff follows the cost cells");
-_Static_assert(WORD(algorithm) == WORD(reg_buff) + 1, "the outputs follow reg_buff");
-
 /* getCollInfo's arguments. */
 #define CALL_ARGS                                                                                  \
 	ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops, float *table, int num_algo,        \
@@ -141,43 +135,31 @@ static inline int well_formed(const void *table, int num_algo, int num_proto)
 	       (unsigned)num_proto - 1 < TUNER_MAX_PROTO;
 }
 
-/* The scalar inputs of x in words, each word by itself: a program loads one field where a fill
- * of the whole block would be merged into wide stores it could not forward from. */
+/* The scalar inputs of x in words (tuner_fill_scalars). */
 static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbpf_comm *c,
 				uint64_t seq, uint64_t words, CALL_ARGS)
 {
 	(void)table;
-	if (words & 1ull << WORD(comm_id))
-		x->comm_id = c->comm_id;
-	if (words & 1ull << WORD(n_bytes))
-		x->n_bytes = n_bytes;
-	if (words & 1ull << WORD(seq))
-		x->seq = seq;
-	if (words & 1ull << WORD(coll_type)) {
-		x->coll_type = (uint32_t)coll_type;
-		x->n_ranks = c->n_ranks;
-	}
-	if (words & 1ull << WORD(n_nodes)) {
-		x->n_nodes = c->n_nodes;
-		x->num_pipe_ops = num_pipe_ops < 0 ? 0 : (uint32_t)num_pipe_ops;
-	}
-	if (words & 1ull << WORD(num_algo)) {
-		x->num_algo = (uint32_t)num_algo;
-		x->num_proto = (uint32_t)num_proto;
-	}
-	if (words & 1ull << WORD(reg_buff)) {
-		x->reg_buff = reg_buff != 0;
-		x->_pad0 = 0;
-	}
+	const struct tuner_call k = {.comm_id = c->comm_id,
+				     .n_bytes = n_bytes,
+				     .seq = seq,
+				     .coll_type = (uint32_t)coll_type,
+				     .n_ranks = c->n_ranks,
+				     .n_nodes = c->n_nodes,
+				     .num_pipe_ops = num_pipe_ops,
+				     .num_algo = num_algo,
+				     .num_proto = num_proto,
+				     .reg_buff = reg_buff};
+	tuner_fill_scalars(x, words, &k);
 }
 
 /* The inputs of x the program may read (words), and the outputs at their defaults. */
 static inline void fill_inputs(struct ncclbpf_tuner_ctx *x, const struct ncclbpf_comm *c,
 			       uint64_t seq, uint64_t words, CALL_ARGS)
 {
-	if (words & SCALAR_WORDS)
+	if (words & TUNER_SCALAR_WORDS)
 		fill_scalars(x, c, seq, words, CALL_PASS);
-	uint32_t cells = (uint32_t)(words >> CELL_WORD0) & TUNER_ALL_CELLS;
+	uint32_t cells = (uint32_t)(words >> TUNER_CELL_WORD0) & TUNER_ALL_CELLS;
 	if (cells)
 		tuner_fill_cells(x, table, num_algo, num_proto, cells);
 	x->algorithm = NCCLBPF_ALGO_DEFAULT;
@@ -255,8 +237,10 @@ static __attribute__((noinline)) void bad_call(struct ncclbpf_comm *c, uint64_t 
 	trace_call(c, &x, NULL, NULL, 0, 0, n_channels, 0);
 }
 
-/* A well-formed, untraced call numbered seq: runs c's policy, if any, on what it reads. */
-static inline void run_policy(struct ncclbpf_comm *c, uint64_t seq, CALL_ARGS, int *n_channels)
+/* A well-formed, untraced call numbered seq: runs c's policy, if any, on what it reads. Inlined
+ * into both entries (a call with getCollInfo's arguments moved again cost about a nanosecond). */
+static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm *c, uint64_t seq,
+							     CALL_ARGS, int *n_channels)
 {
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, NULL);
 	if (!h)

@@ -4,6 +4,7 @@
 #define NCCLBPF_TUNER_TABLE_H
 
 #include <float.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ncclbpf.h"
@@ -18,6 +19,52 @@
 static inline int tuner_cell_valid(float v)
 {
 	return v >= 0.0f && v < 3.6e9f;
+}
+
+/* The 8-byte words of the context (bit i: bytes [8i, 8i + 8), as the verifier records what a
+ * program may read): the scalar inputs, then one word per cost cell, reg_buff, the outputs. */
+#define TUNER_WORD(f)	   (offsetof(struct ncclbpf_tuner_ctx, f) / 8)
+#define TUNER_CELL_WORD0   TUNER_WORD(cost_ns)
+#define TUNER_SCALAR_WORDS (((1ull << TUNER_CELL_WORD0) - 1) | 1ull << TUNER_WORD(reg_buff))
+_Static_assert(TUNER_WORD(reg_buff) == TUNER_CELL_WORD0 + TUNER_CELLS,
+	       "reg_buff follows the cost cells");
+_Static_assert(TUNER_WORD(algorithm) == TUNER_WORD(reg_buff) + 1, "the outputs follow reg_buff");
+
+/* What a getCollInfo call tells a program besides the cost table. */
+struct tuner_call {
+	uint64_t comm_id, n_bytes, seq;
+	uint32_t coll_type, n_ranks, n_nodes;
+	int num_pipe_ops, num_algo, num_proto, reg_buff;
+};
+
+/* Fills the scalar inputs of ctx in words from k, each word by itself, and nothing else: a
+ * program loads one field, where a fill of the whole block would be merged into wide stores it
+ * could not forward from. */
+static inline void tuner_fill_scalars(struct ncclbpf_tuner_ctx *x, uint64_t words,
+				      const struct tuner_call *k)
+{
+	if (words & 1ull << TUNER_WORD(comm_id))
+		x->comm_id = k->comm_id;
+	if (words & 1ull << TUNER_WORD(n_bytes))
+		x->n_bytes = k->n_bytes;
+	if (words & 1ull << TUNER_WORD(seq))
+		x->seq = k->seq;
+	if (words & 1ull << TUNER_WORD(coll_type)) {
+		x->coll_type = k->coll_type;
+		x->n_ranks = k->n_ranks;
+	}
+	if (words & 1ull << TUNER_WORD(n_nodes)) {
+		x->n_nodes = k->n_nodes;
+		x->num_pipe_ops = k->num_pipe_ops < 0 ? 0 : (uint32_t)k->num_pipe_ops;
+	}
+	if (words & 1ull << TUNER_WORD(num_algo)) {
+		x->num_algo = (uint32_t)k->num_algo;
+		x->num_proto = (uint32_t)k->num_proto;
+	}
+	if (words & 1ull << TUNER_WORD(reg_buff)) {
+		x->reg_buff = k->reg_buff != 0;
+		x->_pad0 = 0;
+	}
 }
 
 /* Fills ctx->cost_ns[a][p] for the cells in mask (bit a * NCCLBPF_NUM_PROTOS + p) from the
