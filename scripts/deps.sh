@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build, the policies and the tests need. Idempotent.
 set -euo pipefail
-PKGS=(build-essential cmake clang llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev spin)
+# python3: the CLI tests parse --json output with it (tests/cli/json_expect.py).
+PKGS=(build-essential cmake clang llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev spin python3)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -122,6 +122,21 @@ int insp_bundle_map_is_uniform(const struct rt_policy *p, const char *name)
 	return map_class(om) == CLASS_UNIFORM;
 }
 
+/* key=value of the map's key or value as JSON, typed by the bundle's BTF where it has a type
+ * (ebpf_object_map__json; an integer or hex otherwise). The hex bytes are sent too. */
+static void kv_typed(struct insp_out *o, const char *key, const struct ebpf_object_map *om,
+		     int value, const void *data, size_t n, char *buf, size_t len)
+{
+	if (ebpf_object_map__json(om, value, data, n, buf, len) >= 0)
+		insp_kv(o, key, buf);
+}
+
+/* Room for one key or value as JSON: field names and numbers grow it well beyond its bytes. */
+static size_t json_room(size_t bytes)
+{
+	return 24 * bytes + 4096;
+}
+
 int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name)
 {
 	struct ebpf_object_map *om = find(p, name);
@@ -132,11 +147,13 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 	if (!us)
 		return -EOPNOTSUPP; /* ring buffer: records, not elements */
 	int cls = map_class(om);
+	uint32_t vs = ebpf_map__value_size(m), stride = (vs + 7) & ~7u;
+	size_t room = json_room(ks > vs ? ks : vs);
 	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(us);
-	int err = key && next && val ? 0 : -ENOMEM;
+	char *json = malloc(room);
+	int err = key && next && val && json ? 0 : -ENOMEM;
 	if (!err)
 		map_record(o, om, cls);
-	uint32_t vs = ebpf_map__value_size(m), stride = (vs + 7) & ~7u;
 	uint32_t cpus = is_percpu(m) ? ebpf_map__num_cpus(m) : 0;
 	const void *prev = NULL;
 	while (!err && !o->err) {
@@ -151,12 +168,17 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 		if (ebpf_map__user_lookup(m, next, val) == 0) {
 			insp_begin(o, "elem");
 			insp_kvhex(o, "key", next, ks);
-			if (!cpus)
+			kv_typed(o, "key_json", om, 0, next, ks, json, room);
+			if (!cpus) {
 				insp_kvhex(o, "value", val, vs);
+				kv_typed(o, "value_json", om, 1, val, vs, json, room);
+			}
 			for (uint32_t c = 0; c < cpus; c++) {
-				char k[16];
+				char k[24];
 				snprintf(k, sizeof(k), "cpu%u", c);
 				insp_kvhex(o, k, val + (size_t)c * stride, vs);
+				snprintf(k, sizeof(k), "cpu%u_json", c);
+				kv_typed(o, k, om, 1, val + (size_t)c * stride, vs, json, room);
 			}
 			insp_end(o);
 		}
@@ -166,6 +188,7 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 	free(key);
 	free(next);
 	free(val);
+	free(json);
 	return err;
 }
 
@@ -188,6 +211,28 @@ static int unhex(const char *s, unsigned char *out, size_t len)
 		out[i] = (unsigned char)v;
 	}
 	return 0;
+}
+
+/* Why the engine refused an update, in the map's terms (its errno alone says "Argument list
+ * too long" for a key beyond an array). */
+static void update_refused(struct ebpf_map *m, const char *name, const unsigned char *key,
+			   size_t ks, int err, char *msg, size_t msg_len)
+{
+	uint32_t t = ebpf_map__type(m), max = ebpf_map__max_entries(m);
+	int array = t == EBPF_MAP_TYPE_ARRAY || t == EBPF_MAP_TYPE_PERCPU_ARRAY;
+	if (array && err == -E2BIG && ks == 4) {
+		uint32_t idx;
+		memcpy(&idx, key, 4);
+		snprintf(msg, msg_len,
+			 "key %u is out of range: '%s' is an array of %u entries (keys 0..%u)", idx,
+			 name, max, max ? max - 1 : 0);
+	} else if (err == -E2BIG) {
+		snprintf(msg, msg_len,
+			 "'%s' is full: all %u entries are in use (a new key needs a free one)",
+			 name, max);
+	} else {
+		snprintf(msg, msg_len, "update of '%s' failed: %s", name, strerror(-err));
+	}
 }
 
 int insp_bundle_map_update(const struct rt_policy *p, const char *name, const char *key_hex,
@@ -235,7 +280,7 @@ int insp_bundle_map_update(const struct rt_policy *p, const char *name, const ch
 	if (!err) {
 		err = ebpf_map__user_update(m, key, val, EBPF_ANY);
 		if (err)
-			snprintf(msg, msg_len, "update of '%s' failed: %s", name, strerror(-err));
+			update_refused(m, name, key, ks, err, msg, msg_len);
 	}
 	free(key);
 	free(val);

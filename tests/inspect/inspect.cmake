@@ -11,12 +11,15 @@ if(NCCLBPF_BUILD_POLICIES)
     COMMENT "BPF tests/inspect/policies/inspect.c")
   add_custom_target(inspect_policies ALL DEPENDS ${INSPECT_POLICY})
 
-  set(INSPECT_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY})
+  set(INSPECT_JSON ${PROJECT_SOURCE_DIR}/tests/cli/json_expect.py)
+  set(INSPECT_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY}
+    ${INSPECT_JSON})
   if(NCCLBPF_SANITIZERS)
-    set(INSPECT_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan> $<TARGET_FILE:ncclbpf_asan> ${INSPECT_POLICY})
+    set(INSPECT_ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan> $<TARGET_FILE:ncclbpf_asan> ${INSPECT_POLICY}
+      ${INSPECT_JSON})
   endif()
   ncclbpf_test(test_inspect SOURCES ${INSPECT_TEST_DIR}/test_inspect.c LIBS dl
-    ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY}
+    ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${INSPECT_POLICY} ${INSPECT_JSON}
     ASAN_ARGS ${INSPECT_ASAN_ARGS} LABELS "plugin;cli;inspect" TIMEOUT 300
   # The test forks while the plugin's threads (control plane, inspection server) run. GCC 12's
   # LeakSanitizer then deadlocks in the child's exit-time leak check when one of those threads

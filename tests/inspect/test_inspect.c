@@ -31,6 +31,7 @@ static char dir[128], host[64];
 static struct harness_plugin plug;
 
 /* The CLI with args; its stdout+stderr in out. Returns the exit status. */
+static const char *json_expect; /* tests/cli/json_expect.py: --json output is parsed by it */
 #define run_cli(out, len, ...) run_cli_tool(cli, out, len, __VA_ARGS__)
 
 static void record_paths(int pid, char *rec, char *sock, size_t len)
@@ -65,11 +66,13 @@ static void calls(void *ctx, int k)
 }
 
 /* Sum of the "(u64 N)" values in a map dump. */
-static unsigned long long sum_u64(const char *s)
+/* The sum of a per-CPU dump's values ("cpu0 V cpu1 V ..."). */
+static unsigned long long sum_cpus(const char *s)
 {
 	unsigned long long sum = 0, v;
-	for (const char *p = s; (p = strstr(p, "(u64 ")); p += 5)
-		if (sscanf(p, "(u64 %llu)", &v) == 1)
+	unsigned cpu;
+	for (const char *p = s; (p = strstr(p, " cpu")); p += 4)
+		if (sscanf(p, " cpu%u %llu", &cpu, &v) == 2)
 			sum += v;
 	return sum;
 }
@@ -91,6 +94,19 @@ static void test_cli_against_live_process(void)
 		   strstr(out, " 100 "),
 	       "ps output:\n%s", out);
 	printf("--- ncclbpf ps\n%s", out);
+	if (json_expect) {
+		rc = run_cli(out, sizeof(out),
+			     "ps --dir %s --json | python3 %s - 'd[\"dir\"] == \"%s\"' "
+			     "'[p[\"pid\"] for p in d[\"processes\"]] == [%d]' "
+			     "'d[\"processes\"][0][\"state\"] == \"live\"' "
+			     "'d[\"processes\"][0][\"calls\"] == 100' "
+			     "'d[\"processes\"][0][\"job\"] == \"testjob\"' "
+			     "'d[\"processes\"][0][\"rank\"] == \"3\"' "
+			     "'d[\"processes\"][0][\"bundle\"].endswith(\"/inspect.o\")' "
+			     "'d[\"processes\"][0][\"version\"] == 1'",
+			     dir, json_expect, dir, pid);
+		CHECKF(rc == 0, "ps --json: %s", out);
+	}
 
 	/* The env plugin of the same library reports what it served: the library registers the
 	 * reporter when it is loaded (adapters/nccl/src/env_inspect.c). */
@@ -135,19 +151,56 @@ static void test_cli_against_live_process(void)
 	printf("--- ncclbpf map list %d\n%s", pid, out);
 
 	rc = run_cli(out, sizeof(out), "map dump %d tuner_calls --dir %s", pid, dir);
-	CHECKF(rc == 0 && strstr(out, "key 00000000 (u32 0): value 6400000000000000 (u64 100)"),
+	/* typed by the bundle's BTF: __u32 keys, __u64 values */
+	CHECKF(rc == 0 && strstr(out, "\n  key 0: value 100\n") && strstr(out, "\n2 elements\n"),
 	       "map dump: %s", out);
 	printf("--- ncclbpf map dump %d tuner_calls\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map dump %d percpu_calls --dir %s", pid, dir);
-	CHECKF(rc == 0 && strstr(out, "cpu0 ") && sum_u64(out) == 100,
-	       "per-CPU dump (sum %llu): %s", sum_u64(out), out);
+	CHECKF(rc == 0 && strstr(out, "key 0: cpu0 ") && sum_cpus(out) == 100,
+	       "per-CPU dump (sum %llu): %s", sum_cpus(out), out);
 	printf("--- ncclbpf map dump %d percpu_calls\n%s", pid, out);
 
+	if (json_expect) {
+		rc = run_cli(out, sizeof(out),
+			     "map list %d --dir %s --json | python3 %s - 'd[\"pid\"] == %d' "
+			     "'sorted(m[\"name\"] for m in d[\"maps\"]) == "
+			     "[\"percpu_calls\", \"prof_last\", \"tuner_calls\", \"tuner_cfg\"]' "
+			     "'[m[\"class\"] for m in d[\"maps\"] if m[\"name\"] == \"tuner_cfg\"] "
+			     "== [\"uniform\"]' "
+			     "'all(m[\"key_size\"] == 4 and m[\"value_size\"] == 8 for m in "
+			     "d[\"maps\"])'",
+			     pid, dir, json_expect, pid);
+		CHECKF(rc == 0, "map list --json: %s", out);
+		rc = run_cli(out, sizeof(out),
+			     "map dump %d tuner_calls --dir %s --json | python3 %s - "
+			     "'d[\"map\"][\"name\"] == \"tuner_calls\"' "
+			     "'[(e[\"key\"], e[\"value\"]) for e in d[\"elements\"]] == "
+			     "[(0, 100), (1, 0)]' "
+			     "'d[\"elements\"][0][\"value_hex\"] == \"6400000000000000\"'",
+			     pid, dir, json_expect);
+		CHECKF(rc == 0, "map dump --json: %s", out);
+		rc = run_cli(out, sizeof(out),
+			     "map dump %d percpu_calls --dir %s --json | python3 %s - "
+			     "'len(d[\"elements\"]) == 1' "
+			     "'sum(v[\"value\"] for v in d[\"elements\"][0][\"values\"]) == 100' "
+			     "'[v[\"cpu\"] for v in d[\"elements\"][0][\"values\"]] == "
+			     "list(range(d[\"map\"][\"cpus\"]))'",
+			     pid, dir, json_expect);
+		CHECKF(rc == 0, "per-CPU map dump --json: %s", out);
+	}
 	rc = run_cli(out, sizeof(out), "map update %d prof_last u32:0 u64:42 --dir %s", pid, dir);
 	CHECKF(rc == 0 && strstr(out, "rank-local"), "update rank-local rc %d: %s", rc, out);
 	printf("--- ncclbpf map update %d prof_last u32:0 u64:42\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map dump %d prof_last --dir %s", pid, dir);
-	CHECKF(rc == 0 && strstr(out, "value 2a00000000000000 (u64 42)"), "after update: %s", out);
+	CHECKF(rc == 0 && strstr(out, "key 0: value 42\n"), "after update: %s", out);
+	/* A refused update says why in the map's terms, not the errno's ("Argument list too
+	 * long"). */
+	rc = run_cli(out, sizeof(out), "map update %d prof_last u32:99 u64:1 --dir %s", pid, dir);
+	CHECKF(rc == 1 &&
+		   strstr(out, "key 99 is out of range: 'prof_last' is an array of 1 entries "
+			       "(keys 0..0)") &&
+		   !strstr(out, "Argument list"),
+	       "update beyond the array rc %d: %s", rc, out);
 
 	/* A uniform map changes only through the control plane's consistent activation (the
 	 * process is in one: NCCLBPF_CP_DIR). This communicator says it has 8 ranks and only this
@@ -160,8 +213,7 @@ static void test_cli_against_live_process(void)
 	       "uniform update with missing ranks rc %d: %s", rc, out);
 	printf("--- ncclbpf map update %d tuner_cfg u32:1 u64:7\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map dump %d tuner_cfg --dir %s", pid, dir);
-	CHECKF(strstr(out, "(u32 1): value 0000000000000000 (u64 0)"), "uniform map changed: %s",
-	       out);
+	CHECKF(strstr(out, "key 1: value 0\n"), "uniform map changed: %s", out);
 
 	/* The policy keeps running with the server answering in between. */
 	calls(ctx, 10);
@@ -365,9 +417,11 @@ static void test_stale_record(void)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s PLUGIN NCCLBPF_CLI INSPECT_POLICY\n", argv[0]);
+		fprintf(stderr, "usage: %s PLUGIN NCCLBPF_CLI INSPECT_POLICY [JSON_EXPECT.py]\n",
+			argv[0]);
 		return 2;
 	}
+	json_expect = argc > 4 ? argv[4] : NULL;
 	setvbuf(stdout, NULL, _IOLBF, 0); /* forked children must not repeat buffered output */
 	plugin_path = argv[1];
 	cli = argv[2];

@@ -106,4 +106,9 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     REGEX "table_tuner +tuner +[0-9]+ +[0-9]+  find_row\n.*\\.data +array +data +4 +144 +1  0x0\n    initial data \\(144 bytes\\):\n      0000: 00 10 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
   ldr_cli(objdump_bad STATUS 1 ARGS objdump ${LDR_OBJ}/bad_extern.o
     REGEX "undefined symbol 'CONFIG_HZ'")
+  # objdump --json, parsed and checked (tests/cli/cli_objdump_json.sh)
+  ncclbpf_add_twin_test(NAME cli_objdump_json
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/cli_objdump_json.sh $<TARGET_FILE:ncclbpf>
+            ${LDR_OBJ} ${PROJECT_SOURCE_DIR}/tests/cli/json_expect.py
+    OUTPUT "cli_objdump_json: all checks passed" LABELS "loader;cli" TIMEOUT 60)
 endif()

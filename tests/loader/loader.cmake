@@ -37,6 +37,14 @@ if(NCCLBPF_BUILD_POLICIES)
   if(TARGET test_limits_asan)
     target_link_libraries(test_limits_asan PRIVATE ncclbpf_runtime_asan)
   endif()
+  # Map contents as JSON typed by BTF (ebpf_object_map__json), exactly, on bpf/btf_values.c.
+  ncclbpf_test(test_btf_json SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_btf_json.c
+    ARGS ${LDR_BPF_DIR} TIMEOUT 60 LABELS loader)
+  foreach(t test_btf_json test_btf_json_asan)
+    if(TARGET ${t})
+      add_dependencies(${t} loader_test_objects)
+    endif()
+  endforeach()
   # One program, one test per seed directory so that they run in parallel.
   ncclbpf_test(test_loader_mutate SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader_mutate.c
     ARGS ${LDR_BPF_DIR} TIMEOUT 120 LABELS loader)

@@ -58,7 +58,7 @@ ncclbpf_add_test(NAME verify_closed_loop_direct COMMAND $<TARGET_FILE:ncclbpf> v
   OUTPUT "adapt \\(tuner\\): REJECTED: .*tuner decision `n_channels` depends on a rank-local value \\(rank-local map `lat_by_bucket`.*`lat_by_bucket` is written by profiler program `measure` at line [0-9]+.*through the control plane"
   LABELS "profiler;verifier")
 ncclbpf_add_test(NAME verify_closed_loop_channels COMMAND $<TARGET_FILE:ncclbpf> verify
-  ${NCCLBPF_POLICY_DIR}/closed_loop_channels.o OUTPUT "pick_channels \\(tuner\\): accepted"
+  ${NCCLBPF_POLICY_DIR}/closed_loop_channels.o OUTPUT "pick_channels +tuner +accepted "
   NOT_OUTPUT "REJECTED" LABELS "profiler;verifier")
 
 # ThreadSanitizer build of the stress test: adapter, runtime and engine compiled with TSan.

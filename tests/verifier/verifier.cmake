@@ -59,18 +59,18 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
       STATUS ${status} OUTPUT "${regex}" LABELS "verifier;cli" TIMEOUT 60)
   endfunction()
   set(P ${NCCLBPF_POLICY_DIR})
-  verify_cli(noop 0 "noop \\(tuner\\): accepted" verify ${P}/noop.o)
-  verify_cli(size_aware 0 "size_aware \\(tuner\\): accepted" verify ${P}/size_aware.o)
-  verify_cli(table_tuner 0 "table_tuner \\(tuner\\): accepted" verify ${P}/table_tuner.o)
-  verify_cli(profiler_latency 0 "profiler_latency \\(profiler/coll_end\\): accepted"
+  verify_cli(noop 0 "noop\\.o +noop +tuner +accepted " verify ${P}/noop.o)
+  verify_cli(size_aware 0 "size_aware\\.o +size_aware +tuner +accepted " verify ${P}/size_aware.o)
+  verify_cli(table_tuner 0 "table_tuner\\.o +table_tuner +tuner +accepted " verify ${P}/table_tuner.o)
+  verify_cli(profiler_latency 0 "profiler_latency +profiler/coll_end +accepted "
              verify ${P}/profiler_latency.o)
   verify_cli(log 0 "R1=ctx.*processed [0-9]+ insns" verify ${P}/size_aware.o --log)
   # the context fields a program may read, by name (the net hooks' clock reads follow them)
-  verify_cli(ctx_reads 0 "ctx fields read: bytes, duration_ns, op, dev, peer_addr"
+  verify_cli(ctx_reads 0 "net_counters +net/complete/time_every=8 +accepted [^\n]* bytes duration_ns/8 op dev peer_addr\n"
              verify ${P}/net_counters.o)
-  verify_cli(ctx_reads_none 0 "ctx fields read: none"
+  verify_cli(ctx_reads_none 0 "noop +tuner +accepted [^\n]* none\n"
              verify ${P}/noop.o)
-  verify_cli(prog_filter 0 "size_aware \\(tuner\\): accepted" verify ${P}/size_aware.o --prog size_aware)
+  verify_cli(prog_filter 0 "size_aware\\.o +size_aware +tuner +accepted " verify ${P}/size_aware.o --prog size_aware)
   verify_cli(unsafe_ctx_write 1 "line [0-9]+: .*write to read-only context field `n_bytes`"
              verify ${P}/unsafe/ctx_write_input.o)
   verify_cli(unsafe_div_zero 1 "division by zero possible" verify ${P}/unsafe/div_zero.o)
@@ -82,7 +82,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(unsafe_rank_dependent 1
              "decision `algorithm` is written under a branch on a rank-local value \\(rank-local map `avg_lat`.*`avg_lat` is written by profiler program `measure` at line [0-9]+ \\(`\\*v = \\(\\*v \\* 7 \\+ ctx->duration_ns\\) / 8;`\\): it holds this rank's own measurements"
              verify ${P}/unsafe/rank_dependent.o)
-  verify_cli(unsafe_rank_allowed 0 "decide \\(tuner\\): accepted"
+  verify_cli(unsafe_rank_allowed 0 "decide +tuner +accepted "
              verify ${P}/unsafe/rank_dependent.o --allow-rank-local)
   verify_cli(unsafe_stack_overflow 1 "invalid read from stack" verify ${P}/unsafe/stack_overflow.o)
   verify_cli(unsafe_unbounded_loop 1 "program too complex" verify ${P}/unsafe/unbounded_loop.o)
@@ -90,10 +90,10 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(missing_file 1 "no_such_policy.o: cannot open" verify ${P}/no_such_policy.o)
   # What the plugin refuses before verifying anything (docs/security.md, Limits): the bundle's
   # usage against its limits first; the loader's limit_* objects over them, with the total and
-  # the limit; two programs for one hook, and nothing verified (no other line).
+  # the limit; two programs for one hook: the second one's row and rejection, nothing verified.
   set(L ${PROJECT_BINARY_DIR}/tests/loader/bpf)
   verify_cli(limit_usage 0
-             "^bundle: map memory [0-9.]+ KiB of 1 GiB \\(NCCLBPF_MAX_MAP_BYTES\\), [0-9]+ maps; programs 1 of 16; instructions [0-9]+ of 131072\n"
+             "^[^\n]*profiler_latency.o: bundle: map memory [0-9.]+ KiB of 1 GiB \\(NCCLBPF_MAX_MAP_BYTES\\), [0-9]+ maps; programs 1 of 16; instructions [0-9]+ of 131072\n"
              verify ${P}/profiler_latency.o)
   verify_cli(limit_map_memory 1
              "map memory 8.0 GiB \\([0-9]+ bytes in 2 maps; largest 'big0' array 4.0 GiB\\) exceeds the limit of 1.0 GiB \\(1073741824 bytes\\); NCCLBPF_MAX_MAP_BYTES raises it"
@@ -103,9 +103,11 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   verify_cli(limit_ringbuf 1
              "ring buffer 'events' of 1.0 GiB \\(1073741824 bytes\\), over the limit of 256.0 MiB"
              verify ${L}/limit_ringbuf.o)
-  verify_cli(dup_sections 1
-             "^second \\(profiler/proxy\\): REJECTED: a second program for the hook of SEC\\(.profiler/proxy.\\) \\(the first is first\\); one program per hook\n$"
-             verify ${L}/dup_sections.o)
+  ncclbpf_add_twin_test(NAME verify_cli_dup_sections
+    COMMAND $<TARGET_FILE:ncclbpf> verify ${L}/dup_sections.o STATUS 1
+    OUTPUT "(^|\n)ncclbpf verify: [^\n]*dup_sections.o: second \\(profiler/proxy\\): REJECTED: a second program for the hook of SEC\\(.profiler/proxy.\\) \\(the first is first\\). one program per hook\n"
+           "(^|\n)[^\n]*dup_sections.o +second +profiler/proxy +rejected "
+    NOT_OUTPUT "accepted" "dup_sections.o +first " LABELS "verifier;cli" TIMEOUT 60)
 endif()
 
 # Soundness of tnum/range arithmetic and branch narrowing by sampling (internal functions).

@@ -111,7 +111,7 @@ void json_f64(struct json *j, double v)
 {
 	sep(j);
 	if (isfinite(v))
-		fprintf(j->f, "%.17g", v);
+		fprintf(j->f, "%.15g", v);
 	else
 		fputs("null", j->f);
 }

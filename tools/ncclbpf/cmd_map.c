@@ -1,9 +1,11 @@
 /* ncclbpf map list|dump|update PID ...: the maps of the policy a running process uses, read and
  * written through its inspection server.
  *
- * Keys and values are the map's bytes in memory order, as hex ("0500000000000000"), or typed
- * little-endian integers joined by commas ("u32:5", "u64:1,u64:2"). Per-CPU maps show every
- * CPU's value; an update gives one value (set on every CPU) or all of them.
+ * A dump shows keys and values typed by the bundle's BTF (structs by field, enums by name; the
+ * plugin formats them, map_show.c prints them). On the command line keys and values are the
+ * map's bytes in memory order, as hex ("0500000000000000"), or typed little-endian integers
+ * joined by commas ("u32:5", "u64:1,u64:2"). Per-CPU maps show every CPU's value; an update
+ * gives one value (set on every CPU) or all of them.
  *
  * Updates respect rank consistency: a rank-local map (one that profiler/net programs write, so
  * its contents differ between ranks anyway and no decision may depend on it) is changed in that
@@ -17,6 +19,7 @@
 
 #include "cli.h"
 #include "inspect_client.h"
+#include "map_show.h"
 
 /* Hex or typed integers -> lowercase hex (out holds 2 * max_bytes + 1). 0 or -1. */
 static int to_hex(const char *arg, char *out, size_t max_bytes)
@@ -61,60 +64,6 @@ static int to_hex(const char *arg, char *out, size_t max_bytes)
 	}
 	out[2 * n] = 0;
 	return n ? 0 : -1;
-}
-
-/* " (u64 5)" for 4- and 8-byte little-endian values, to read counters at a glance. */
-static void annotate(const char *hexs)
-{
-	size_t n = strlen(hexs) / 2;
-	if (n != 4 && n != 8)
-		return;
-	unsigned long long v = 0;
-	for (size_t i = n; i-- > 0;) {
-		unsigned b;
-		sscanf(hexs + 2 * i, "%2x", &b);
-		v = (v << 8) | b;
-	}
-	printf(" (u%zu %llu)", n * 8, v);
-}
-
-static void print_map(const struct insp_rec *r)
-{
-	printf("map %s: %s (%s), key %s B, value %s B, max %s entries, %s in use, %s CPU%s, %s\n",
-	       insp_get(r, "name"), insp_get(r, "type"), insp_get(r, "kind"),
-	       insp_get(r, "key_size"), insp_get(r, "value_size"), insp_get(r, "max_entries"),
-	       insp_get(r, "entries"), insp_get(r, "cpus"), insp_getu(r, "cpus") == 1 ? "" : "s",
-	       insp_get(r, "class"));
-}
-
-static void on_dump(const struct insp_rec *r, void *arg)
-{
-	int *n = arg;
-	if (!strcmp(r->word, "map")) {
-		print_map(r);
-		return;
-	}
-	if (strcmp(r->word, "elem"))
-		return;
-	(*n)++;
-	const char *k = insp_get(r, "key");
-	printf("  key %s", k);
-	annotate(k);
-	printf(":");
-	for (int i = 0; i < r->n; i++) {
-		if (!strcmp(r->key[i], "key"))
-			continue;
-		printf(" %s %s", !strcmp(r->key[i], "value") ? "value" : r->key[i], r->val[i]);
-		annotate(r->val[i]);
-	}
-	printf("\n");
-}
-
-static void on_list(const struct insp_rec *r, void *arg)
-{
-	(void)arg;
-	if (!strcmp(r->word, "map"))
-		print_map(r);
 }
 
 struct find_map {
@@ -195,13 +144,45 @@ static int update_uniform(const struct insp_proc *p, const char *name, const cha
 	return 1;
 }
 
+/* list (dump 0) or dump: the answer, to a person or as JSON (docs/cli-json.md). */
+static void show(const struct insp_recs *rs, int dump, int json, int pid)
+{
+	struct json j;
+	if (!json) {
+		if (dump)
+			map_show_dump(rs);
+		for (int i = 0; !dump && i < rs->n; i++)
+			if (!strcmp(rs->r[i].word, "map"))
+				map_show_info(&rs->r[i]);
+		return;
+	}
+	json_init(&j, stdout);
+	if (dump) {
+		map_show_dump_json(&j, rs);
+		return;
+	}
+	json_obj(&j);
+	json_ki64(&j, "pid", pid);
+	json_key(&j, "maps");
+	json_arr(&j);
+	for (int i = 0; i < rs->n; i++)
+		if (!strcmp(rs->r[i].word, "map"))
+			map_show_info_json(&j, &rs->r[i]);
+	json_end(&j);
+	json_end(&j);
+}
+
 static int cmd_map(int argc, char **argv)
 {
 	char dbuf[4096];
 	const char *dir = NULL, *pos[6];
-	int np = 0;
+	int np = 0, json = 0;
 	const char *timeout = NULL;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+			continue;
+		}
 		int k = cli_opt(argc, argv, &i, "--timeout", &timeout);
 		if (k < 0)
 			return CLI_USAGE;
@@ -248,14 +229,20 @@ static int cmd_map(int argc, char **argv)
 		return cli_fail("process %d: %s", pid, c.msg[0] ? c.msg : strerror(errno));
 	char err[600], req[8400];
 	int ret = 0;
-	if (want == 2) {
-		ret = insp_request(&c, "maps", on_list, NULL, err, sizeof(err));
-	} else if (want == 3) {
-		int n = 0;
-		snprintf(req, sizeof(req), "map dump %s", pos[2]);
-		ret = insp_request(&c, req, on_dump, &n, err, sizeof(err));
+	if (json && want == 5) {
+		insp_close(&c);
+		return cli_usage_error("--json goes with list and dump");
+	}
+	if (want < 5) {
+		struct insp_recs rs;
+		if (want == 2)
+			snprintf(req, sizeof(req), "maps");
+		else
+			snprintf(req, sizeof(req), "map dump %s", pos[2]);
+		ret = insp_collect(&c, req, &rs, err, sizeof(err));
 		if (!ret)
-			printf("%d element%s\n", n, n == 1 ? "" : "s");
+			show(&rs, want == 3, json, pid);
+		insp_recs_free(&rs);
 	} else {
 		char key[2 * 512 + 1], val[2 * 3000 + 1];
 		if (to_hex(pos[3], key, 512) != 0 || to_hex(pos[4], val, 3000) != 0) {
@@ -290,9 +277,13 @@ static int cmd_map(int argc, char **argv)
 
 NCCLBPF_COMMAND(
     map_cmd, .name = "map",
-    .args = "list PID | dump PID NAME | update PID NAME KEY VALUE  [--dir DIR] [--timeout SEC]",
+    .args = "list PID | dump PID NAME | update PID NAME KEY VALUE  [--dir DIR] [--json] "
+	    "[--timeout SEC]",
     .summary = "read or change a running process's policy maps",
-    .help = "  KEY, VALUE     hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n"
+    .help = "  dump           every element; keys and values typed by the bundle's BTF (struct\n"
+	    "                 fields by name, enums by name), else integers or hex\n"
+	    "  KEY, VALUE     hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n"
+	    "  --json         list and dump as JSON (docs/cli-json.md)\n"
 	    "  --timeout SEC  how long a uniform map's update waits for every rank to answer,\n"
 	    "                 and then to switch (default 10 and 5 seconds)\n" INSP_DIR_HELP,
     .run = cmd_map);

@@ -12,10 +12,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_json.h"
 #include "inspect_client.h"
 
 struct live {
 	char comms[24], calls[24], version[24], engine[16], bundle[1024], last[40];
+	/* for --json: what the server said, unformatted */
+	int answered;
+	uint64_t n_comms, n_calls, n_version, last_ns;
+	char result[16], path[1024];
 };
 
 static void on_info(const struct insp_rec *r, void *arg)
@@ -25,6 +30,14 @@ static void on_info(const struct insp_rec *r, void *arg)
 		return;
 	const char *b = insp_get(r, "bundle");
 	const char *slash = b ? strrchr(b, '/') : NULL;
+	l->answered = 1;
+	l->n_comms = insp_getu(r, "comms");
+	l->n_calls = insp_getu(r, "calls");
+	l->n_version = insp_getu(r, "version");
+	l->last_ns = insp_getu(r, "last_reload_ns");
+	snprintf(l->result, sizeof(l->result), "%s",
+		 insp_get(r, "last_result") ? insp_get(r, "last_result") : "-");
+	snprintf(l->path, sizeof(l->path), "%s", b ? b : "-");
 	snprintf(l->bundle, sizeof(l->bundle), "%s", slash ? slash + 1 : b ? b : "-");
 	snprintf(l->comms, sizeof(l->comms), "%llu", (unsigned long long)insp_getu(r, "comms"));
 	snprintf(l->calls, sizeof(l->calls), "%llu", (unsigned long long)insp_getu(r, "calls"));
@@ -51,11 +64,39 @@ static void remove_stale(const struct insp_proc *p)
 	unlink(p->rec_path);
 }
 
+/* One process as a JSON object (docs/cli-json.md). */
+static void json_proc(struct json *j, const struct insp_proc *p, const struct live *l,
+		      const char *state)
+{
+	json_obj(j);
+	json_ki64(j, "pid", p->pid);
+	json_kstr(j, "host", p->host);
+	json_kstr(j, "job", p->job);
+	json_kstr(j, "rank", p->rank);
+	json_kstr(j, "bundle", l->answered ? l->path : p->bundle);
+	json_kstr(j, "state", state);
+	if (l->answered) {
+		json_ku64(j, "comms", l->n_comms);
+		json_ku64(j, "calls", l->n_calls);
+		json_ku64(j, "version", l->n_version);
+		json_kstr(j, "engine", l->engine);
+		json_ku64(j, "last_reload_ns", l->last_ns);
+		json_kstr(j, "last_result", l->result);
+	}
+	json_end(j);
+}
+
 static int cmd_ps(int argc, char **argv)
 {
 	char dbuf[4096];
 	const char *dir = NULL;
+	int json = 0;
+	struct json j;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+			continue;
+		}
 		int k = insp_parse_dir(argc, argv, &i, &dir);
 		if (k == 1)
 			continue;
@@ -66,15 +107,21 @@ static int cmd_ps(int argc, char **argv)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc *v;
 	int n = insp_list(dir, &v);
-	if (n < 0) {
-		if (errno == ENOENT) {
-			printf("no process runs the plugin (nothing under %s)\n", dir);
-			return 0;
-		}
+	if (n < 0 && errno != ENOENT)
 		return cli_fail("%s: %s", dir, strerror(errno));
+	if (json) {
+		json_init(&j, stdout);
+		json_obj(&j);
+		json_kstr(&j, "dir", dir);
+		json_key(&j, "processes");
+		json_arr(&j);
+	} else if (n < 0) {
+		printf("no process runs the plugin (nothing under %s)\n", dir);
+		return 0;
+	} else {
+		printf("%-8s %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", "PID", "HOST",
+		       "JOB", "RANK", "COMMS", "BUNDLE", "VER", "ENGINE", "CALLS", "LAST RELOAD");
 	}
-	printf("%-8s %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", "PID", "HOST", "JOB",
-	       "RANK", "COMMS", "BUNDLE", "VER", "ENGINE", "CALLS", "LAST RELOAD");
 	int shown = 0, stale = 0;
 	for (int i = 0; i < n; i++) {
 		const struct insp_proc *p = &v[i];
@@ -84,7 +131,9 @@ static int cmd_ps(int argc, char **argv)
 			stale++;
 			continue;
 		}
-		struct live l = {"-", "-", "-", "-", "", "-"};
+		struct live l = {
+		    .comms = "-", .calls = "-", .version = "-", .engine = "-", .last = "-"};
+		const char *state = "live";
 		const char *slash = strrchr(p->bundle, '/');
 		snprintf(l.bundle, sizeof(l.bundle), "%s", slash ? slash + 1 : p->bundle);
 		if (local) {
@@ -99,27 +148,42 @@ static int cmd_ps(int argc, char **argv)
 				}
 				snprintf(l.last, sizeof(l.last), "(%s)",
 					 c.msg[0] ? "refused" : strerror(errno));
+				state = c.msg[0] ? "refused" : "unreachable";
 			} else {
-				if (insp_request(&c, "info", on_info, &l, err, sizeof(err)) != 0)
+				if (insp_request(&c, "info", on_info, &l, err, sizeof(err)) != 0) {
 					snprintf(l.last, sizeof(l.last), "(%.36s)", err);
+					state = "error";
+				}
 				insp_close(&c);
 			}
 		} else {
 			snprintf(l.last, sizeof(l.last), "(remote host)");
+			state = "remote";
 		}
-		printf("%-8d %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", p->pid, p->host,
-		       p->job, p->rank, l.comms, l.bundle, l.version, l.engine, l.calls, l.last);
+		if (json)
+			json_proc(&j, p, &l, state);
+		else
+			printf("%-8d %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", p->pid,
+			       p->host, p->job, p->rank, l.comms, l.bundle, l.version, l.engine,
+			       l.calls, l.last);
 		shown++;
 	}
-	free(v);
-	if (!shown)
+	if (n > 0)
+		free(v);
+	if (json) {
+		json_end(&j);
+		json_ku64(&j, "stale_removed", (uint64_t)stale);
+		json_end(&j);
+	} else if (!shown) {
 		printf("(no live process under %s)\n", dir);
+	}
 	if (stale)
 		fprintf(stderr, "ncclbpf ps: removed %d stale record%s\n", stale,
 			stale == 1 ? "" : "s");
 	return 0;
 }
 
-NCCLBPF_COMMAND(ps_cmd, .name = "ps", .args = "[--dir DIR]",
+NCCLBPF_COMMAND(ps_cmd, .name = "ps", .args = "[--dir DIR] [--json]",
 		.summary = "list the processes running the plugin (live inspection)",
-		.help = INSP_DIR_HELP, .run = cmd_ps);
+		.help = INSP_DIR_HELP "  --json      one JSON object (docs/cli-json.md)\n",
+		.run = cmd_ps);

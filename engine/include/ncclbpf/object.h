@@ -179,6 +179,16 @@ const void *ebpf_object_map__initial_data(const struct ebpf_object_map *m, size_
 /* After a successful load: the map programs use. */
 struct ebpf_map *ebpf_object_map__map(const struct ebpf_object_map *m);
 
+/* A key (value 0) or value (value 1) of the map as JSON text, typed by the object's BTF: structs
+ * as objects with their fields by name, arrays as arrays (a char array holding a C string as a
+ * string), enums by name, integers as numbers, bools as true/false, a global data section as
+ * an object of its variables (the shape `bpftool map dump` shows). data is size bytes (one
+ * value; per-CPU maps: one CPU's). Returns 1 when typed, 0 when the map has no type for it (the
+ * text is then the little-endian integer of 1, 2, 4 or 8 bytes, else "0x..." hex), -ENOSPC
+ * when out_len is too small. */
+int ebpf_object_map__json(const struct ebpf_object_map *m, int value, const void *data, size_t size,
+			  char *out, size_t out_len);
+
 /* Rank consistency of a map as verification decided it (after ebpf_object__load or
  * ebpf_object__verify; 0 before). */
 #define EBPF_OBJECT_MAP_F_WRITTEN 0x1u /* some program of the object may write it */

@@ -143,6 +143,7 @@ int ldr_btf_type(const struct ldr_btf *btf, uint32_t id, struct ldr_btf_type *t)
 	uint32_t info = ldr_rd32(p + 4);
 	t->name_off = ldr_rd32(p);
 	t->kind = (info >> 24) & 0x1f;
+	t->kflag = info >> 31;
 	t->vlen = info & 0xffff;
 	t->size_or_type = ldr_rd32(p + 8);
 	t->extra = p + BTF_TYPE_HDR;

@@ -141,6 +141,7 @@ uint32_t ldr_elf_find_sec(const struct ldr_elf *elf, const char *name);
 struct ldr_btf_type {
 	uint32_t name_off;
 	uint32_t kind;
+	uint32_t kflag; /* struct/union: members carry bitfield sizes; enum: signed values */
 	uint32_t vlen;
 	uint32_t size_or_type;
 	const uint8_t *extra; /* kind-specific data after the common header (validated length) */
@@ -194,6 +195,9 @@ struct ebpf_object_map {
 	uint32_t rank_flags;
 	const struct ebpf_program *writer;
 	uint32_t writer_insn;
+	/* BTF ids of the key and value types (0: none; a data map's value is its DATASEC) */
+	uint32_t key_type, value_type;
+	const struct ebpf_object *obj;
 };
 
 struct ebpf_program {
@@ -222,6 +226,7 @@ struct ebpf_object {
 	uint32_t n_progs;
 	struct ebpf_object_map *maps;
 	uint32_t n_maps;
+	struct ldr_btf btf; /* kept for typed map contents (its data lives in image) */
 	int loaded;
 	/* Set by ebpf_object__load: frees the created maps and programs. A pointer, so that users
 	 * that only open objects (objdump, the open fuzzer) do not link maps and programs. */

@@ -46,6 +46,7 @@ static int add_map(struct ebpf_object *obj, const char *name, char *err, size_t 
 	m->index = obj->n_maps++;
 	m->def.sz = sizeof(m->def);
 	m->def.name = m->name;
+	m->obj = obj;
 	*out = m;
 	return 0;
 }
@@ -64,14 +65,28 @@ static int btf_uint_member(const struct ldr_btf *btf, uint32_t type, uint32_t *v
 	return 0;
 }
 
-/* The pointed-to size of a __type(name, T) member. */
-static int btf_type_member(const struct ldr_btf *btf, uint32_t type, uint64_t *size)
+/* The pointed-to type (T) of a __type(name, T) member and its size. */
+static int btf_type_member(const struct ldr_btf *btf, uint32_t type, uint32_t *id, uint64_t *size)
 {
 	struct ldr_btf_type t;
 	if (ldr_btf_skip_mods(btf, type, &type) || ldr_btf_type(btf, type, &t) ||
 	    t.kind != LDR_BTF_KIND_PTR)
 		return -EINVAL;
+	*id = t.size_or_type;
 	return ldr_btf_size(btf, t.size_or_type, size);
+}
+
+/* Id of the DATASEC describing a global data section (its variables), or 0. */
+static uint32_t find_datasec(const struct ldr_btf *btf, const char *sec)
+{
+	struct ldr_btf_type t;
+	for (uint32_t id = 1; btf->offs && id <= btf->n_types; id++) {
+		const char *n;
+		if (!ldr_btf_type(btf, id, &t) && t.kind == LDR_BTF_KIND_DATASEC &&
+		    (n = ldr_btf_str(btf, t.name_off)) && !strcmp(n, sec))
+			return id;
+	}
+	return 0;
 }
 
 /* Id of the DATASEC ".maps", or 0. */
@@ -165,7 +180,7 @@ static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, u
 			int is_key = mn[0] == 'k';
 			uint64_t *dst = is_key ? &key_sz : &val_sz;
 			int *have = is_key ? &have_key : &have_val;
-			if (btf_type_member(btf, mt, &sz))
+			if (btf_type_member(btf, mt, is_key ? &m->key_type : &m->value_type, &sz))
 				return ldr_err(
 				    err, err_len, EINVAL,
 				    "section '.maps', map '%s': '%s' is not declared with "
@@ -292,6 +307,7 @@ int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const s
 		m->def.value_size = (uint32_t)s->size;
 		m->def.max_entries = 1;
 		m->def.flags = kind == EBPF_OBJECT_MAP_RODATA ? EBPF_MAP_F_RDONLY_PROG : 0;
+		m->value_type = find_datasec(btf, s->name);
 		m->init = calloc(1, s->size);
 		if (!m->init)
 			return ldr_err(err, err_len, ENOMEM, "out of memory");

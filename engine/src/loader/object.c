@@ -72,7 +72,7 @@ struct ebpf_object *ebpf_object__open_mem(const void *buf, size_t size,
 			      "SEC(\"tuner\")");
 out:
 	free(lines);
-	ldr_btf_free(&btf);
+	obj->btf = btf; /* freed with the object */
 	ldr_elf_free(&elf);
 	if (ret)
 		return fail(obj, ret);
@@ -153,6 +153,7 @@ void ebpf_object__close(struct ebpf_object *obj)
 	for (uint32_t i = 0; obj->maps && i < obj->n_maps; i++)
 		free(obj->maps[i].init);
 	free(obj->maps);
+	ldr_btf_free(&obj->btf);
 	free(obj->image);
 	free(obj->name);
 	free(obj);
