@@ -405,7 +405,10 @@ static double textfile_errors(void)
 	return v;
 }
 
-/* Waits until the textfile has failed n more times than before (bounded). */
+/* Waits until the textfile has failed n more times than before (bounded). The count is the
+ * process's, over every test so far: before is what it was before this test's exporter began
+ * (a count left by an earlier test would end the wait at once, before this exporter's first
+ * write on a loaded machine). */
 static void wait_errors(double before, double n)
 {
 	double e = before;
@@ -436,9 +439,10 @@ static void test_unwritable(void)
 	setenv("NCCLBPF_PROM_INTERVAL_MS", "10", 1);
 	th_out_name(path, sizeof(path), missing, "prom");
 	th_warns = th_infos_ok = 0;
+	double before = textfile_errors();
 	void *c = th_comm(0xdead, NULL, 2, 0);
 	th_coll(c, 0, 0, "AllReduce", 1024, "ncclFloat32", 1, "RING", "LL", 1, 1000);
-	wait_errors(0, 20);
+	wait_errors(before, 20);
 	CHECK_EQ_U64(th_warns, 1);
 	CHECK(strstr(th_last_warn, missing) != NULL);
 	CHECK(mkdir(missing, 0755) == 0);
@@ -490,10 +494,11 @@ static void test_full_disk(void)
 	struct rlimit old, zero = {0, 0};
 	getrlimit(RLIMIT_FSIZE, &old);
 	zero.rlim_max = old.rlim_max;
+	double before = textfile_errors();
 	CHECK(setrlimit(RLIMIT_FSIZE, &zero) == 0);
 	void *c = th_comm(0xf011, NULL, 2, 0);
 	th_coll(c, 0, 0, "AllReduce", 1024, "ncclFloat32", 1, "RING", "LL", 1, 1000);
-	wait_errors(0, 20);
+	wait_errors(before, 20);
 	CHECK_EQ_U64(th_warns, 1);
 	CHECKF(strstr(th_last_warn, strerror(EFBIG)) != NULL, "%s", th_last_warn);
 	CHECK_EQ_U64(dir_entries(dir), 0); /* neither a partial file nor a temporary one */
