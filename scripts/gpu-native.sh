@@ -13,23 +13,30 @@
 #     size_aware (tuner) and profiler_latency (profiler; the native side loads the native no-op
 #     tuner beside the native profiler). Job-to-job spread on a shared host is several percent:
 #     this part shows that NCCL runs both the same, (1) resolves the nanoseconds.
+# (3) With --before LIB: OUTDIR/bench-before.txt, (1) again right after it with LIB as our
+#     library (another build of libnccl-ncclbpf.so, e.g. of an older commit, built on a
+#     development machine and carried): a before/after on the same host (absolute figures differ
+#     between hosts, and between states of one host). Build one with: git worktree add /tmp/old
+#     REV && cmake -S /tmp/old -B /tmp/old/b -DNCCLBPF_BUILD_POLICIES=OFF -DBUILD_TESTING=OFF &&
+#     cmake --build /tmp/old/b --target nccl_ncclbpf  (then LIB is /tmp/old/b/lib/libnccl-ncclbpf.so).
 #
-# Usage: scripts/gpu-native.sh [--rounds N] [--reps N] [--no-nccl] OUTDIR
+# Usage: scripts/gpu-native.sh [--rounds N] [--reps N] [--no-nccl] [--before LIB] OUTDIR
 #   --rounds N  rounds of `ncclbpf bench` (default 41); --reps N repetitions of (2) (default 6);
-#   --no-nccl   only (1).
+#   --no-nccl   only (1) (and (3)); --before LIB  also (3).
 # Settings: POLICY_DIR (gpu-carry/policies: noop.o size_aware.o profiler_latency.o, and
 #   table_tuner.o two_lookups.o when present), RANKS 2, MAXB 64K, ITERS 200, WARMUP 5,
 #   TARGET_MS 20, BUDGET_S 300 for (2) (build excluded), RUN_TIMEOUT_S 60, MPS 1, SKIP_BUILD 0.
 set -uo pipefail
 . "$(dirname "$0")/gpu-common.sh"
 
-rounds=41 reps=6 nccl=1
+rounds=41 reps=6 nccl=1 before=
 usage() { sed -n '/^# Usage/,/^#   TARGET_MS/p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=${2:-}; shift ;;
 	--reps) reps=${2:-}; shift ;;
 	--no-nccl) nccl=0 ;;
+	--before) before=${2:-}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	-*) echo "gpu-native: unknown option $1" >&2; usage >&2; exit 2 ;;
 	*) break ;;
@@ -41,6 +48,10 @@ for n in "$rounds" "$reps"; do
 	case $n in '' | *[!0-9]*) echo "gpu-native: not a count: '$n'" >&2; exit 2 ;; esac
 done
 # Everything the run needs is checked before anything is built or started.
+if [ -n "$before" ] && [ ! -r "$before" ]; then
+	echo "gpu-native: --before $before: cannot read" >&2
+	exit 1
+fi
 policies=()
 for p in noop size_aware profiler_latency; do
 	q=$(need_policy "$p") || exit 1
@@ -61,6 +72,14 @@ log "ncclbpf bench --rounds $rounds: ${policies[*]##*/}"
 "$NCCLBPF" bench --json --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.json" 2>/dev/null ||
 	log "ncclbpf bench --json failed (bench.txt has the figures)"
 cat "$OUT/bench.txt"
+
+# (3) The same with the other build of our library.
+if [ -n "$before" ]; then
+	"$NCCLBPF" bench --rounds "$rounds" --plugin "$before" "${policies[@]}" \
+		>"$OUT/bench-before.txt" 2>&1 ||
+		log "ncclbpf bench --plugin $before failed: $(tail -3 "$OUT/bench-before.txt" | tr '\n' ' ')"
+	cat "$OUT/bench-before.txt"
+fi
 [ "$nccl" = 1 ] || exit 0
 
 # (2) Real NCCL: case, our side's extra settings, the native side's.

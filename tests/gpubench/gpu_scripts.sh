@@ -121,6 +121,10 @@ msg=$(BUILD_DIR="$W/gn-build" POLICY_DIR="$W/nopolicies" bash "$GN" "$W/gn" 2>&1
 [ $? -eq 1 ] || bad "gpu-native.sh without policies: want rc 1"
 grep -q "nopolicies/noop.o" <<<"$msg" || bad "gpu-native.sh: the missing policy is not named: $msg"
 [ -e "$W/gn-build" ] && bad "gpu-native.sh built before checking its arguments"
+msg=$(BUILD_DIR="$W/gn-build" bash "$GN" --before "$W/old.so" "$W/gn" 2>&1)
+[ $? -eq 1 ] || bad "gpu-native.sh --before with a missing library: want rc 1"
+grep -q "old.so: cannot read" <<<"$msg" || bad "gpu-native.sh: the missing library is not named: $msg"
+[ -e "$W/gn-build" ] && bad "gpu-native.sh built before checking --before"
 LIBDIR=$(cd "$(dirname "$NCCLBPF")/../lib" && pwd)
 GB=$W/gnbuild
 mkdir -p "$GB/bin" "$GB/lib"
@@ -128,11 +132,14 @@ ln -s "$SRC/tests/gpubench/fake_gpubench.py" "$GB/bin/ncclbpf-gpubench"
 ln -s "$NCCLBPF" "$GB/bin/ncclbpf"
 ln -s "$LIBDIR/libnccl-ncclbpf.so" "$GB/lib/libnccl-ncclbpf.so"
 ln -s "$LIBDIR/ncclbpf-bench" "$GB/lib/ncclbpf-bench"
-BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 2 "$W/gn" >"$W/gn.log" 2>&1 ||
+BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 2 --before "$LIBDIR/libnccl-ncclbpf.so" \
+	"$W/gn" >"$W/gn.log" 2>&1 ||
 	{ bad "gpu-native.sh rc"; tail -20 "$W/gn.log" >&2; }
 for p in '\(no policy\)' noop size_aware profiler_latency; do
-	grep -qE "^  $p .* [+-][0-9]+\.[0-9] \[" "$W/gn/bench.txt" ||
-		bad "gpu-native.sh: bench.txt has no ours - native for $p"
+	for f in bench bench-before; do
+		grep -qE "^  $p .* [+-][0-9]+\.[0-9] \[" "$W/gn/$f.txt" ||
+			bad "gpu-native.sh: $f.txt has no ours - native for $p"
+	done
 done
 for p in noop size_aware profiler_latency; do
 	# one row per size, 8 B..64 KiB: 14
