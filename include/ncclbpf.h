@@ -168,6 +168,15 @@ struct ncclbpf_net_ctx {
 #define __type(name, val)  typeof(val) *name
 #define __array(name, val) typeof(val) *name[]
 
+/* A map whose contents the plugin exports as Prometheus metrics (docs/telemetry.md, "Policy
+ * maps"): put one of these in the map's definition. Each member of the key becomes a label
+ * (integers and integer arrays), each member of the value a metric
+ * ncclbpf_map_<map>_<member> (integers), as gauges or as counters (only ever increasing, for
+ * rate()); members named "_..." are padding and left out. The loader refuses, naming the map
+ * and member, a key or value it cannot export. */
+#define NCCLBPF_EXPORT_GAUGES	__uint(ncclbpf_export, 1)
+#define NCCLBPF_EXPORT_COUNTERS __uint(ncclbpf_export, 2)
+
 /* Map types (Linux numbers). */
 #define BPF_MAP_TYPE_HASH	  1
 #define BPF_MAP_TYPE_ARRAY	  2

@@ -275,6 +275,10 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 		ebpf_object__close(obj);
 		return e;
 	}
+	if ((e = telem_check_exports(obj, r->msg, sizeof(r->msg))) != 0) {
+		ebpf_object__close(obj);
+		return e;
+	}
 	struct ebpf_object_limits limits;
 	ncclbpf_rt_bundle_limits(&limits);
 	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .limits = &limits};

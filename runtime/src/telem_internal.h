@@ -75,6 +75,10 @@ void telem_prom_base_labels(struct tbuf *b);
 /* "# HELP" and "# TYPE" lines of a family. */
 void telem_prom_family(struct tbuf *b, const char *name, const char *type, const char *help);
 
+/* --- Policy maps exported as metrics (telem_maps.c) -------------------------------------- */
+/* The exported maps of policy p (callers hold rt.reload_lock). */
+void telem_prom_maps(struct tbuf *b, const struct rt_policy *p);
+
 /* The exporter's own counters (telem_export.c), rendered with the rest. */
 struct telem_stats {
 	_Atomic uint64_t jsonl_records, truncated;

@@ -240,7 +240,7 @@ static void runtime_families(struct tbuf *b)
 	process_sample(b, TELEM_M_POLICY_RELOADS, ",result=\"failed\"", st.reloads_failed);
 }
 
-/* The active policy's identity, while it cannot be retired. */
+/* The active policy's identity and exported maps, while it cannot be retired. */
 static void policy_families(struct tbuf *b)
 {
 	pthread_mutex_lock(&rt.reload_lock);
@@ -256,6 +256,7 @@ static void policy_families(struct tbuf *b)
 			  (unsigned long long)p->hot.version, (unsigned long long)p->hash);
 		tb_eol(b);
 	}
+	telem_prom_maps(b, p);
 	pthread_mutex_unlock(&rt.reload_lock);
 }
 

@@ -32,6 +32,7 @@ struct {
 	__uint(max_entries, 8);
 	__type(key, __u32);
 	__type(value, __u64);
+	NCCLBPF_EXPORT_COUNTERS;
 } ph SEC(".maps");
 
 struct {
@@ -39,6 +40,7 @@ struct {
 	__uint(max_entries, 8);
 	__type(key, __u32);
 	__type(value, __u64);
+	NCCLBPF_EXPORT_GAUGES;
 } lru SEC(".maps");
 
 struct {

@@ -201,6 +201,29 @@ uint32_t ebpf_object_map__rank_flags(const struct ebpf_object_map *m);
  * the map. */
 const struct ebpf_program *ebpf_object_map__writer(const struct ebpf_object_map *m, uint32_t *insn);
 
+/* Maps a policy exports as metrics: declared with __uint(ncclbpf_export, N) in the map (SDK:
+ * NCCLBPF_EXPORT_GAUGES / NCCLBPF_EXPORT_COUNTERS). The loader checks at open that the key is
+ * an integer or a struct of integers and integer arrays (each becomes a label) and the value an
+ * integer or a struct of integers (each becomes a metric); members whose name starts with '_'
+ * are padding and left out. */
+#define EBPF_MAP_EXPORT_GAUGE	1u
+#define EBPF_MAP_EXPORT_COUNTER 2u
+#define EBPF_MAP_FIELDS_MAX	16u
+#define EBPF_MAP_FIELD_NAME_LEN 48u
+struct ebpf_map_field {
+	char name[EBPF_MAP_FIELD_NAME_LEN]; /* the member's name; "key" or "value" for a scalar */
+	uint32_t off;			    /* byte offset in the key or value */
+	uint32_t size;			    /* bytes of one element: 1, 2, 4 or 8 */
+	uint32_t count;			    /* elements (an array member), else 1 */
+	uint32_t is_signed;
+};
+/* EBPF_MAP_EXPORT_*, or 0 when the map is not exported. */
+uint32_t ebpf_object_map__export(const struct ebpf_object_map *m);
+/* The key's (value = 0) or the value's (value = 1) fields of an exported map; returns how many
+ * (0 when not exported). */
+uint32_t ebpf_object_map__fields(const struct ebpf_object_map *m, int value,
+				 const struct ebpf_map_field **out);
+
 #ifdef __cplusplus
 }
 #endif

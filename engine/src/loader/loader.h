@@ -2,6 +2,7 @@
  *   elf.c    ELF64 container: header, sections, symbols (bounds-checked, unaligned-safe)
  *   btf.c    .BTF types and strings, map definitions, .BTF.ext line info
  *   maps.c   map table of an object: .maps (BTF-defined) and global data sections
+ *   export.c maps exported as metrics: the key's and value's integer fields, checked
  *   link.c   program assembly: functions, relocations, bpf-to-bpf call linking, line info
  *   object.c open/close and the public accessors
  *   limits.c what an object asks for against its host's limits (before anything is created)
@@ -198,6 +199,10 @@ struct ebpf_object_map {
 	/* BTF ids of the key and value types (0: none; a data map's value is its DATASEC) */
 	uint32_t key_type, value_type;
 	const struct ebpf_object *obj;
+	/* export.c: __uint(ncclbpf_export, N) and the key's and value's fields */
+	uint32_t export_kind;
+	uint32_t n_fields[2];
+	struct ebpf_map_field fields[2][EBPF_MAP_FIELDS_MAX];
 };
 
 struct ebpf_program {
@@ -234,6 +239,11 @@ struct ebpf_object {
 };
 
 /* Builds obj->maps from .maps (BTF) and the global data sections. */
+/* export.c: records an exported map's fields from its key and value BTF types (kind is the
+ * __uint(ncclbpf_export, N) value); an error naming the map and member when they cannot be
+ * exported. */
+int ldr_map_export(struct ebpf_object_map *m, const struct ldr_btf *btf, uint32_t kind,
+		   uint32_t key_type, uint32_t value_type, char *err, size_t err_len);
 int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const struct ldr_btf *btf,
 		     char *err, size_t err_len);
 /* Map index of a relocation target section/offset, or -1 when the section holds no map. */

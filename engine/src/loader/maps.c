@@ -139,6 +139,7 @@ static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, u
 	int have_type = 0, have_entries = 0;
 	uint64_t key_sz = 0, val_sz = 0;
 	int have_key = 0, have_val = 0;
+	uint32_t export_kind = 0;
 	for (uint32_t i = 0; i < t.vlen; i++) {
 		const uint8_t *mem = t.extra + 12 * i;
 		const char *mn = ldr_btf_str(btf, ldr_rd32(mem));
@@ -151,7 +152,8 @@ static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, u
 		int is_uint = !strcmp(mn, "type") || !strcmp(mn, "max_entries") ||
 			      !strcmp(mn, "map_flags") || !strcmp(mn, "key_size") ||
 			      !strcmp(mn, "value_size") || !strcmp(mn, "pinning") ||
-			      !strcmp(mn, "numa_node") || !strcmp(mn, "map_extra");
+			      !strcmp(mn, "numa_node") || !strcmp(mn, "map_extra") ||
+			      !strcmp(mn, "ncclbpf_export");
 		if (is_uint && btf_uint_member(btf, mt, &val))
 			return ldr_err(err, err_len, EINVAL,
 				       "section '.maps', map '%s': '%s' is not declared with "
@@ -194,6 +196,8 @@ static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, u
 					       (unsigned long long)*dst);
 			*dst = sz;
 			*have = 1;
+		} else if (!strcmp(mn, "ncclbpf_export")) {
+			export_kind = val;
 		} else if (!strcmp(mn, "pinning") || !strcmp(mn, "numa_node") ||
 			   !strcmp(mn, "map_extra")) {
 			if (val)
@@ -220,6 +224,9 @@ static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, u
 			       "section '.maps', map '%s': key/value too large", m->name);
 	m->def.key_size = (uint32_t)key_sz;
 	m->def.value_size = (uint32_t)val_sz;
+	if (export_kind)
+		return ldr_map_export(m, btf, export_kind, m->key_type, m->value_type, err,
+				      err_len);
 	return 0;
 }
 

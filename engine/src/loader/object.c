@@ -343,6 +343,20 @@ struct ebpf_map *ebpf_object_map__map(const struct ebpf_object_map *m)
 	return m->map;
 }
 
+uint32_t ebpf_object_map__export(const struct ebpf_object_map *m)
+{
+	return m->export_kind;
+}
+
+uint32_t ebpf_object_map__fields(const struct ebpf_object_map *m, int value,
+				 const struct ebpf_map_field **out)
+{
+	if (!m->export_kind)
+		return 0;
+	*out = m->fields[value ? 1 : 0];
+	return m->n_fields[value ? 1 : 0];
+}
+
 uint32_t ebpf_object_map__rank_flags(const struct ebpf_object_map *m)
 {
 	return m->rank_flags;

@@ -1,0 +1,168 @@
+/* Policy maps exported as metrics (SDK: NCCLBPF_EXPORT_GAUGES / NCCLBPF_EXPORT_COUNTERS; the
+ * loader checked the key and value types, engine/src/loader/export.c). Each value member is a
+ * family ncclbpf_map_<map>_<member> (counters: ..._total), one sample per map element, labelled
+ * with the process's labels, the bundle, and one label per key member (an integer array as its
+ * elements joined by '.'); per-CPU values are summed. Rendered by the exporter thread under the
+ * reload lock (the policy cannot be retired meanwhile), reading the maps through the engine's
+ * user side like `ncclbpf map dump`. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclbpf/object.h"
+#include "telem_internal.h"
+
+/* Labels every sample has already, which a key member may not take. */
+static const char *const reserved[] = {"job_id", "node",   "rank", "local_rank", "gpu", "pid",
+				       "le",	 "bundle", "map",  "quantile",	 NULL};
+
+int telem_check_exports(const struct ebpf_object *obj, char *why, size_t len)
+{
+	for (struct ebpf_object_map *m = ebpf_object__next_map(obj, NULL); m;
+	     m = ebpf_object__next_map(obj, m)) {
+		if (!ebpf_object_map__export(m))
+			continue;
+		const char *name = ebpf_object_map__name(m);
+		for (const char *c = name; *c; c++)
+			if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9'))) {
+				snprintf(
+				    why, len,
+				    "map '%s' is exported: its name must be letters, digits and "
+				    "'_' (a metric name)",
+				    name);
+				return -EINVAL;
+			}
+		const struct ebpf_map_field *k;
+		uint32_t nk = ebpf_object_map__fields(m, 0, &k);
+		for (uint32_t i = 0; i < nk; i++)
+			for (int r = 0; reserved[r]; r++)
+				if (!strcmp(k[i].name, reserved[r])) {
+					snprintf(why, len,
+						 "map '%s' is exported: key member '%s' would "
+						 "replace the label every sample has; rename it",
+						 name, k[i].name);
+					return -EINVAL;
+				}
+	}
+	return 0;
+}
+
+static uint64_t rd(const uint8_t *p, uint32_t size)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, size); /* little-endian host */
+	return v;
+}
+
+static int64_t rd_signed(const uint8_t *p, uint32_t size)
+{
+	uint64_t v = rd(p, size);
+	uint32_t shift = 64 - 8 * size;
+	return (int64_t)(v << shift) >> shift;
+}
+
+static void int_text(struct tbuf *b, const uint8_t *p, const struct ebpf_map_field *f)
+{
+	if (f->is_signed)
+		tb_printf(b, "%lld", (long long)rd_signed(p, f->size));
+	else
+		tb_printf(b, "%llu", (unsigned long long)rd(p, f->size));
+}
+
+static void key_labels(struct tbuf *b, const uint8_t *key, const struct ebpf_map_field *k,
+		       uint32_t nk)
+{
+	for (uint32_t i = 0; i < nk; i++) {
+		tb_printf(b, ",%s=\"", k[i].name);
+		for (uint32_t e = 0; e < k[i].count; e++) {
+			if (e)
+				tb_puts(b, ".");
+			int_text(b, key + k[i].off + e * k[i].size, &k[i]);
+		}
+		tb_puts(b, "\"");
+	}
+}
+
+/* The value member f summed over the per-CPU slots of one element. */
+static void value_text(struct tbuf *b, const uint8_t *val, uint32_t ncpu, size_t stride,
+		       const struct ebpf_map_field *f)
+{
+	if (ncpu == 1) {
+		int_text(b, val + f->off, f);
+		return;
+	}
+	int64_t s = 0;
+	uint64_t u = 0;
+	for (uint32_t c = 0; c < ncpu; c++) {
+		s += rd_signed(val + c * stride + f->off, f->size);
+		u += rd(val + c * stride + f->off, f->size);
+	}
+	if (f->is_signed)
+		tb_printf(b, "%lld", (long long)s);
+	else
+		tb_printf(b, "%llu", (unsigned long long)u);
+}
+
+static void one_map(struct tbuf *b, const struct ebpf_object_map *m, const char *bundle)
+{
+	struct ebpf_map *map = ebpf_object_map__map(m);
+	const struct ebpf_map_field *k, *v;
+	uint32_t nk = ebpf_object_map__fields(m, 0, &k), nv = ebpf_object_map__fields(m, 1, &v);
+	if (!map || !nv)
+		return;
+	uint32_t ksz = ebpf_map__key_size(map), ncpu = ebpf_map__num_cpus(map);
+	size_t vsz = ebpf_map__user_value_size(map);
+	size_t stride = ((size_t)ebpf_map__value_size(map) + 7) & ~(size_t)7;
+	uint8_t *key = malloc(2 * (size_t)ksz + 1), *val = malloc(vsz + 1);
+	if (!key || !val) {
+		free(key);
+		free(val);
+		return;
+	}
+	int counter = ebpf_object_map__export(m) == EBPF_MAP_EXPORT_COUNTER;
+	const char *mname = ebpf_object_map__name(m);
+	for (uint32_t f = 0; f < nv; f++) {
+		char fam[256], help[256];
+		snprintf(fam, sizeof(fam), "ncclbpf_map_%s_%s%s", mname, v[f].name,
+			 counter ? "_total" : "");
+		snprintf(help, sizeof(help),
+			 "policy map %s, value member %s (exported by the policy)", mname,
+			 v[f].name);
+		telem_prom_family(b, fam, counter ? "counter" : "gauge", help);
+		uint8_t *cur = key, *next = key + ksz;
+		int have = 0;
+		/* Bounded: at most max_entries elements (a concurrent insert may end it early). */
+		for (uint32_t n = 0; n <= ebpf_map__max_entries(map); n++) {
+			if (ebpf_map__get_next_key(map, have ? cur : NULL, next) != 0)
+				break;
+			memcpy(cur, next, ksz);
+			have = 1;
+			if (ebpf_map__user_lookup(map, cur, val) != 0)
+				continue;
+			tb_printf(b, "%s{", fam);
+			telem_prom_base_labels(b);
+			tb_puts(b, ",bundle=\"");
+			tb_escaped(b, bundle);
+			tb_puts(b, "\"");
+			key_labels(b, cur, k, nk);
+			tb_puts(b, "} ");
+			value_text(b, val, ncpu, stride, &v[f]);
+			tb_eol(b);
+		}
+	}
+	free(key);
+	free(val);
+}
+
+void telem_prom_maps(struct tbuf *b, const struct rt_policy *p)
+{
+	if (!p || !p->obj)
+		return;
+	const char *slash = strrchr(p->name, '/');
+	for (struct ebpf_object_map *m = ebpf_object__next_map(p->obj, NULL); m;
+	     m = ebpf_object__next_map(p->obj, m))
+		if (ebpf_object_map__export(m))
+			one_map(b, m, slash ? slash + 1 : p->name);
+}
