@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,12 +138,17 @@ static inline struct prom_family *prom_family_of(struct prom_doc *d, const char 
 	return NULL;
 }
 
+/* A new family; *cur (the family being read, a pointer into d->f) follows the array when it
+ * moves. */
 static inline struct prom_family *prom_family_add(struct prom_doc *d, const char *name, size_t n,
-						  int line)
+						  int line, struct prom_family **cur)
 {
 	if (d->nf == d->fcap) {
+		ptrdiff_t at = *cur ? *cur - d->f : -1;
 		d->fcap = d->fcap ? 2 * d->fcap : 16;
 		d->f = realloc(d->f, (size_t)d->fcap * sizeof(*d->f));
+		if (at >= 0)
+			*cur = &d->f[at];
 	}
 	struct prom_family *f = &d->f[d->nf++];
 	memset(f, 0, sizeof(*f));
@@ -203,7 +209,7 @@ static inline int prom_comment(struct prom_doc *d, const char *l, size_t n, int 
 		return prom_fail(d, line, "family %s is not one group (first at line %d)", nm,
 				 f->first_line);
 	if (!f)
-		f = prom_family_add(d, nm, nl, line);
+		f = prom_family_add(d, nm, nl, line, cur);
 	if (*cur && *cur != f)
 		(*cur)->closed = 1;
 	*cur = f;
@@ -375,7 +381,7 @@ static inline int prom_sample_line(struct prom_doc *d, const char *l, size_t n, 
 	}
 	struct prom_family *f = prom_owner(d, s.name, strlen(s.name));
 	if (!f) {
-		f = prom_family_add(d, s.name, strlen(s.name), line); /* untyped */
+		f = prom_family_add(d, s.name, strlen(s.name), line, cur); /* untyped */
 	} else if (f != *cur) {
 		prom_fail(d, line, "family %s is not one group (first at line %d)", f->name,
 			  f->first_line);

@@ -73,6 +73,20 @@ static void test_prom(void)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECKF(!prom_ok(bad[i]), "accepted bad text %zu: %s", i, bad[i]);
+	/* Many families: the family table grows while one is open (the parser kept a pointer into
+	 * the old table: the ASan twin saw the write after free); a family split across the growth
+	 * is still refused. */
+	char many[4096];
+	size_t o = 0;
+	for (int f = 0; f < 40; f++)
+		o +=
+		    (size_t)snprintf(many + o, sizeof(many) - o, "# TYPE f%d gauge\nf%d 1\n", f, f);
+	CHECK(prom_ok(many));
+	for (int f = 15; f < 17; f++) {
+		char split[sizeof(many) + 64];
+		snprintf(split, sizeof(split), "%sf%d{x=\"again\"} 2\n", many, f);
+		CHECKF(!prom_ok(split), "family f%d split over the table's growth accepted", f);
+	}
 }
 
 static void test_json(void)
