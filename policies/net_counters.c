@@ -1,6 +1,7 @@
 /* Net program: per-peer byte, message and latency counters. Every completed send and receive
  * adds its bytes and its latency (time from isend/irecv to the test() that saw it done) to the
- * entry of its peer (address and device). Read with `ncclbpf maps` or ncclbpf_rt_map_lookup.
+ * entry of its peer (address and device). Read with `ncclbpf maps` or ncclbpf_rt_map_lookup, or
+ * as Prometheus counters when telemetry exports are on (docs/telemetry.md, "Policy maps").
  * Messages and bytes count every completion; latency is sampled: one request in 8 per
  * connection is timed (the section below), since timing one costs two clock reads on NCCL's
  * proxy thread and timing all cost about 1 % of a 16-64 KiB AllReduce (docs/net-plugin.md).
@@ -28,6 +29,7 @@ struct {
 	__uint(max_entries, 1024);
 	__type(key, struct peer_key);
 	__type(value, struct peer_stats);
+	NCCLBPF_EXPORT_COUNTERS; /* ncclbpf_map_net_peers_*_total with telemetry on */
 } net_peers SEC(".maps");
 
 SEC(NCCLBPF_NET_COMPLETE_SAMPLED(8))

@@ -2,7 +2,7 @@
 """Checks a Grafana dashboard (share/grafana/*.json) the way Grafana's import needs it, and
 against what the plugin really exports.
 
-usage: grafana_check.py DASHBOARD.json SAMPLE_PROGRAM
+usage: grafana_check.py DASHBOARD.json SAMPLE_PROGRAM [ARG...]
 
 - Grafana's dashboard model: title, uid (<= 40 of [A-Za-z0-9_-]), integer schemaVersion,
   time, templating.list, panels; __inputs naming the data source for "Import dashboard";
@@ -10,7 +10,7 @@ usage: grafana_check.py DASHBOARD.json SAMPLE_PROGRAM
   overlaps no other panel, a Prometheus data source, targets with unique refIds and an expr;
   variables of a known type, every $variable an expression uses defined (or Grafana's own).
 - The expressions: brackets and quotes balanced; every ncclbpf_* metric is a family the
-  plugin exports (SAMPLE_PROGRAM prints its Prometheus text; histogram suffixes allowed); every
+  plugin exports (SAMPLE_PROGRAM with its ARGs prints its Prometheus text; histogram suffixes allowed); every
   label in by(...), without(...) and {matchers} is one of the labels its samples carry (or le).
 Before checking the dashboard, the checker checks itself: each rule broken once in a copy of
 the dashboard must be refused. Prints OK, or the problems, exit 1.
@@ -30,8 +30,8 @@ PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", 
                 "or", "unless", "offset"}
 
 
-def exported(sample_prog):
-    text = subprocess.run([sample_prog], check=True, capture_output=True, text=True).stdout
+def exported(sample_cmd):
+    text = subprocess.run(sample_cmd, check=True, capture_output=True, text=True).stdout
     families, labels = {}, {"le"}
     for line in text.splitlines():
         m = re.match(r"# TYPE (\S+) (\S+)$", line)
@@ -192,12 +192,12 @@ def self_check(d, names, labels):
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) < 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         d = json.load(f)
-    names, labels = exported(argv[2])
+    names, labels = exported(argv[2:])
     out = self_check(d, names, labels) + problems(d, names, labels)
     for line in out:
         print(line)

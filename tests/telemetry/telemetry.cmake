@@ -29,10 +29,15 @@ add_executable(telem_sample ${TELEM_TEST_DIR}/telem_sample.c ${NCCL_ADAPTER_SOUR
 target_include_directories(telem_sample PRIVATE ${NCCL_ADAPTER_INCLUDES}
   ${PROJECT_SOURCE_DIR}/tests/profiler ${PROJECT_SOURCE_DIR}/tests/common ${TELEM_TEST_DIR})
 target_link_libraries(telem_sample PRIVATE ncclbpf_runtime pthread m)
-ncclbpf_add_test(NAME grafana_dashboard
-  COMMAND python3 ${TELEM_TEST_DIR}/grafana_check.py
-          ${PROJECT_SOURCE_DIR}/share/grafana/ncclbpf-telemetry.json $<TARGET_FILE:telem_sample>
-  OUTPUT "OK" LABELS telemetry TIMEOUT 60)
+if(NCCLBPF_BUILD_POLICIES)
+  # With policies/net_counters.o and an element in its exported map net_peers, for the
+  # per-peer panels.
+  ncclbpf_add_test(NAME grafana_dashboard
+    COMMAND python3 ${TELEM_TEST_DIR}/grafana_check.py
+            ${PROJECT_SOURCE_DIR}/share/grafana/ncclbpf-telemetry.json $<TARGET_FILE:telem_sample>
+            ${NCCLBPF_POLICY_DIR}/net_counters.o net_peers
+    OUTPUT "OK" LABELS telemetry TIMEOUT 60)
+endif()
 
 # `ncclbpf top` against this test's own process.
 ncclbpf_telem_test(test_top ${TELEM_TEST_DIR}/test_top.c $<TARGET_FILE:ncclbpf>)
