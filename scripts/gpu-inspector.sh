@@ -7,8 +7,9 @@
 # in one call. Both write one JSON record per collective of at least 8 KiB (Inspector's default
 # floor; ours: NCCLBPF_JSONL_DIR with NCCLBPF_JSONL_MIN_BYTES=8192; ours also writes its
 # Prometheus textfile every second). scripts/gpu_inspector_report.py then compares the
-# per-collective figures (median GPU time and busbw per size, within 5 %) and the added cost per
-# collective (all_reduce_perf's time minus the plugin-less run of the same repetition).
+# per-collective figures (per size, each plugin's median GPU time, Inspector's definition, over
+# all_reduce_perf's time in the same run: within 5 %) and the added cost per collective
+# (all_reduce_perf's time minus the plugin-less run of the same repetition).
 # Ranks share one GPU (distinct NCCL_HOSTID, a private MPS daemon) when there are fewer GPUs
 # than RANKS. Writes OUTDIR/summary.md and OUTDIR/gpu-inspector.tar.gz (runs and summary).
 set -uo pipefail

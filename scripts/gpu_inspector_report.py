@@ -9,9 +9,13 @@ per line with "header" and "coll_perf"), for ncclbpf our JSON lines (*.jsonl).
   report RUNS [--tolerance 0.05] [--min-us 20]
 
 Prints markdown:
-- per message size, the median GPU execution time and busbw of every collective each plugin
-  recorded (all ranks, all repetitions), and ours over Inspector's; sizes whose median time is
-  at least --min-us (Inspector reports whole microseconds) must agree within --tolerance;
+- per message size, each plugin's median GPU execution time of every collective it recorded
+  (all ranks) over all_reduce_perf's own time for that size in the same run, the median of
+  that over the repetitions, and ours over Inspector's: like is compared with like, since two
+  runs' GPU times differ (with ranks sharing a GPU, a kernel waits for its peer's, so the hosts'
+  timing shows in the GPU's); both use Inspector's definition (the longest channel: our
+  channel_max_us); sizes whose median time is at least --min-us (Inspector reports whole
+  microseconds) must agree within --tolerance. Our whole-kernel span (exec_time_us) is shown too;
 - per message size, the added cost per collective: all_reduce_perf's out-of-place time with the
   plugin minus without it, paired within each repetition (runs are interleaved), for Inspector
   and for ours, and ours minus Inspector's with its standard error.
@@ -69,13 +73,14 @@ def inspector_records(run):
     for o in json_lines(os.path.join(run, "**", "*.log")):
         c = o.get("coll_perf") if isinstance(o, dict) else None
         if c and c.get("coll") == "AllReduce":
-            yield c["coll_msg_size_bytes"], c["coll_exec_time_us"], c["coll_busbw_gbs"]
+            us = c["coll_exec_time_us"]
+            yield c["coll_msg_size_bytes"], us, us
 
 
 def ncclbpf_records(run):
     for o in json_lines(os.path.join(run, "**", "*.jsonl")):
         if o.get("coll") == "AllReduce":
-            yield o["msg_size_bytes"], o["exec_time_us"], o["busbw_gbs"]
+            yield o["msg_size_bytes"], o.get("channel_max_us", o["exec_time_us"]), o["exec_time_us"]
 
 
 def runs_of(root):
@@ -98,12 +103,19 @@ def size_str(b):
 
 
 def figures(runs, reader):
-    by_size = defaultdict(lambda: ([], []))
-    for path in runs.values():
-        for size, us, busbw in reader(path):
+    """{rep: {size: ([time us], [span us])}} of every AllReduce a plugin recorded."""
+    out = {}
+    for rep, path in runs.items():
+        by_size = defaultdict(lambda: ([], []))
+        for size, us, span in reader(path):
             by_size[int(size)][0].append(float(us))
-            by_size[int(size)][1].append(float(busbw))
-    return by_size
+            by_size[int(size)][1].append(float(span))
+        out[rep] = by_size
+    return out
+
+
+def pooled(fig, size, k):
+    return [x for by_size in fig.values() for x in by_size.get(size, ([], []))[k]]
 
 
 def mean_se(xs):
@@ -114,37 +126,48 @@ def mean_se(xs):
 
 def report(root, tol, min_us, out):
     runs = runs_of(root)
+    tables = {c: {r: perf_table(os.path.join(p, "out.txt")) for r, p in runs[c].items()}
+              for c in CONFIGS}
     ok = True
     insp = figures(runs["inspector"], inspector_records)
     ours = figures(runs["ncclbpf"], ncclbpf_records)
-    if not insp or not ours:
-        raise ReportError(f"{root}: no AllReduce records from "
-                          f"{'Inspector' if not insp else 'ncclbpf'}")
-    out.write("## Per-collective figures (medians over every recorded collective)\n\n")
-    out.write("| size | Inspector n | ncclbpf n | Inspector us | ncclbpf us | ratio | "
-              "Inspector busbw | ncclbpf busbw | ratio | verdict |\n")
+    for name, fig in (("Inspector", insp), ("ncclbpf", ours)):
+        if not any(fig.values()):
+            raise ReportError(f"{root}: no AllReduce records from {name}")
+
+    def rel(cfg, fig, size):
+        """Median over repetitions of (median recorded time / all_reduce_perf's time)."""
+        q = [statistics.median(by_size[size][0]) / tables[cfg][r][size]
+             for r, by_size in fig.items() if by_size.get(size) and size in tables[cfg][r]
+             and tables[cfg][r][size] > 0]
+        return statistics.median(q) if q else None
+
+    out.write("## Per-collective figures, each against all_reduce_perf in its own run\n\n")
+    out.write("| size | Inspector n | ncclbpf n | Inspector us | ncclbpf us | ncclbpf span us | "
+              "Inspector / a_r_p | ncclbpf / a_r_p | ratio | verdict |\n")
     out.write("|---|---|---|---|---|---|---|---|---|---|\n")
     compared = 0
-    for size in sorted(set(insp) | set(ours)):
-        if size not in insp or size not in ours:
-            out.write(f"| {size_str(size)} | {len(insp[size][0])} | {len(ours[size][0])} "
-                      "| | | | | | | only one side |\n")
+    sizes = sorted({s for f in (insp, ours) for by_size in f.values() for s in by_size})
+    for size in sizes:
+        ti, to, sp = pooled(insp, size, 0), pooled(ours, size, 0), pooled(ours, size, 1)
+        qi, qo = rel("inspector", insp, size), rel("ncclbpf", ours, size)
+        if not ti or not to or qi is None or qo is None:
+            out.write(f"| {size_str(size)} | {len(ti)} | {len(to)} | | | | | | | "
+                      "not in both plugins' records and all_reduce_perf's table |\n")
             continue
-        iu, ou = statistics.median(insp[size][0]), statistics.median(ours[size][0])
-        ib, ob = statistics.median(insp[size][1]), statistics.median(ours[size][1])
-        rt = ou / iu if iu else float("inf")
-        rb = ob / ib if ib else float("inf")
+        iu, ou = statistics.median(ti), statistics.median(to)
+        ratio = qo / qi
         if iu < min_us:
             verdict = f"not compared (< {min_us:g} us)"
-        elif abs(rt - 1) <= tol and abs(rb - 1) <= tol:
+        elif abs(ratio - 1) <= tol:
             verdict = "ok"
             compared += 1
         else:
             verdict = f"FAIL (> {tol:.0%})"
             compared += 1
             ok = False
-        out.write(f"| {size_str(size)} | {len(insp[size][0])} | {len(ours[size][0])} | "
-                  f"{iu:.1f} | {ou:.1f} | {rt:.3f} | {ib:.2f} | {ob:.2f} | {rb:.3f} | "
+        out.write(f"| {size_str(size)} | {len(ti)} | {len(to)} | {iu:.1f} | {ou:.1f} | "
+                  f"{statistics.median(sp):.1f} | {qi:.3f} | {qo:.3f} | {ratio:.3f} | "
                   f"{verdict} |\n")
     if not compared:
         out.write("\nFAIL: no size long enough to compare\n")
@@ -154,14 +177,12 @@ def report(root, tol, min_us, out):
               "run without a plugin, same repetition)\n\n")
     out.write("| size | none us | Inspector +us | ncclbpf +us | ncclbpf - Inspector us |\n")
     out.write("|---|---|---|---|---|\n")
-    tables = {c: {r: perf_table(os.path.join(p, "out.txt")) for r, p in runs[c].items()}
-              for c in CONFIGS}
     reps = sorted(set.intersection(*(set(tables[c]) for c in CONFIGS)))
     if not reps:
         raise ReportError(f"{root}: no repetition has all of {', '.join(CONFIGS)}")
-    sizes = sorted(set.intersection(*(set(tables[c][r]) for c in CONFIGS for r in reps)))
+    common = sorted(set.intersection(*(set(tables[c][r]) for c in CONFIGS for r in reps)))
     diffs = []
-    for size in sizes:
+    for size in common:
         base = [tables["none"][r][size] for r in reps]
         di = [tables["inspector"][r][size] - tables["none"][r][size] for r in reps]
         do = [tables["ncclbpf"][r][size] - tables["none"][r][size] for r in reps]

@@ -35,7 +35,8 @@ void rt_clean_token(char *dst, size_t len, const char *src)
 }
 
 /* The GPU: the device CUDA_VISIBLE_DEVICES leaves the process when it names one, else the
- * local rank's entry there (the usual one-GPU-per-local-rank launch), else the local rank. */
+ * local rank's entry there (the usual one-GPU-per-local-rank launch), else "-": without it the
+ * device is not known here (the plugin makes no CUDA call, and ranks may share a device). */
 static void gpu_of(struct rt_ident *id)
 {
 	char devs[256];
@@ -52,7 +53,7 @@ static void gpu_of(struct rt_ident *id)
 		if (n == 1)
 			pick = one;
 	}
-	rt_clean_token(id->gpu, sizeof(id->gpu), pick ? pick : id->local_rank);
+	rt_clean_token(id->gpu, sizeof(id->gpu), pick ? pick : "-");
 }
 
 void rt_ident_read(struct rt_ident *id)

@@ -40,7 +40,7 @@ void telem_store_reset(void); /* every slot freed, counters zeroed (tests) */
 
 /* One sampled collective, self-contained (its slot may be reused before it is written). */
 struct telem_jrec {
-	uint64_t comm_id, seq, msg_bytes, gpu_start, gpu_end, unix_ns;
+	uint64_t comm_id, seq, msg_bytes, gpu_start, gpu_end, longest_ch_ns, unix_ns;
 	uint32_t rank, n_ranks, n_nodes, slot;
 	uint8_t coll, n_channels;
 	int8_t algo, proto;

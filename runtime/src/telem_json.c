@@ -36,13 +36,15 @@ void telem_json_record(struct tbuf *b, const struct telem_jrec *r)
 		  "\",\"comm_rank\":%u,\"comm_size\":%u,\"n_nodes\":%u,\"coll\":\"%s\","
 		  "\"seq\":%llu,\"msg_size_bytes\":%llu,\"size_bytes\":%llu,\"algo\":\"%s\","
 		  "\"proto\":\"%s\",\"channels\":%u,\"exec_time_us\":%.3f,\"algbw_gbs\":%.6f,"
-		  "\"busbw_gbs\":%.6f,\"gpu_start_ns\":%llu,\"gpu_end_ns\":%llu,"
+		  "\"busbw_gbs\":%.6f,\"channel_max_us\":%.3f,\"gpu_start_ns\":%llu,"
+		  "\"gpu_end_ns\":%llu,"
 		  "\"timing_source\":\"kernel_gpu\"}",
 		  r->rank, r->n_ranks, r->n_nodes, ncclbpf_telem_coll_name(r->coll),
 		  (unsigned long long)r->seq, (unsigned long long)r->msg_bytes,
 		  (unsigned long long)size, ncclbpf_telem_algo_name(r->algo),
 		  ncclbpf_telem_proto_name(r->proto), r->n_channels, (double)ns / 1e3, algbw,
 		  algbw * ncclbpf_telem_bus_factor(r->coll, r->n_ranks),
-		  (unsigned long long)r->gpu_start, (unsigned long long)r->gpu_end);
+		  (double)r->longest_ch_ns / 1e3, (unsigned long long)r->gpu_start,
+		  (unsigned long long)r->gpu_end);
 	tb_eol(b);
 }

@@ -244,7 +244,7 @@ static inline void add(uint64_t *p, uint64_t v)
 
 void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t seq,
 			uint64_t msg_bytes, int32_t algo, int32_t proto, uint32_t n_channels,
-			uint64_t gpu_start, uint64_t gpu_end)
+			uint64_t gpu_start, uint64_t gpu_end, uint64_t longest_ch_ns)
 {
 	if (!t || coll >= NCCLBPF_TELEM_COLLS)
 		return;
@@ -272,6 +272,7 @@ void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t se
 	    .msg_bytes = msg_bytes,
 	    .gpu_start = gpu_start,
 	    .gpu_end = gpu_end,
+	    .longest_ch_ns = longest_ch_ns,
 	    .unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
 	    .rank = t->rank,
 	    .n_ranks = t->n_ranks,

@@ -321,6 +321,8 @@ static void test_jsonl(void)
 		/* 2 ranks: busbw = algbw x 2(n-1)/n = algbw. */
 		CHECK(fabs(json_num(j, "busbw_gbs", -1) - 1048576.0 / (double)ns) < 1e-5);
 		CHECK(json_num(j, "gpu_end_ns", 0) - json_num(j, "gpu_start_ns", 0) == (double)ns);
+		/* The longest channel (Inspector's definition): channel 1, 6 ns longer than 0. */
+		CHECK(fabs(json_num(j, "channel_max_us", -1) - (double)(ns - 13 + 6) / 1e3) < 1e-6);
 		CHECK(json_num(j, "ts_us", 0) > 1.6e15); /* wall-clock time, in us */
 		CHECK(json_num(j, "pid", -1) == getpid());
 		json_free(j);
@@ -584,8 +586,12 @@ static void test_http(void)
 		body += 4;
 		struct prom_doc d;
 		CHECKF(prom_parse(&d, body, len - (size_t)(body - r)) == 0, "%s", d.err);
-		CHECK(find(&d, "ncclbpf_coll_exec_seconds_count", "comm", "0000000000004771",
-			   "coll", "Broadcast", NULL) != NULL);
+		const struct prom_sample *s = find(&d, "ncclbpf_coll_exec_seconds_count", "comm",
+						   "0000000000004771", "coll", "Broadcast", NULL);
+		CHECK(s != NULL);
+		/* No CUDA_VISIBLE_DEVICES: the GPU is not known (the local rank is no device). */
+		CHECK(s && !strcmp(prom_label(s, "gpu"), "-") &&
+		      !strcmp(prom_label(s, "local_rank"), "3"));
 		char cl[64];
 		snprintf(cl, sizeof(cl), "Content-Length: %zu\r\n", len - (size_t)(body - r));
 		CHECK(strstr(r, cl) != NULL);

@@ -198,7 +198,7 @@ static void coll_finish(struct prof_coll *coll, uint32_t last)
 	 * stopped concurrently with the last reference may be missed; the full scan could miss
 	 * it too, by reading its word a moment earlier.) */
 	uint32_t n_done = coll->n_channels + !(last & PROF_HOST_DONE), found = 0;
-	uint64_t lo = UINT64_MAX, hi = 0;
+	uint64_t lo = UINT64_MAX, hi = 0, longest = 0;
 	for (int i = 0; i < PROF_MAX_CH && found < n_done; i++) {
 		if (atomic_load_explicit(&coll->ch_state[i], memory_order_relaxed) != done)
 			continue;
@@ -209,12 +209,13 @@ static void coll_finish(struct prof_coll *coll, uint32_t last)
 		uint64_t s = atomic_load_explicit(&coll->ch_start[i], memory_order_relaxed);
 		lo = s < lo ? s : lo;
 		hi = e > hi ? e : hi;
+		longest = e > s && e - s > longest ? e - s : longest;
 	}
 	if (hi) {
 		if (c->telem)
 			ncclbpf_telem_coll(c->telem, coll->coll_type, coll->seq, coll->n_bytes,
 					   coll->algorithm, coll->protocol, coll->n_channels, lo,
-					   hi);
+					   hi, longest);
 		if (program) {
 			struct ncclbpf_profiler_ctx x;
 			fill_ctx(&x, coll, c, NCCLBPF_PROF_COLL_END);

@@ -74,11 +74,13 @@ void ncclbpf_telem_comm_close(struct ncclbpf_telem_comm *t);
 
 /* One finished collective, the only call on the event path: coll is ncclFunc_t's value,
  * msg_bytes count x type size, algo/proto NCCLBPF_ALGO_*, NCCLBPF_PROTO_* (or -1), gpu_start
- * and gpu_end the GPU times in ns. Relaxed atomic adds on the communicator's cell (a
+ * and gpu_end the GPU times in ns (first channel's start, last channel's end), longest_ch_ns
+ * the longest single channel's time (NCCL Inspector's definition of execution time, for the
+ * JSON lines). Relaxed atomic adds on the communicator's cell (a
  * collective may finish on any thread); a sampled JSON record is queued without blocking. */
 void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t seq,
 			uint64_t msg_bytes, int32_t algo, int32_t proto, uint32_t n_channels,
-			uint64_t gpu_start, uint64_t gpu_end);
+			uint64_t gpu_start, uint64_t gpu_end, uint64_t longest_ch_ns);
 
 /* The Prometheus text of everything the exporter serves, rendered now into buf (the exporter
  * thread need not run). Returns its length (NUL-terminated), or 0 when it did not fit. */
