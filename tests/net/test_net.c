@@ -678,10 +678,21 @@ struct defer_arg {
 	int mode; /* 0 defer, 1 nodrain, 2 inline, 3 sample (defer, NCCLBPF_NET_TIME_EVERY=5) */
 };
 
-/* The little-endian u64 at index i of the first value `ncclbpf map dump` prints (hex). */
+/* The u64 at index i of the first value `ncclbpf map dump` prints: the i-th member of a value
+ * typed by the bundle's BTF ({"sends":50,...}), or the i-th little-endian word of a hex one. */
 static long long dump_u64(const char *text, int i)
 {
 	const char *p = strstr(text, ": value ");
+	if (p && p[8] == '{') {
+		const char *q = p + 8;
+		for (int k = 0; k <= i; k++) {
+			q = strchr(q + 1, ':');
+			if (!q)
+				return -1;
+		}
+		unsigned long long v;
+		return sscanf(q + 1, "%llu", &v) == 1 ? (long long)v : -1;
+	}
 	if (p)
 		p += 2;
 	if (!p || strlen(p + 6) < (size_t)(i + 1) * 16)
