@@ -85,6 +85,21 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
     REGEX "latency: added +key 07000000 00000000 00000000 01000000 00000000 00000000\n +value 01000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000 09000000 00000000 00000000 00000000\n +events: record 0 \\(64 bytes\\) 07000000")
   ldr_cli(tr_jit_subprog ARGS ${TR} ${LDR_OBJ}/features.o --prog second --jit --ctx n_ranks=1
     REGEX "n_channels += 1237 ")
+  # NCCL's spellings, --prog left out for a one-program object, the inputs printed with the
+  # defaults marked; values out of a field's range refused; --prog needed with several programs.
+  ldr_cli(tr_inputs ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_bytes=1048576,coll_type=AllReduce
+    REGEX "inputs:\n  comm_id += 0  \\(default\\)\n  n_bytes += 1048576 \\(0x100000\\)\n  seq += 0  \\(default\\)\n  coll_type += 4 ALLREDUCE\n.*  num_algo += 7  \\(default\\)\n  num_proto += 3  \\(default\\)\n  cost_ns += 0 0 0 \\| 0 0 0 \\|[ 0|]*  \\(default\\)\n.*outputs:\n  algorithm += 1 RING\n  protocol += 1 LL128\n")
+  ldr_cli(tr_names_any_case ARGS ${TR} ${LDR_POL}/size_aware.o
+    --ctx n_bytes=1048576,cost_ns[1][1]=NA,coll_type=ReduceScatter
+    REGEX "coll_type += 3 REDUCESCATTER\n.*cost_ns += 0 0 0 \\| 0 NA 0 \\|.*algorithm += 0 TREE\n  protocol += 1 LL128\n")
+  ldr_cli(tr_range_unsigned STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_bytes=-1
+    REGEX "n_bytes=-1: the field is unsigned")
+  ldr_cli(tr_range_ids STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx coll_type=9
+    REGEX "coll_type=9 is out of range \\(0..4\\)")
+  ldr_cli(tr_range_size STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_ranks=0x100000000
+    REGEX "n_ranks=0x100000000 does not fit its 4 bytes")
+  ldr_cli(tr_prog_needed STATUS 1 ARGS ${TR} ${LDR_OBJ}/features.o
+    REGEX "features.o has 4 programs, --prog picks one: first second prof on_connect")
   ldr_cli(tr_bad_field STATUS 1 ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
     REGEX "no field 'bytes'. fields: comm_id n_bytes")
   ldr_cli(tr_bad_prog STATUS 1 ARGS ${TR} ${LDR_POL}/noop.o --prog nope

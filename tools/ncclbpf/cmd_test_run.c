@@ -6,9 +6,14 @@
  * Context: all zero, except for tuner programs, whose outputs start at their DEFAULT values and
  * whose cost table is fully filled (num_algo/num_proto at their maxima) as NCCL does. Then
  * --ctx-hex bytes, then --ctx assignments:  name=value  name[i]=value  name[i][j]=value, where a
- * value is a number (decimal, 0x hex, negative), NA (all ones), or an NCCL name (RING, LL128,
- * ALLREDUCE, COLL_END, ...); name=value on an array field sets every element. */
+ * value is a number (decimal, 0x hex, negative where the field is signed), NA (all ones), or an
+ * NCCL name in either spelling (RING or Ring, ALLREDUCE or AllReduce, COLLNET_DIRECT or
+ * CollNetDirect, LL128, COLL_END, ...); name=value on an array field sets every element. A value
+ * outside the field's range (its size, its sign, the ids NCCL defines) is refused. The inputs
+ * used, defaults included, are printed before the outputs. */
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +81,30 @@ static const struct {
     {"COMPLETE", NCCLBPF_NET_COMPLETE},
 };
 
-static int parse_value(const char *s, uint64_t *v)
+/* NCCL's names compare without case and underscores: RING = Ring, COLLNET_DIRECT = CollNetDirect,
+ * ALLREDUCE = AllReduce. */
+static int same_name(const char *a, const char *b)
 {
+	for (;; a++, b++) {
+		while (*a == '_')
+			a++;
+		while (*b == '_')
+			b++;
+		if (toupper((unsigned char)*a) != toupper((unsigned char)*b))
+			return 0;
+		if (!*a)
+			return 1;
+	}
+}
+
+/* *all_ones: the value is NA/DEFAULT, all ones whatever the field's size. */
+static int parse_value(const char *s, uint64_t *v, int *all_ones)
+{
+	*all_ones = 0;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcmp(s, names[i].name)) {
+		if (same_name(s, names[i].name)) {
 			*v = (uint64_t)names[i].value;
+			*all_ones = names[i].value == -1;
 			return 0;
 		}
 	}
@@ -93,6 +117,49 @@ static int parse_value(const char *s, uint64_t *v)
 		*v = strtoull(s, &end, 0);
 	}
 	return (errno || end == s || *end) ? -1 : 0;
+}
+
+/* The fields whose values are NCCL ids or bounded counts, and the signed fields (min < 0); every
+ * other field is unsigned and takes what fits its size. */
+static const struct range {
+	const char *type, *field; /* type NULL: every program type with that field */
+	int64_t min, max;
+} ranges[] = {
+    {NULL, "coll_type", NCCLBPF_COLL_BROADCAST, NCCLBPF_COLL_ALLREDUCE},
+    {NULL, "algorithm", NCCLBPF_ALGO_DEFAULT, NCCLBPF_NUM_ALGOS - 1},
+    {NULL, "protocol", NCCLBPF_PROTO_DEFAULT, NCCLBPF_NUM_PROTOS - 1},
+    {"tuner", "num_algo", 0, NCCLBPF_NUM_ALGOS},
+    {"tuner", "num_proto", 0, NCCLBPF_NUM_PROTOS},
+    {"tuner", "n_channels", NCCLBPF_CHANNELS_DEFAULT, 64},
+    {"net", "tag", INT32_MIN, INT32_MAX},
+};
+
+/* 0 when v (as parsed) is a value of field f; else prints why not and returns -1. */
+static int check_range(const struct ebpf_prog_type *t, const char *field, uint32_t elem,
+		       const char *text, uint64_t v, int all_ones)
+{
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
+		const struct range *r = &ranges[i];
+		if (strcmp(r->field, field) || (r->type && strcmp(r->type, t->name)))
+			continue;
+		if ((int64_t)v >= r->min && (int64_t)v <= r->max)
+			return 0;
+		fprintf(stderr, "ncclbpf test-run: %s=%s is out of range (%lld..%lld)\n", field,
+			text, (long long)r->min, (long long)r->max);
+		return -1;
+	}
+	if (all_ones)
+		return 0;
+	if (text[0] == '-') {
+		fprintf(stderr, "ncclbpf test-run: %s=%s: the field is unsigned\n", field, text);
+		return -1;
+	}
+	if (elem < 8 && v >> (8 * elem)) {
+		fprintf(stderr, "ncclbpf test-run: %s=%s does not fit its %u bytes\n", field, text,
+			elem);
+		return -1;
+	}
+	return 0;
 }
 
 static void store(uint8_t *p, uint32_t size, uint64_t v)
@@ -109,7 +176,7 @@ static uint64_t load(const uint8_t *p, uint32_t size)
 }
 
 /* One assignment "name[i][j]=value". */
-static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, char *a)
+static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, uint8_t *given, char *a)
 {
 	char *eq = strchr(a, '=');
 	uint32_t idx[2] = {0, 0}, n_idx = 0;
@@ -153,14 +220,18 @@ static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, char *a)
 		fprintf(stderr, "\n");
 		return -1;
 	}
-	if (parse_value(eq + 1, &v)) {
+	int all_ones;
+	if (parse_value(eq + 1, &v, &all_ones)) {
 		fprintf(stderr, "ncclbpf test-run: '%s': bad value '%s'\n", a, eq + 1);
 		return -1;
 	}
 	const struct shape *sh = shape_of(t, f->name);
 	uint32_t elem = sh ? sh->elem : f->size <= 8 ? f->size : 1;
+	if (check_range(t, f->name, elem, eq + 1, v, all_ones))
+		return -1;
 	uint32_t count = f->size / elem;
-	if (!n_idx) { /* the whole field, or every element of an array */
+	memset(given + f->off, 1, f->size); /* printed as given, not as a default */
+	if (!n_idx) {			    /* the whole field, or every element of an array */
 		for (uint32_t k = 0; k < count; k++)
 			store(ctx + f->off + k * elem, elem, v);
 		return 0;
@@ -215,8 +286,10 @@ static const char *symbol(const char *field, int64_t v)
 	return NULL;
 }
 
+/* One field's value: a number (with its NCCL name), or an array's elements (NA for all ones);
+ * note follows it on the line. */
 static void print_field(const struct ebpf_prog_type *t, const struct ebpf_ctx_field *f,
-			const uint8_t *ctx)
+			const uint8_t *ctx, const char *note)
 {
 	const struct shape *sh = shape_of(t, f->name);
 	if (f->size <= 8 && !sh) {
@@ -231,13 +304,40 @@ static void print_field(const struct ebpf_prog_type *t, const struct ebpf_ctx_fi
 		const char *sym = symbol(f->name, sv);
 		if (sym)
 			printf(" %s", sym);
-		printf("\n");
+		printf("%s\n", note);
 		return;
 	}
 	printf("  %-12s =", f->name);
-	for (uint32_t k = 0; k < f->size; k++)
-		printf(" %02x", ctx[f->off + k]);
-	printf("\n");
+	if (sh) {
+		for (uint32_t k = 0; k < f->size / sh->elem; k++) {
+			uint64_t v = load(ctx + f->off + k * sh->elem, sh->elem);
+			int na = sh->elem < 8 ? v == (1ull << (8 * sh->elem)) - 1 : v == UINT64_MAX;
+			printf("%s", sh->dims[1] > 1 && k && k % sh->dims[1] == 0 ? " |" : "");
+			if (na)
+				printf(" NA");
+			else
+				printf(" %llu", (unsigned long long)v);
+		}
+	} else {
+		for (uint32_t k = 0; k < f->size; k++)
+			printf(" %02x", ctx[f->off + k]);
+	}
+	printf("%s\n", note);
+}
+
+/* The inputs the run used; a field no --ctx or --ctx-hex byte set is marked as a default. */
+static void print_inputs(const struct ebpf_prog_type *t, const uint8_t *ctx, const uint8_t *given)
+{
+	printf("inputs:\n");
+	for (uint32_t i = 0; i < t->n_fields; i++) {
+		const struct ebpf_ctx_field *f = &t->fields[i];
+		if (f->flags & EBPF_CTX_WRITE)
+			continue;
+		int set = 0;
+		for (uint32_t k = 0; k < f->size && !set; k++)
+			set = given[f->off + k];
+		print_field(t, f, ctx, set ? "" : "  (default)");
+	}
 }
 
 /* --- Map snapshots ----------------------------------------------------------------------- */
@@ -386,19 +486,27 @@ static int cmd_test_run(int argc, char **argv)
 		return CLI_USAGE;
 	if (!file)
 		return cli_usage_error("no object file given");
-	if (!prog_name)
-		return cli_usage_error("--prog NAME is needed");
 
 	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
 	if (!obj)
 		return cli_fail("%s", err);
-	struct ebpf_program *p = ebpf_object__find_program_by_name(obj, prog_name);
-	uint8_t *ctx = NULL, *before = NULL;
+	/* --prog may be left out when the object has one program. */
+	struct ebpf_program *p = NULL;
+	if (prog_name)
+		p = ebpf_object__find_program_by_name(obj, prog_name);
+	else if (ebpf_object__prog_cnt(obj) == 1)
+		p = ebpf_object__prog(obj, 0);
+	uint8_t *ctx = NULL, *before = NULL, *given = NULL;
 	struct snap *snaps = NULL;
 	uint32_t n_maps = ebpf_object__map_cnt(obj);
 	if (!p) {
-		fprintf(stderr, "ncclbpf test-run: %s has no program '%s'; programs:", file,
-			prog_name);
+		if (prog_name)
+			fprintf(stderr, "ncclbpf test-run: %s has no program '%s'; programs:", file,
+				prog_name);
+		else
+			fprintf(stderr,
+				"ncclbpf test-run: %s has %u programs, --prog picks one:", file,
+				ebpf_object__prog_cnt(obj));
 		for (uint32_t i = 0; i < ebpf_object__prog_cnt(obj); i++)
 			fprintf(stderr, " %s", ebpf_program__name(ebpf_object__prog(obj, i)));
 		fprintf(stderr, "\n");
@@ -411,8 +519,9 @@ static int cmd_test_run(int argc, char **argv)
 	const struct ebpf_prog_type *t = ebpf_program__type(p);
 	ctx = calloc(1, t->ctx_size + 8);
 	before = calloc(1, t->ctx_size + 8);
+	given = calloc(1, t->ctx_size + 8);
 	snaps = calloc(n_maps ? n_maps : 1, 2 * sizeof(*snaps));
-	if (!ctx || !before || !snaps) {
+	if (!ctx || !before || !given || !snaps) {
 		fprintf(stderr, "ncclbpf test-run: out of memory\n");
 		goto out;
 	}
@@ -427,6 +536,7 @@ static int cmd_test_run(int argc, char **argv)
 		memset(ctx, 0, t->ctx_size);
 		if (hb.len)
 			memcpy(ctx, hb.data, hb.len);
+		memset(given, 1, t->ctx_size); /* the whole context came from the user */
 		hexbuf_free(&hb);
 	}
 	if (ctx_arg) {
@@ -434,7 +544,7 @@ static int cmd_test_run(int argc, char **argv)
 		int bad = !copy;
 		for (char *a = copy ? strtok_r(copy, ",", &save) : NULL; a && !bad;
 		     a = strtok_r(NULL, ",", &save))
-			bad = assign(t, ctx, a) != 0;
+			bad = assign(t, ctx, given, a) != 0;
 		free(copy);
 		if (bad)
 			goto out;
@@ -476,12 +586,14 @@ static int cmd_test_run(int argc, char **argv)
 		printf("%s: %llu runs, %.1f ns per run\n", jit ? "jit" : "interpreter", repeat,
 		       ns / (double)repeat);
 	}
+	if (!quiet)
+		print_inputs(t, before, given);
 	printf("outputs:\n");
 	int outputs = 0;
 	for (uint32_t i = 0; i < t->n_fields; i++) {
 		const struct ebpf_ctx_field *f = &t->fields[i];
 		if (f->flags & EBPF_CTX_WRITE) {
-			print_field(t, f, ctx);
+			print_field(t, f, ctx, "");
 			outputs++;
 		}
 	}
@@ -523,18 +635,23 @@ out:
 	free(snaps);
 	free(ctx);
 	free(before);
+	free(given);
 	ebpf_object__close(obj);
 	return status;
 }
 
 NCCLBPF_COMMAND(
     test_run_cmd, .name = "test-run",
-    .args = "--prog NAME [--ctx FIELD=VALUE,...] [--ctx-hex HEX] [--repeat N] [--jit] [--quiet] "
+    .args = "[--prog NAME] [--ctx FIELD=VALUE,...] [--ctx-hex HEX] [--repeat N] [--jit] [--quiet] "
 	    "FILE.o",
     .summary = "run one program of a policy once on a context you describe",
-    .help = "  --ctx      fields by name: n_bytes=1048576,coll_type=ALLREDUCE,\n"
+    .help = "  --prog     the program to run (needed when the object has more than one)\n"
+	    "  --ctx      fields by name: n_bytes=1048576,coll_type=AllReduce,\n"
 	    "             cost_ns[1][2]=500, cost_ns=NA (all elements); values: numbers,\n"
-	    "             NA, NCCL names\n"
+	    "             NA, NCCL names (AllReduce or ALLREDUCE, Ring, LL128, ...);\n"
+	    "             out-of-range values are refused. Unset fields are 0, except a\n"
+	    "             tuner's num_algo/num_proto (all rows and columns) and outputs\n"
+	    "             (DEFAULT); the inputs used are printed, defaults marked\n"
 	    "  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
 	    "  --repeat   run N times on the same context (prints the mean time per run)\n"
 	    "  --jit      run the JIT-compiled program (default: the interpreter)\n"
