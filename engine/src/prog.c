@@ -6,12 +6,12 @@
  * program; helper ids exist in the table; the program cannot fall off its end. Semantic safety
  * (types, bounds, termination) is the verifier's job, not this file's. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "err.h"
 #include "ncclbpf/maps.h"
 #include "prog_internal.h"
 
@@ -20,18 +20,6 @@
 	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field)          \
 	     ? (opts)->field                                                                       \
 	     : (dflt))
-
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t err_len,
-							  const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 struct validator {
 	const struct ebpf_insn *insns;
@@ -46,7 +34,7 @@ struct validator {
 	do {                                                                                       \
 		char _m[128];                                                                      \
 		snprintf(_m, sizeof(_m), __VA_ARGS__);                                             \
-		set_err((v)->err, (v)->err_len, "insn %u: %s", (unsigned)(pc), _m);                \
+		ebpf_errf((v)->err, (v)->err_len, "insn %u: %s", (unsigned)(pc), _m);              \
 		return -EINVAL;                                                                    \
 	} while (0)
 
@@ -357,7 +345,7 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 		if (in->src_reg == EBPF_PSEUDO_MAP_FD) {
 			map = prog->maps[in->imm];
 			if (!map) {
-				set_err(err, err_len, "insn %u: map %d is NULL", pc, in->imm);
+				ebpf_errf(err, err_len, "insn %u: map %d is NULL", pc, in->imm);
 				return -EINVAL;
 			}
 			val = (uint64_t)(uintptr_t)map;
@@ -368,11 +356,11 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 
 			map = prog->maps[in->imm];
 			if (!map) {
-				set_err(err, err_len, "insn %u: map %d is NULL", pc, in->imm);
+				ebpf_errf(err, err_len, "insn %u: map %d is NULL", pc, in->imm);
 				return -EINVAL;
 			}
 			if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY) {
-				set_err(
+				ebpf_errf(
 				    err, err_len,
 				    "insn %u: direct value access needs an array map (map '%s')",
 				    pc, ebpf_map__name(map));
@@ -380,7 +368,7 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 			}
 			vsize = ebpf_map__value_size(map);
 			if (off >= vsize) {
-				set_err(
+				ebpf_errf(
 				    err, err_len,
 				    "insn %u: value offset %u out of range (map '%s' value size "
 				    "%u)",
@@ -389,8 +377,8 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 			}
 			value = ebpf_map__lookup_elem(map, &(uint32_t){0});
 			if (!value) {
-				set_err(err, err_len, "insn %u: map '%s' has no element 0", pc,
-					ebpf_map__name(map));
+				ebpf_errf(err, err_len, "insn %u: map '%s' has no element 0", pc,
+					  ebpf_map__name(map));
 				return -EINVAL;
 			}
 			rc = add_implicit_region(
@@ -399,7 +387,7 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 						    ? 0
 						    : EBPF_REGION_WRITE));
 			if (rc) {
-				set_err(err, err_len, "out of memory");
+				ebpf_errf(err, err_len, "out of memory");
 				return rc;
 			}
 			val = (uint64_t)(uintptr_t)value + off;
@@ -433,17 +421,17 @@ struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns
 	if (err && err_len)
 		err[0] = 0;
 	if (!insns || n_insns == 0) {
-		set_err(err, err_len, "empty program");
+		ebpf_errf(err, err_len, "empty program");
 		return NULL;
 	}
 	if (n_insns > EBPF_MAX_INSNS) {
-		set_err(err, err_len, "program too large (%u insns, limit %u)", n_insns,
-			EBPF_MAX_INSNS);
+		ebpf_errf(err, err_len, "program too large (%u insns, limit %u)", n_insns,
+			  EBPF_MAX_INSNS);
 		return NULL;
 	}
 	v.is_lddw_tail = calloc(n_insns, 1);
 	if (!v.is_lddw_tail) {
-		set_err(err, err_len, "out of memory");
+		ebpf_errf(err, err_len, "out of memory");
 		return NULL;
 	}
 	if (validate(&v, n_maps)) {
@@ -486,7 +474,7 @@ struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns
 	}
 	return prog;
 oom:
-	set_err(err, err_len, "out of memory");
+	ebpf_errf(err, err_len, "out of memory");
 	ebpf_prog__free(prog);
 	return NULL;
 }

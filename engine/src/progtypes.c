@@ -2,6 +2,7 @@
  * from the SDK structs themselves and the layouts are pinned by static asserts, so the table and
  * the header cannot drift apart. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ncclbpf.h"
@@ -163,6 +164,21 @@ const struct ebpf_prog_type *ebpf_prog_type_by_name(const char *name)
 		if (!strcmp(prog_types[i].name, name))
 			return &prog_types[i];
 	return NULL;
+}
+
+void ebpf_prog_type_sections(char *buf, size_t len)
+{
+	size_t used = 0;
+	if (!buf || !len)
+		return;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(prog_types) / sizeof(prog_types[0]) && used < len; i++) {
+		const char *s = prog_types[i].section;
+		size_t n = strlen(s);
+		int w = snprintf(buf + used, len - used, "%s%s%s", i ? ", " : "", s,
+				 n && s[n - 1] == '/' ? "<name>" : "");
+		used += w > 0 ? (size_t)w : 0;
+	}
 }
 
 uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name)

@@ -21,7 +21,7 @@ if(NCCLBPF_HAVE_TSAN)
   file(GLOB NCCLBPF_TSAN_SOURCES CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/engine/src/maps/*.c
     ${PROJECT_SOURCE_DIR}/engine/src/helpers/*.c
-    ${PROJECT_SOURCE_DIR}/engine/src/epoch.c)
+    ${PROJECT_SOURCE_DIR}/engine/src/epoch.c ${PROJECT_SOURCE_DIR}/engine/src/err.c)
   add_library(ncclbpf_engine_tsan STATIC ${NCCLBPF_TSAN_SOURCES})
   target_include_directories(ncclbpf_engine_tsan
     PUBLIC ${PROJECT_SOURCE_DIR}/engine/include ${PROJECT_SOURCE_DIR}/include

@@ -4,6 +4,7 @@
 #ifndef NCCLBPF_PROGTYPE_H
 #define NCCLBPF_PROGTYPE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "isa.h"
@@ -46,6 +47,9 @@ struct ebpf_prog_type {
 /* The shipped program types, and lookup by ELF section name (NULL when none matches). */
 const struct ebpf_prog_type *ebpf_prog_type_by_section(const char *section);
 const struct ebpf_prog_type *ebpf_prog_type_by_name(const char *name);
+/* Writes the section names of every program type into buf, comma separated, a prefix type as
+ * "net/<name>" (for messages: the list comes from the table, so it cannot fall behind it). */
+void ebpf_prog_type_sections(char *buf, size_t len);
 /* The ebpf_verify_stats.ctx_read bit of type's field called name (0 when it has none). */
 uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "err.h"
 #include "interp_internal.h"
 #include "ncclbpf/maps.h"
 
@@ -25,7 +26,7 @@ int interp_fault(struct ebpf_fault *f, int kind, uint32_t pc, uint64_t addr, uin
 	f->addr = addr;
 	f->size = size;
 	va_start(ap, fmt);
-	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	ebpf_verrf(f->msg, sizeof(f->msg), fmt, ap);
 	va_end(ap);
 	return -EFAULT;
 }

@@ -7,7 +7,6 @@
  * function, and every function ends in exit or ja (so none falls into the next). The Linux
  * verifier enforces the same; programs outside it fall back to the interpreter. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "../insn_regs.h"
 #include "jit_backend.h"
 #include "ncclbpf/maps.h"
 
 #define HELPER_MAP_LOOKUP 1 /* Linux's BPF_FUNC_map_lookup_elem */
-
-__attribute__((format(printf, 3, 4))) static void jit_err(char *err, size_t err_len,
-							  const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-}
 
 int ebpf_jit_available(void)
 {
@@ -328,7 +316,7 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 	an->n_insns = n;
 	an->flags = opt_flags;
 	if (!n) {
-		jit_err(err, err_len, "empty program");
+		ebpf_errf(err, err_len, "empty program");
 		return -EINVAL;
 	}
 	/* One allocation for every per-instruction array, the 8-byte aligned ones first. */
@@ -336,7 +324,7 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 				       2 * sizeof(uint32_t)) +
 			      sz_flags);
 	if (!block) {
-		jit_err(err, err_len, "out of memory");
+		ebpf_errf(err, err_len, "out of memory");
 		return -ENOMEM;
 	}
 	an->inl = (struct jit_inline *)block;
@@ -365,10 +353,10 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 			 * recursion can call the entry, and the verifier rejects recursion: refuse,
 			 * the interpreter (which counts frames) remains. */
 			if (t == 0) {
-				jit_err(err, err_len,
-					"insn %u: call to the entry function (recursion) is not "
-					"compiled; use the interpreter",
-					i);
+				ebpf_errf(err, err_len,
+					  "insn %u: call to the entry function (recursion) is not "
+					  "compiled; use the interpreter",
+					  i);
 				analysis_free(an);
 				return -EOPNOTSUPP;
 			}
@@ -383,14 +371,14 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 		}
 		continue;
 	bad_target:
-		jit_err(err, err_len, "insn %u: jump or call out of range", i);
+		ebpf_errf(err, err_len, "insn %u: jump or call out of range", i);
 		analysis_free(an);
 		return -EINVAL;
 	}
 	for (i = 0; i < n; i++) {
 		if ((an->insn_flags[i] & (JIT_INSN_FUNC_START | JIT_INSN_LDDW_TAIL)) ==
 		    (JIT_INSN_FUNC_START | JIT_INSN_LDDW_TAIL)) {
-			jit_err(err, err_len, "insn %u: call into the middle of lddw", i);
+			ebpf_errf(err, err_len, "insn %u: call into the middle of lddw", i);
 			analysis_free(an);
 			return -EINVAL;
 		}
@@ -435,9 +423,9 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 			int64_t t = jump_target(in, i);
 
 			if (an->insn_func[t] != an->insn_func[i]) {
-				jit_err(err, err_len,
-					"insn %u: jump to insn %lld leaves its function", i,
-					(long long)t);
+				ebpf_errf(err, err_len,
+					  "insn %u: jump to insn %lld leaves its function", i,
+					  (long long)t);
 				analysis_free(an);
 				return -EINVAL;
 			}
@@ -451,9 +439,10 @@ static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_
 		if ((an->insn_flags[last] & JIT_INSN_LDDW_TAIL) ||
 		    (code != (EBPF_JMP | EBPF_EXIT) && code != (EBPF_JMP | EBPF_JA) &&
 		     code != (EBPF_JMP32 | EBPF_JA))) {
-			jit_err(err, err_len,
-				"insn %u: function ends without exit or jump (falls into the next)",
-				last);
+			ebpf_errf(
+			    err, err_len,
+			    "insn %u: function ends without exit or jump (falls into the next)",
+			    last);
 			analysis_free(an);
 			return -EINVAL;
 		}
@@ -478,7 +467,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 	uint64_t t0 = now_ns();
 
 	if (!prog) {
-		jit_err(err, err_len, "no program");
+		ebpf_errf(err, err_len, "no program");
 		return -EINVAL;
 	}
 	if (opts && opts->sz >= offsetof(struct ebpf_jit_opts, flags) + sizeof(opts->flags))
@@ -504,7 +493,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 			prog->jit_stats.may_abort = an.has_bpf_calls;
 			ret = jit_mem_seal(img.mem, img.mapped);
 			if (ret) {
-				jit_err(err, err_len, "mprotect of JIT code failed");
+				ebpf_errf(err, err_len, "mprotect of JIT code failed");
 				jit_mem_free(img.mem, img.mapped);
 			}
 		}
@@ -526,7 +515,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 #else
 	(void)t0;
 	(void)analyse;
-	jit_err(err, err_len, "no JIT backend for this architecture (the interpreter runs)");
+	ebpf_errf(err, err_len, "no JIT backend for this architecture (the interpreter runs)");
 	return -ENOTSUP;
 #endif
 }

@@ -5,16 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "err.h"
 #include "loader.h"
 
 int ldr_err(char *err, size_t err_len, int errnum, const char *fmt, ...)
 {
-	if (err && err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	ebpf_verrf(err, err_len, fmt, ap);
+	va_end(ap);
 	return -errnum;
 }
 

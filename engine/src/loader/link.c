@@ -87,12 +87,14 @@ static int find_code_sections(struct linker *L)
 		c->n_insns = (uint32_t)(s->size / 8);
 		if (strcmp(s->name, ".text")) {
 			c->type = ebpf_prog_type_by_section(s->name);
-			if (!c->type)
+			if (!c->type) {
+				char known[256];
+				ebpf_prog_type_sections(known, sizeof(known));
 				return ldr_err(L->err, L->err_len, EINVAL,
-					       "section '%s': unknown program type (known: tuner, "
-					       "tuner/chunk, profiler, net/<op>; helper functions "
-					       "belong in .text)",
-					       s->name);
+					       "section '%s': unknown program type (known: %s; "
+					       "helper functions belong in .text)",
+					       s->name, known);
+			}
 		}
 		c->rel_at = calloc(c->n_insns, sizeof(*c->rel_at));
 		if (!c->rel_at)

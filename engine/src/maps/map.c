@@ -1,5 +1,6 @@
 /* Map creation, accessors and the type-independent entry points (maps.h). The per-type code
  * lives in array.c, hash.c and ringbuf.c behind struct map_ops. */
+#include "err.h"
 #include "map_internal.h"
 
 #include <errno.h>
@@ -19,7 +20,7 @@ void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const ch
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err + n, err_len - (size_t)n, fmt, ap);
+	ebpf_verrf(err + n, err_len - (size_t)n, fmt, ap);
 	va_end(ap);
 }
 
