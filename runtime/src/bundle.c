@@ -201,57 +201,9 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 	return 0;
 }
 
-/* The policy keeps the bytes it was loaded from (p->image): a control-plane map update
- * rebuilds the policy from them rather than from a file that may have changed since. */
-int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
-		   struct ncclbpf_reload_report *r)
-{
-	uint64_t t0 = rt_now_ns();
-	FILE *f = fopen(path, "rbe");
-	if (!f) {
-		int e = errno;
-		snprintf(r->msg, sizeof(r->msg), "%s: cannot open: %s", path, strerror(e));
-		return -e;
-	}
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int e = 0;
-	for (;;) {
-		if (len == cap) {
-			void *nb =
-			    cap > EBPF_OBJECT_MAX_SIZE ? NULL : realloc(buf, cap ? cap * 2 : 65536);
-			if (!nb) {
-				e = cap > EBPF_OBJECT_MAX_SIZE ? E2BIG : ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (!got) {
-			e = ferror(f) ? EIO : 0;
-			break;
-		}
-	}
-	fclose(f);
-	if (e) {
-		snprintf(r->msg, sizeof(r->msg), "%s: cannot read: %s", path, strerror(e));
-		free(buf);
-		return -e;
-	}
-	p->image = buf;
-	p->image_len = len;
-	uint64_t read_ns = rt_now_ns() - t0;
-	e = rt_bundle_load_mem(buf, len, path, engine, p, r);
-	r->parse_ns += read_ns;
-	if (e) {
-		free(p->image);
-		p->image = NULL;
-	}
-	return e;
-}
-
+/* The caller keeps the bytes (p->image): a control-plane map update rebuilds the policy from
+ * them rather than from a file that may have changed since. Files are read by the caller
+ * (reload.c), outside reload_lock. */
 int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
 		       struct rt_policy *p, struct ncclbpf_reload_report *r)
 {

@@ -9,10 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cp_dir.h"
 #include "ncclbpf/control.h"
+#include "ncclbpf/object.h"
+#include "ncclbpf/trusted_path.h"
 #include "rt_internal.h"
 
 struct ctl_comm {
@@ -80,6 +83,13 @@ static void collect_garbage(const char *cdir, uint64_t now, uint64_t stale_ns)
 		if (!t || now < t || now - t < stale_ns)
 			continue;
 		snprintf(rdir, sizeof(rdir), "%s/%s", dir, names[i]);
+		/* A controller makes every reload entry a directory: anything else there (a link,
+		 * a file) is removed as it is, never looked into. */
+		struct stat st;
+		if (lstat(rdir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			cp_rmtree(rdir);
+			continue;
+		}
 		static const char ab[] = "abort controller gone\n";
 		cp_create_once(rdir, "decision", ab, sizeof(ab) - 1);
 		char **files;
@@ -268,6 +278,19 @@ static int propose(const char *dir, const char *kind_rec, const void *blob, size
 	}
 	uint64_t t0 = rt_now_ns();
 	rep->hash = hash;
+	/* The members trust only such a directory (cp_member.c); neither does the controller
+	 * write into, read from or remove anything in another. */
+	char why[400];
+	int dfd = ncclbpf_path_open_dir(dir, 0, why, sizeof(why));
+	if (dfd < 0) {
+		if (dfd == -ENOENT)
+			snprintf(rep->msg, sizeof(rep->msg), "%s (no job registered there?)", why);
+		else
+			snprintf(rep->msg, sizeof(rep->msg), "control-plane directory refused: %s",
+				 why);
+		return dfd;
+	}
+	close(dfd);
 	char cdir_root[CP_PATH + 16];
 	snprintf(cdir_root, sizeof(cdir_root), "%s/comms", dir);
 	char **comms;
@@ -308,7 +331,7 @@ static int propose(const char *dir, const char *kind_rec, const void *blob, size
 		snprintf(r->reload, sizeof(r->reload), "%s", R);
 		r->n_ranks = ranks;
 		snprintf(c->rdir, sizeof(c->rdir), "%s/reloads/%s", cdir, R);
-		e = cp_mkdirs(c->rdir, 0700);
+		e = cp_mkdirs(c->rdir);
 		if (!e && blob)
 			e = cp_write(c->rdir, "bundle.o", blob, blob_len);
 		if (!e)
@@ -401,11 +424,13 @@ int ncclbpf_cp_reload(const char *dir, const char *bundle_path, const struct ncc
 	struct ncclbpf_cp_report local;
 	struct ncclbpf_cp_report *r = rep ? rep : &local;
 	rep_init(r);
-	char *img;
+	void *img;
 	size_t len;
-	int e = cp_read(bundle_path, &img, &len, 64u << 20);
+	char why[400];
+	int e =
+	    ncclbpf_path_read_file(bundle_path, EBPF_OBJECT_MAX_SIZE, &img, &len, why, sizeof(why));
 	if (e) {
-		snprintf(r->msg, sizeof(r->msg), "%s: cannot read: %s", bundle_path, strerror(-e));
+		snprintf(r->msg, sizeof(r->msg), "cannot read the bundle: %s", why);
 		return e;
 	}
 	uint64_t h = ncclbpf_cp_hash(img, len);

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/control.h"
+#include "ncclbpf/trusted_path.h"
 
 uint64_t ncclbpf_cp_hash(const void *buf, size_t len)
 {
@@ -25,22 +27,12 @@ uint64_t ncclbpf_cp_hash(const void *buf, size_t len)
 	return h;
 }
 
-int cp_mkdirs(const char *path, unsigned mode)
+int cp_mkdirs(const char *path)
 {
-	char buf[CP_PATH];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || !*p) {
-			char c = *p;
-			*p = 0;
-			if (mkdir(buf, mode) != 0 && errno != EEXIST)
-				return -errno;
-			*p = c;
-			if (!c)
-				break;
-		}
-	}
+	int fd = ncclbpf_path_open_dir(path, NCCLBPF_PATH_CREATE, NULL, 0);
+	if (fd < 0)
+		return fd;
+	close(fd);
 	return 0;
 }
 
@@ -51,7 +43,7 @@ static int write_tmp(const char *dir, const char *name, const void *buf, size_t 
 	static _Atomic unsigned long counter;
 	snprintf(tmp, tmplen, "%s/.tmp.%s.%s.%d.%lu", dir, name, cp_hostname(), (int)getpid(),
 		 ++counter);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	const char *p = buf;
@@ -110,9 +102,9 @@ int cp_read(const char *path, char **out, size_t *len, size_t max)
 	*out = NULL;
 	if (len)
 		*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ncclbpf_path_open_entry(AT_FDCWD, path, NULL, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	size_t cap = 256, n = 0;
 	char *buf = malloc(cap + 1);
 	int e = buf ? 0 : -ENOMEM;
@@ -152,24 +144,15 @@ int cp_read(const char *path, char **out, size_t *len, size_t max)
 	return 0;
 }
 
-void cp_rmtree(const char *path)
+int cp_rmtree(const char *path)
 {
-	DIR *d = opendir(path);
-	if (d) {
-		struct dirent *de;
-		char sub[CP_PATH + 512];
-		while ((de = readdir(d))) {
-			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			if (de->d_type == DT_DIR)
-				cp_rmtree(sub);
-			else
-				unlink(sub);
-		}
-		closedir(d);
-	}
-	rmdir(path);
+	char leaf[NAME_MAX + 1];
+	int dfd = ncclbpf_path_open_parent(path, leaf, sizeof(leaf), NULL, 0);
+	if (dfd < 0)
+		return dfd;
+	int e = ncclbpf_path_remove_at(dfd, leaf, NULL, 0);
+	close(dfd);
+	return e;
 }
 
 int cp_kv_nth(const char *rec, const char *key, unsigned n, char *out, size_t outlen)

@@ -15,16 +15,18 @@
  * truncated path would only name a file that does not exist, which every reader handles. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
-/* mkdir -p with mode (existing directories are fine). */
-int cp_mkdirs(const char *path, unsigned mode);
+/* mkdir -p (mode 0700), every level trusted (ncclbpf/trusted_path.h). 0 or -errno. */
+int cp_mkdirs(const char *path);
 /* Replaces dir/name with buf (temp file + rename). 0 or -errno. */
 int cp_write(const char *dir, const char *name, const void *buf, size_t len);
 /* Creates dir/name with buf unless it exists (temp file + link): 0, -EEXIST, or -errno. */
 int cp_create_once(const char *dir, const char *name, const void *buf, size_t len);
-/* Reads a whole file (at most max bytes), NUL-terminated; *out to be freed. 0 or -errno. */
+/* Reads a whole file (at most max bytes), NUL-terminated; *out to be freed. 0 or -errno. A
+ * link, a FIFO or anything but a regular file is refused without blocking. */
 int cp_read(const char *path, char **out, size_t *len, size_t max);
-/* Removes a directory tree (best effort). */
-void cp_rmtree(const char *path);
+/* Removes a directory tree: only our own entries, never through a link, in a trusted parent
+ * (best effort: 0 or the first -errno). */
+int cp_rmtree(const char *path);
 
 /* Value of the first "key=" line of a record into out (NUL-terminated); 0 or -ENOENT. */
 int cp_kv(const char *rec, const char *key, char *out, size_t outlen);

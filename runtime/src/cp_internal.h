@@ -49,6 +49,7 @@ struct ncclbpf_cp_member {
 	struct cp_pend *pends;
 	_Atomic uint64_t g, hash; /* version now bound (written under lock by the hot path) */
 	_Atomic uint64_t max_wait_ns;
+	_Atomic int left; /* gave a decision up (cp_member.c give_up): acknowledges nothing more */
 	/* control thread only */
 	char **seen; /* reload names handled, sorted */
 	size_t n_seen;
@@ -58,6 +59,7 @@ struct ncclbpf_cp_member {
 
 struct cp_config {
 	int on;
+	int refused; /* NCCLBPF_CP_DIR set but not trusted (one WARN said so) */
 	char dir[CP_PATH];
 	unsigned poll_ms, wait_ms;
 	uint64_t lead; /* 0: adaptive */

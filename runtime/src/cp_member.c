@@ -17,54 +17,48 @@
 
 #include "cp_internal.h"
 #include "ncclbpf/epoch.h"
+#include "ncclbpf/envvars.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/trusted_path.h"
 
 struct cp_global cp = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static struct cp_config cfg = {.log_fd = -1};
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
 
-static unsigned env_uint(const char *name, unsigned def, unsigned min, unsigned max)
-{
-	const char *v = getenv(name);
-	char *end;
-	if (!v || !*v)
-		return def;
-	unsigned long x = strtoul(v, &end, 10);
-	if (*end || x < min || x > max) {
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: %s=%s ignored (want %u..%u); using %u", name, v,
-		       min, max, def);
-		return def;
-	}
-	return (unsigned)x;
-}
-
 static void cfg_init(void)
 {
-	const char *d = getenv("NCCLBPF_CP_DIR");
-	if (!d || !*d)
+	const char *d = ncclbpf_env_str("NCCLBPF_CP_DIR"); /* its length: the table's */
+	if (!d)
 		return;
-	if (snprintf(cfg.dir, sizeof(cfg.dir), "%s", d) >= (int)sizeof(cfg.dir) - 512) {
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_CP_DIR too long; control plane off");
+	snprintf(cfg.dir, sizeof(cfg.dir), "%s", d);
+	/* Whoever can write D can propose bundles to this job and hold its calls at fences: D
+	 * and every directory above it must be ours or root's and writable by no one else. */
+	char why[600];
+	int fd = ncclbpf_path_open_dir(cfg.dir, NCCLBPF_PATH_CREATE, why, sizeof(why));
+	if (fd < 0) {
+		cfg.refused = 1;
+		rt_log(
+		    NCCLBPF_LOG_WARN,
+		    "NCCLbpf: NCCLBPF_CP_DIR refused (%s); the control plane and live inspection "
+		    "are off",
+		    why);
 		return;
 	}
+	close(fd);
 	cfg.on = 1;
-	cfg.poll_ms = env_uint("NCCLBPF_CP_POLL_MS", 5, 1, 10000);
-	cfg.wait_ms = env_uint("NCCLBPF_CP_WAIT_MS", 2000, 1, 3600000);
-	cfg.lead = env_uint("NCCLBPF_CP_LEAD_CALLS", 0, 1, 1u << 30);
-	const char *v = getenv("NCCLBPF_CP_LOG");
-	if (v && *v) {
-		cfg.log_fd = open(v, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	cfg.poll_ms = (unsigned)ncclbpf_env_uint("NCCLBPF_CP_POLL_MS");
+	cfg.wait_ms = (unsigned)ncclbpf_env_uint("NCCLBPF_CP_WAIT_MS");
+	cfg.lead = ncclbpf_env_uint("NCCLBPF_CP_LEAD_CALLS"); /* 0: adaptive */
+	const char *v = ncclbpf_env_str("NCCLBPF_CP_LOG");
+	if (v) {
+		cfg.log_fd = ncclbpf_path_open_append(v, why, sizeof(why));
 		if (cfg.log_fd < 0)
-			rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot open NCCLBPF_CP_LOG %s: %s", v,
-			       strerror(errno));
+			rt_log(NCCLBPF_LOG_WARN,
+			       "NCCLbpf: cannot open the decision log (NCCLBPF_CP_LOG): %s", why);
 	}
-	v = getenv("NCCLBPF_CP_REJECT_HASH");
-	if (v && *v) {
-		cfg.reject_hash = strtoull(v, NULL, 16);
-		cfg.have_reject = 1;
-	}
+	cfg.have_reject = ncclbpf_env_hex64("NCCLBPF_CP_REJECT_HASH", &cfg.reject_hash);
 }
 
 const struct cp_config *cp_cfg(void)
@@ -76,6 +70,11 @@ const struct cp_config *cp_cfg(void)
 int cp_enabled(void)
 {
 	return cp_cfg()->on;
+}
+
+int cp_dir_refused(void)
+{
+	return cp_cfg()->refused;
 }
 
 void cp_log_line(const char *fmt, ...)
@@ -128,10 +127,10 @@ void cp_member_attach(struct ncclbpf_comm *c)
 	snprintf(m->cdir, sizeof(m->cdir), "%s/comms/%s", k->dir, m->comm);
 	char sub[CP_PATH + 32];
 	snprintf(sub, sizeof(sub), "%s/members", m->cdir);
-	int e = cp_mkdirs(sub, 0700);
+	int e = cp_mkdirs(sub);
 	snprintf(sub, sizeof(sub), "%s/reloads", m->cdir);
 	if (!e)
-		e = cp_mkdirs(sub, 0700);
+		e = cp_mkdirs(sub);
 	if (e) {
 		/* Without the medium this member never acknowledges: every reload of its
 		 * communicator aborts, which keeps the ranks consistent. */
@@ -266,6 +265,24 @@ int cp_read_decision(const struct ncclbpf_cp_member *m, const char *R, char *out
 	return 0;
 }
 
+/* The decision of p (acked, fence reached) can be neither read nor created, even after twice
+ * NCCLBPF_CP_WAIT_MS: the call goes on with the version it has, and this member leaves the
+ * control plane (it acknowledges no later proposal, so every later reload of its communicator
+ * aborts instead of splitting the ranks again). Under m->lock. */
+static void give_up(struct ncclbpf_cp_member *m, struct cp_pend *p, const char *why)
+{
+	snprintf(p->msg, sizeof(p->msg), "decision unreadable and uncreatable (%.200s)", why);
+	p->state = CP_FAILED;
+	atomic_store(&m->left, 1);
+	rt_log(NCCLBPF_LOG_WARN,
+	       "NCCLbpf: reload %s of %s: its decision can be neither read nor created in %s "
+	       "(%s) after %u ms; this communicator keeps version g=%llu and leaves the control "
+	       "plane (if the reload was committed elsewhere, this rank now decides differently: "
+	       "restart the job)",
+	       p->R, m->comm, m->cdir, why, 2 * cp_cfg()->wait_ms,
+	       (unsigned long long)atomic_load(&m->g));
+}
+
 /* --- Switching (calling thread, under m->lock) -------------------------------------------- */
 
 /* Copies every map of old into p that p has with the same name, type and sizes, including
@@ -369,11 +386,15 @@ static void apply_due(struct ncclbpf_cp_member *m, uint64_t s)
 /* The member promised not to run seq >= B before knowing R's decision. For every unresolved
  * fence at or below s: read the decision directly every millisecond; at the deadline (one for
  * the whole call, so that several undecided reloads do not add up) try to decide abort with
- * link(); whatever decision exists then is the outcome. Called and returns with m->lock held. */
+ * link(); whatever decision exists then is the outcome. A decision that can be neither read
+ * nor created is tried for one more NCCLBPF_CP_WAIT_MS, then given up (give_up()): a call never
+ * waits more than twice NCCLBPF_CP_WAIT_MS, whatever the directory's state. Called and returns
+ * with m->lock held. */
 static void wait_fences(struct ncclbpf_cp_member *m, uint64_t s)
 {
 	const struct cp_config *k = cp_cfg();
-	uint64_t t0 = rt_now_ns(), deadline = t0 + (uint64_t)k->wait_ms * 1000000ull;
+	uint64_t t0 = rt_now_ns(), wait = (uint64_t)k->wait_ms * 1000000ull;
+	uint64_t deadline = t0 + wait, last_chance = deadline + wait;
 	char d[300], R[160];
 	int warned = 0;
 	for (;;) {
@@ -389,7 +410,7 @@ static void wait_fences(struct ncclbpf_cp_member *m, uint64_t s)
 		f->busy = 1;
 		snprintf(R, sizeof(R), "%s", f->R);
 		pthread_mutex_unlock(&m->lock);
-		int got = cp_read_decision(m, R, d, sizeof(d)) == 0;
+		int got = cp_read_decision(m, R, d, sizeof(d)) == 0, lost = 0;
 		if (!got && rt_now_ns() >= deadline) {
 			/* Past the deadline every remaining fence is decided now: ours, or the
 			 * decision someone created first. */
@@ -402,10 +423,10 @@ static void wait_fences(struct ncclbpf_cp_member *m, uint64_t s)
 				/* Neither readable nor creatable. Only a removed reload directory
 				 * means abort: controllers remove one only after its decision, and
 				 * a commit only once every rank is done with it. Anything else (a
-				 * full /dev/shm, EIO, a stale read on NFS) says nothing about the
-				 * outcome, and running on could split the ranks (found by the
-				 * model: models/control-plane, assume_lost_decision): keep
-				 * trying, with one warning per call. */
+				 * full or read-only /dev/shm, EIO, a stale read on NFS) says
+				 * nothing about the outcome (found by the model:
+				 * models/control-plane, assume_lost_decision): keep trying, with
+				 * one warning per call, until the last chance. */
 				struct stat st;
 				if (stat(dir, &st) != 0 && errno == ENOENT) {
 					snprintf(d, sizeof(d),
@@ -415,23 +436,27 @@ static void wait_fences(struct ncclbpf_cp_member *m, uint64_t s)
 					       "creatable in %s (%s); treated as aborted",
 					       R, m->comm, m->cdir, strerror(-e));
 					got = 1;
+				} else if (rt_now_ns() >= last_chance) {
+					snprintf(d, sizeof(d), "%s", strerror(-e));
+					lost = 1;
 				} else if (!warned) {
 					warned = 1;
 					rt_log(
 					    NCCLBPF_LOG_WARN,
 					    "NCCLbpf: reload %s of %s: cannot read or create its "
-					    "decision in %s (%s); waiting for it, since running "
-					    "on could make ranks decide differently",
-					    R, m->comm, dir, strerror(-e));
+					    "decision in %s (%s); trying for %u ms more",
+					    R, m->comm, dir, strerror(-e), k->wait_ms);
 				}
 			}
 		}
-		if (!got)
+		if (!got && !lost)
 			cp_sleep_ms(1);
 		pthread_mutex_lock(&m->lock);
 		f->busy = 0;
 		if (got)
 			cp_resolve(m, f, d);
+		else if (lost)
+			give_up(m, f, d);
 	}
 	uint64_t w = rt_now_ns() - t0;
 	if (w > atomic_load(&m->max_wait_ns))

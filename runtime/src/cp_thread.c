@@ -22,16 +22,16 @@ void cp_write_member_record(struct ncclbpf_cp_member *m)
 {
 	char rec[1024], dir[CP_PATH + 32];
 	struct ncclbpf_comm *c = m->c;
-	int n = snprintf(rec, sizeof(rec),
-			 "member=%s\ncomm=%s\nn_ranks=%u\nn_nodes=%u\nhost=%s\npid=%d\n"
-			 "created=%llu\nupdated=%llu\nseq=%llu\ng=%llu\nhash=%016llx\n"
-			 "max_wait_us=%llu\n",
-			 m->id, m->comm, c->n_ranks, c->n_nodes, cp_hostname(), (int)getpid(),
-			 (unsigned long long)m->created_ns, (unsigned long long)cp_realtime_ns(),
-			 (unsigned long long)__atomic_load_n(&c->seq, __ATOMIC_RELAXED),
-			 (unsigned long long)atomic_load(&m->g),
-			 (unsigned long long)atomic_load(&m->hash),
-			 (unsigned long long)(atomic_load(&m->max_wait_ns) / 1000));
+	int n = snprintf(
+	    rec, sizeof(rec),
+	    "member=%s\ncomm=%s\nn_ranks=%u\nn_nodes=%u\nhost=%s\npid=%d\n"
+	    "created=%llu\nupdated=%llu\nseq=%llu\ng=%llu\nhash=%016llx\n"
+	    "max_wait_us=%llu\nleft=%d\n",
+	    m->id, m->comm, c->n_ranks, c->n_nodes, cp_hostname(), (int)getpid(),
+	    (unsigned long long)m->created_ns, (unsigned long long)cp_realtime_ns(),
+	    (unsigned long long)__atomic_load_n(&c->seq, __ATOMIC_RELAXED),
+	    (unsigned long long)atomic_load(&m->g), (unsigned long long)atomic_load(&m->hash),
+	    (unsigned long long)(atomic_load(&m->max_wait_ns) / 1000), atomic_load(&m->left));
 	snprintf(dir, sizeof(dir), "%s/members", m->cdir);
 	cp_write(dir, m->id, rec, (size_t)n);
 }
@@ -218,6 +218,8 @@ static int handle_new(struct ncclbpf_cp_member *m, const char *R)
 	char rdir[CP_PATH + 256], path[CP_PATH + 512], d[300];
 	snprintf(rdir, sizeof(rdir), "%s/reloads/%s", m->cdir, R);
 	snprintf(path, sizeof(path), "%s/proposal", rdir);
+	if (atomic_load(&m->left))
+		return 1; /* no ack: the reload aborts (cp_member.c give_up) */
 	char *prop;
 	if (cp_read(path, &prop, NULL, 1u << 20) != 0)
 		return 0;

@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "inspect.h"
+#include "ncclbpf/envvars.h"
+#include "ncclbpf/trusted_path.h"
 
 #define MAX_CLIENTS    8
 #define IDLE_CLOSE_NS  (60ull * 1000000000ull) /* an idle client is dropped after a minute */
@@ -58,56 +60,13 @@ struct client {
 
 /* --- Directory and record -------------------------------------------------------------- */
 
-/* mkdir -p with mode 0700 for what is created. */
-static int make_dirs(const char *path)
-{
-	char p[4096];
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
-		return -ENAMETOOLONG;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0700) != 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0700) != 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* A directory of ours (not a link; private when strict). 0 or a reason in why. */
-static int check_dir(const char *path, int strict, char *why, size_t len)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0) {
-		snprintf(why, len, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(why, len, "%s is not a directory", path);
-		return -1;
-	}
-	if (st.st_uid != geteuid() || (strict && (st.st_mode & 077))) {
-		snprintf(why, len, "%s is not a private directory of uid %u (owner %u, mode %03o)",
-			 path, (unsigned)geteuid(), (unsigned)st.st_uid,
-			 (unsigned)(st.st_mode & 0777));
-		return -1;
-	}
-	if (access(path, W_OK | X_OK) != 0) {
-		snprintf(why, len, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* Written to a temporary name and renamed, so a reader sees a whole record or none. */
 static int write_record(const char *path)
 {
 	char tmp[sizeof(srv.rec_path) + 8];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	unlink(tmp); /* left by an earlier process with our pid */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	FILE *f = fdopen(fd, "w");
@@ -211,10 +170,13 @@ static void pace(void)
 	static uint64_t next;
 	uint64_t now = mono_ns();
 	if (now < next) {
+		/* Waits on the stop descriptor: stopping the server (communicator destroy) never
+		 * waits for the pace. */
 		uint64_t d = next - now;
 		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull),
 				      .tv_nsec = (long)(d % 1000000000ull)};
-		nanosleep(&ts, NULL);
+		struct pollfd p = {.fd = srv.stop_fd, .events = POLLIN};
+		ppoll(&p, 1, &ts, NULL);
 		now = next;
 	}
 	next = now + srv.min_interval_ns;
@@ -306,9 +268,11 @@ static void *server_main(void *arg)
 
 /* --- Start and stop -------------------------------------------------------------------- */
 
-static void off(int explicit_dir, const char *why)
+/* A directory that is not ours (refused by the trust rule) is always worth a WARN; the default
+ * one being unusable otherwise (no /dev/shm in a container) only an INFO. */
+static void off(int warn, const char *why)
 {
-	rt_log(explicit_dir ? NCCLBPF_LOG_WARN : NCCLBPF_LOG_INFO,
+	rt_log(warn ? NCCLBPF_LOG_WARN : NCCLBPF_LOG_INFO,
 	       "NCCLbpf: live inspection off (%s); the plugin works as before", why);
 }
 
@@ -323,14 +287,17 @@ static void close_fds(void)
 
 static void start_locked(void)
 {
-	const char *v = getenv("NCCLBPF_INSPECT");
-	if (v && !strcmp(v, "0"))
+	if (!ncclbpf_env_bool("NCCLBPF_INSPECT"))
 		return;
 	rt_ident_read(&insp_ident.id);
-	v = getenv("NCCLBPF_INSPECT_INTERVAL_US");
-	srv.min_interval_ns = (v && *v ? strtoull(v, NULL, 10) : 1000) * 1000ull;
-	const char *cp = getenv("NCCLBPF_CP_DIR");
-	int explicit_dir = cp && *cp;
+	/* at most 1 s (the table's range): stopping never waits on it anyway (pace()) */
+	srv.min_interval_ns = ncclbpf_env_uint("NCCLBPF_INSPECT_INTERVAL_US") * 1000ull;
+	const char *cp = ncclbpf_env_str("NCCLBPF_CP_DIR");
+	int explicit_dir = cp != NULL;
+	if (explicit_dir && cp_dir_refused()) {
+		off(0, "NCCLBPF_CP_DIR refused");
+		return;
+	}
 	insp_ident.cp = explicit_dir; /* NCCLBPF_CP_DIR also turns the control plane on */
 	char why[4400];
 	if (explicit_dir)
@@ -340,19 +307,21 @@ static void start_locked(void)
 			 insp_ident.id.uid);
 	char procs[4200];
 	snprintf(procs, sizeof(procs), "%s/procs", insp_ident.dir);
-	int e = make_dirs(procs);
-	if (e) {
-		snprintf(why, sizeof(why), "cannot create %s: %s", procs, strerror(-e));
-		off(explicit_dir, why);
-		return;
-	}
 	/* The default directory must be ours alone; a shared control-plane directory is the
-	 * job's, but the procs directory in it must still be ours. */
-	if ((!explicit_dir && check_dir(insp_ident.dir, 1, why, sizeof(why)) != 0) ||
-	    check_dir(procs, 0, why, sizeof(why)) != 0) {
-		off(explicit_dir, why);
+	 * job's, but it and the procs directory in it must still be trusted (trusted_path.h):
+	 * nothing is created in a directory another user made or can write. */
+	int fd = ncclbpf_path_open_dir(
+	    insp_ident.dir, NCCLBPF_PATH_CREATE | (explicit_dir ? 0 : NCCLBPF_PATH_PRIVATE), why,
+	    sizeof(why));
+	if (fd >= 0) {
+		close(fd);
+		fd = ncclbpf_path_open_dir(procs, NCCLBPF_PATH_CREATE, why, sizeof(why));
+	}
+	if (fd < 0) {
+		off(explicit_dir || fd == -EPERM, why);
 		return;
 	}
+	close(fd);
 	int len = snprintf(srv.sock_path, sizeof(srv.sock_path), "%s/%s.%d.sock", procs,
 			   insp_ident.id.host, insp_ident.id.pid);
 	if (len < 0 || len >= (int)sizeof(srv.sock_path)) {
@@ -378,7 +347,7 @@ static void start_locked(void)
 		off(explicit_dir, why);
 		return;
 	}
-	e = write_record(srv.rec_path);
+	int e = write_record(srv.rec_path);
 	if (e) {
 		snprintf(why, sizeof(why), "cannot write %s: %s", srv.rec_path, strerror(-e));
 		close_fds();

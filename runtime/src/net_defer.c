@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/epoch.h"
+#include "ncclbpf/envvars.h"
 #include "rt_internal.h"
 
 #define NETQ_LEN       512u	 /* power of two; 512 x 72 B per communicator */
@@ -251,8 +252,7 @@ static void drain_start(void)
 		pthread_condattr_destroy(&ca);
 		dr.cond_ready = 1;
 	}
-	const char *v = getenv("NCCLBPF_NET_DRAIN");
-	if ((!dr.running || dr.pid != getpid()) && !(v && !strcmp(v, "0"))) {
+	if ((!dr.running || dr.pid != getpid()) && ncclbpf_env_bool("NCCLBPF_NET_DRAIN")) {
 		/* The drain thread must never receive the application's signals. */
 		sigset_t all, old;
 		sigfillset(&all);
@@ -292,8 +292,7 @@ static void drain_stop(void)
 
 struct ncclbpf_net_queue *ncclbpf_rt_net_queue_new(void)
 {
-	const char *v = getenv("NCCLBPF_NET_DEFER");
-	if (v && !strcmp(v, "0"))
+	if (!ncclbpf_env_bool("NCCLBPF_NET_DEFER"))
 		return NULL;
 	struct ncclbpf_net_queue *q = aligned_alloc(64, sizeof(*q));
 	if (!q)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/envvars.h"
 #include "rt_internal.h"
 
 #if defined(__x86_64__)
@@ -78,9 +79,9 @@ static double rate_over_2ms(void)
  * network message takes. */
 static void setup(void)
 {
-	const char *v = getenv("NCCLBPF_NET_TSC");
-	int forced = v && !strcmp(v, "1");
-	if ((v && !strcmp(v, "0")) || !cpu_invariant_tsc() || !(forced || kernel_uses_tsc()))
+	int choice = ncclbpf_env_enum("NCCLBPF_NET_TSC"); /* -1 auto, 0 off, 1 forced */
+	int forced = choice == 1;
+	if (choice == 0 || !cpu_invariant_tsc() || !(forced || kernel_uses_tsc()))
 		return;
 	for (int attempt = 0; attempt < 4; attempt++) {
 		double r1 = rate_over_2ms(), r2 = rate_over_2ms();
@@ -115,17 +116,7 @@ static uint32_t time_every;
 
 static void setup_sampling(void)
 {
-	const char *v = getenv("NCCLBPF_NET_TIME_EVERY");
-	if (!v || !*v)
-		return;
-	char *end;
-	unsigned long n = strtoul(v, &end, 10);
-	if (*end || n < 1 || n > (1u << 20)) {
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_NET_TIME_EVERY=%s ignored (want 1..%u)",
-		       v, 1u << 20);
-		return;
-	}
-	time_every = (uint32_t)n;
+	time_every = (uint32_t)ncclbpf_env_uint("NCCLBPF_NET_TIME_EVERY"); /* 0: unset */
 }
 
 static void setup_all(void)

@@ -1,6 +1,7 @@
-/* Reload: load -> verify -> JIT -> carry map contents -> swap -> drain -> free the old policy.
- * Everything before the swap happens on a private policy object; a failure at any step frees
- * it and leaves the running policy untouched. */
+/* Reload: read -> load -> verify -> JIT -> carry map contents -> swap -> drain -> free the old
+ * policy. The file is read before reload_lock is taken; everything before the swap happens on a
+ * private policy object; a failure at any step frees it and leaves the running policy
+ * untouched. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -9,6 +10,8 @@
 
 #include "ncclbpf/control.h"
 #include "ncclbpf/maps.h"
+#include "ncclbpf/object.h"
+#include "ncclbpf/trusted_path.h"
 #include "rt_internal.h"
 
 static void report_init(struct ncclbpf_reload_report *r)
@@ -110,58 +113,132 @@ static int load_native(const char *name, struct rt_policy *p, struct ncclbpf_rel
 	return err;
 }
 
-int ncclbpf_rt_reload(const char *path, struct ncclbpf_reload_report *report)
+static struct rt_policy *new_policy(const char *name, struct ncclbpf_reload_report *r)
 {
-	struct ncclbpf_reload_report local = {.sz = sizeof(local)};
-	struct ncclbpf_reload_report *r = report ? report : &local;
-	report_init(r);
-	uint64_t t0 = rt_now_ns();
-
-	pthread_mutex_lock(&rt.reload_lock);
-	if (!path || !*path) {
-		path = rt.have_policy_path ? rt.policy_path : NULL;
-		if (!path) {
-			r->err = -ENOENT;
-			snprintf(r->msg, sizeof(r->msg),
-				 "no bundle path (NCCLBPF_POLICY is not set)");
-			goto fail;
-		}
-	}
 	struct rt_policy *p = calloc(1, sizeof(*p));
 	if (!p) {
 		r->err = -ENOMEM;
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
-		goto fail;
+		return NULL;
 	}
-	snprintf(p->name, sizeof(p->name), "%s", path);
+	snprintf(p->name, sizeof(p->name), "%s", name);
 	int engine = rt.engine;
 	if (engine == NCCLBPF_ENGINE_JIT && !rt_jit_available())
 		engine = NCCLBPF_ENGINE_INTERP;
 	p->engine = engine;
-	int err = strncmp(path, "native:", 7) ? rt_bundle_load(path, engine, p, r)
-					      : load_native(path + 7, p, r);
-	if (err) {
-		r->err = err;
-		free(p);
-		goto fail;
-	}
-	finish(p, r, t0);
-	pthread_mutex_unlock(&rt.reload_lock);
+	return p;
+}
+
+static void log_active(const char *name, const struct ncclbpf_reload_report *r)
+{
 	rt_log(NCCLBPF_LOG_INFO,
 	       "NCCLbpf: policy %s active as version %llu (%u programs, %u maps, %u kept, %s; "
 	       "%.1f us: parse %.1f verify %.1f load %.1f jit %.1f swap %.3f)",
-	       path, (unsigned long long)r->version, r->n_progs, r->n_maps, r->maps_kept,
+	       name, (unsigned long long)r->version, r->n_progs, r->n_maps, r->maps_kept,
 	       r->engine == NCCLBPF_ENGINE_JIT ? "jit" : "interpreter", r->total_ns / 1e3,
 	       r->parse_ns / 1e3, r->verify_ns / 1e3, r->load_ns / 1e3, r->jit_ns / 1e3,
 	       r->swap_ns / 1e3);
-	return 0;
-fail:
+}
+
+/* Under reload_lock: a failed attempt is counted and kept in the history. */
+static int failed(const char *name, struct ncclbpf_reload_report *r, uint64_t t0)
+{
 	r->version = active_version();
 	r->total_ns = rt_now_ns() - t0;
 	atomic_fetch_add(&rt.reloads_failed, 1);
-	rt_inspect_note_reload(path, r);
-	pthread_mutex_unlock(&rt.reload_lock);
+	rt_inspect_note_reload(name, r);
 	return r->err;
+}
+
+/* Builds and activates a policy from image (taken over) or, without one, the native policy
+ * name + 7 ("native:NAME"). Takes reload_lock; no file is read under it (a stalled read would
+ * hold every reload, unload and map access behind it). */
+static int activate(void *image, size_t len, const char *name, struct ncclbpf_reload_report *r,
+		    uint64_t t0, const int *cancel)
+{
+	pthread_mutex_lock(&rt.reload_lock);
+	if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) {
+		free(image);
+		r->err = -ECANCELED;
+		snprintf(r->msg, sizeof(r->msg), "not activated: the watcher was stopped");
+		pthread_mutex_unlock(&rt.reload_lock);
+		return r->err;
+	}
+	struct rt_policy *p = new_policy(name, r);
+	int err = p ? 0 : r->err;
+	if (p && image) {
+		uint64_t parse0 = r->parse_ns; /* the file's read time */
+		err = rt_bundle_load_mem(image, len, name, p->engine, p, r);
+		r->parse_ns += parse0;
+		if (!err) {
+			p->image = image;
+			p->image_len = len;
+			image = NULL;
+		}
+	} else if (p) {
+		err = load_native(name + 7, p, r);
+	}
+	free(image);
+	if (err) {
+		r->err = err;
+		free(p);
+		err = failed(name, r, t0);
+		pthread_mutex_unlock(&rt.reload_lock);
+		return err;
+	}
+	finish(p, r, t0);
+	pthread_mutex_unlock(&rt.reload_lock);
+	log_active(name, r);
+	return 0;
+}
+
+int rt_reload(const char *path, struct ncclbpf_reload_report *r, const int *cancel)
+{
+	report_init(r);
+	uint64_t t0 = rt_now_ns();
+	char conf[sizeof(rt.policy_path)];
+	if (!path || !*path) {
+		pthread_mutex_lock(&rt.lock);
+		snprintf(conf, sizeof(conf), "%s", rt.have_policy_path ? rt.policy_path : "");
+		pthread_mutex_unlock(&rt.lock);
+		path = conf;
+	}
+	if (!*path) {
+		r->err = -ENOENT;
+		snprintf(r->msg, sizeof(r->msg), "no bundle path (NCCLBPF_POLICY is not set)");
+		pthread_mutex_lock(&rt.reload_lock);
+		int e = failed(NULL, r, t0);
+		pthread_mutex_unlock(&rt.reload_lock);
+		return e;
+	}
+	if (!strncmp(path, "native:", 7))
+		return activate(NULL, 0, path, r, t0, cancel);
+	void *image;
+	size_t len;
+	char why[sizeof(r->msg)];
+	int e = ncclbpf_path_read_file(path, EBPF_OBJECT_MAX_SIZE, &image, &len, why, sizeof(why));
+	r->parse_ns = rt_now_ns() - t0;
+	if (e) {
+		r->err = e;
+		snprintf(r->msg, sizeof(r->msg), "%s", why);
+		pthread_mutex_lock(&rt.reload_lock);
+		e = failed(path, r, t0);
+		pthread_mutex_unlock(&rt.reload_lock);
+		return e;
+	}
+	return activate(image, len, path, r, t0, cancel);
+}
+
+int ncclbpf_rt_reload(const char *path, struct ncclbpf_reload_report *report)
+{
+	struct ncclbpf_reload_report local = {.sz = sizeof(local)};
+	return rt_reload(path, report ? report : &local, NULL);
+}
+
+int rt_reload_image(void *image, size_t len, const char *name, struct ncclbpf_reload_report *r)
+{
+	report_init(r);
+	return activate(image, len, name, r, rt_now_ns(), NULL);
 }
 
 int ncclbpf_rt_install_native(const struct ncclbpf_native_policy *np,

@@ -108,8 +108,6 @@ void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *ret
 void rt_policy_free(struct rt_policy *p);
 
 /* bundle.c: the only file that talks to the engine's loader/JIT. */
-int rt_bundle_load(const char *path, int engine, struct rt_policy *p,
-		   struct ncclbpf_reload_report *r);
 int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
 		       struct rt_policy *p, struct ncclbpf_reload_report *r);
 void rt_bundle_free(struct rt_policy *p);
@@ -152,8 +150,20 @@ void rt_policy_put(struct rt_policy *p);
 
 /* cp_member.c */
 int cp_enabled(void);
+/* NCCLBPF_CP_DIR is set but refused (not trusted): live inspection stays off too, quietly (the
+ * control plane's WARN said why). */
+int cp_dir_refused(void);
 void cp_member_attach(struct ncclbpf_comm *c);
 void cp_member_detach(struct ncclbpf_comm *c);
+
+/* reload.c: ncclbpf_rt_reload with a way out. cancel (may be NULL) is looked at once the file
+ * is read and again under reload_lock: when set, nothing is activated (-ECANCELED). */
+int rt_reload(const char *path, struct ncclbpf_reload_report *r, const int *cancel);
+/* Loads and activates image (taken over, freed on failure) as policy name. */
+int rt_reload_image(void *image, size_t len, const char *name, struct ncclbpf_reload_report *r);
+
+/* launch_bundle.c: 1 when the file NCCLBPF_POLICY names is no longer the one read at launch. */
+int rt_launch_changed(void);
 
 /* watch.c */
 int rt_watch_start(const char *path);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "ncclbpf/epoch.h"
+#include "ncclbpf/envvars.h"
 #include "rt_internal.h"
 
 struct rt_state rt = {
@@ -147,24 +148,23 @@ void ncclbpf_rt_set_engine(int engine)
 
 static void read_config(void)
 {
-	const char *v = getenv("NCCLBPF_POLICY");
-	rt.have_policy_path = v && *v;
-	snprintf(rt.policy_path, sizeof(rt.policy_path), "%s", rt.have_policy_path ? v : "");
-	if (!rt.engine_forced) {
-		v = getenv("NCCLBPF_ENGINE");
-		rt.engine =
-		    (v && !strcmp(v, "interp")) ? NCCLBPF_ENGINE_INTERP : NCCLBPF_ENGINE_JIT;
-	}
-	v = getenv("NCCLBPF_WATCH");
-	rt.watch = !(v && !strcmp(v, "0"));
+	/* Every variable of the table that is set is checked now, so that a mistyped one is
+	 * reported even where nothing reads it in this run (one WARN each). */
+	ncclbpf_env_check_all();
+	const char *v = ncclbpf_env_str("NCCLBPF_POLICY");
+	rt.have_policy_path = v != NULL;
+	snprintf(rt.policy_path, sizeof(rt.policy_path), "%s", v ? v : "");
+	if (!rt.engine_forced) /* NCCLBPF_ENGINE's values are in enum order: jit|interp */
+		rt.engine = ncclbpf_env_enum("NCCLBPF_ENGINE") == 1 ? NCCLBPF_ENGINE_INTERP
+								    : NCCLBPF_ENGINE_JIT;
+	rt.watch = ncclbpf_env_bool("NCCLBPF_WATCH");
 	/* With the control plane, changes arrive through it at agreed seqs; a file-watch reload
 	 * would switch ranks at different calls. */
 	if (cp_enabled())
 		rt.watch = 0;
-	v = getenv("NCCLBPF_DEBUG");
-	rt.debug = v && *v && strcmp(v, "0");
-	v = getenv("NCCLBPF_TRACE");
-	if (v && *v)
+	rt.debug = ncclbpf_env_bool("NCCLBPF_DEBUG");
+	v = ncclbpf_env_str("NCCLBPF_TRACE");
+	if (v)
 		rt_trace_open(v);
 }
 
@@ -179,6 +179,37 @@ static void warn_once(const char *msg)
 	rt_log(NCCLBPF_LOG_WARN, "%s", msg);
 }
 
+/* The first policy of the process comes from the launch bundle, the bytes the env plugin took
+ * its settings from (ncclbpf_rt_launch_bundle); later acquires (all communicators were
+ * destroyed, new ones created) read the file again, as a reload would. */
+static int load_policy(struct ncclbpf_reload_report *r)
+{
+	static int launched;
+	const char *path;
+	const void *img;
+	size_t len;
+	char why[512];
+	if (launched++) /* under init_lock */
+		return ncclbpf_rt_reload(rt.policy_path, r);
+	int e = ncclbpf_rt_launch_bundle(&path, &img, &len, why, sizeof(why));
+	/* Native, NCCLBPF_POLICY changed since, or unreadable (tried again, and recorded, as any
+	 * reload: no settings came from it either). */
+	if (e || !path || strcmp(path, rt.policy_path))
+		return ncclbpf_rt_reload(rt.policy_path, r);
+	void *copy = malloc(len ? len : 1); /* the policy owns its image */
+	if (!copy) {
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+		return r->err = -ENOMEM;
+	}
+	memcpy(copy, img, len);
+	e = rt_reload_image(copy, len, rt.policy_path, r);
+	/* Replaced since the launch read: that is a reload (the env settings stay the launch
+	 * bundle's, as for any hot reload), done now rather than at the next change. */
+	if (!e && rt.watch && rt_launch_changed())
+		ncclbpf_rt_reload(rt.policy_path, NULL);
+	return e;
+}
+
 static void first_load(void)
 {
 	char msg[4096];
@@ -189,7 +220,7 @@ static void first_load(void)
 		return;
 	}
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
-	if (ncclbpf_rt_reload(rt.policy_path, &r) != 0) {
+	if (load_policy(&r) != 0) {
 		snprintf(msg, sizeof(msg),
 			 "NCCLbpf: policy %.3000s not loaded (%.600s); every hook runs without a "
 			 "policy",

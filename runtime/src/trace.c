@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ncclbpf/trusted_path.h"
 #include "rt_internal.h"
 
 int ncclbpf_trace_fd = -1;
@@ -18,10 +19,12 @@ void rt_trace_open(const char *path)
 {
 	if (ncclbpf_trace_on())
 		return;
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* Never through a link, never a FIFO or someone else's file: trusted_path.h. */
+	char why[600];
+	int fd = ncclbpf_path_open_append(path, why, sizeof(why));
 	if (fd < 0) {
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot open trace file %s: %s", path,
-		       strerror(errno));
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot open the trace file (NCCLBPF_TRACE): %s",
+		       why);
 		return;
 	}
 	static const char hdr[] = "# ncclbpf trace v1\n";

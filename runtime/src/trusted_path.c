@@ -318,14 +318,11 @@ int ncclbpf_path_open_read(const char *path, char *why, size_t why_len)
 	return check_file(fd, path, 1, 0, why, why_len);
 }
 
-int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len, char *why,
-			   size_t why_len)
+int ncclbpf_path_read_fd(int fd, const char *path, size_t max, void **buf, size_t *len, char *why,
+			 size_t why_len)
 {
 	*buf = NULL;
 	*len = 0;
-	int fd = ncclbpf_path_open_read(path, why, why_len);
-	if (fd < 0)
-		return fd;
 	size_t cap = 0, got = 0;
 	char *b = NULL;
 	int e = 0;
@@ -358,7 +355,6 @@ int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len
 			break;
 		got += (size_t)k;
 	}
-	close(fd);
 	if (e) {
 		free(b);
 		return e;
@@ -369,6 +365,19 @@ int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len
 	*buf = b;
 	*len = got;
 	return 0;
+}
+
+int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len, char *why,
+			   size_t why_len)
+{
+	*buf = NULL;
+	*len = 0;
+	int fd = ncclbpf_path_open_read(path, why, why_len);
+	if (fd < 0)
+		return fd;
+	int e = ncclbpf_path_read_fd(fd, path, max, buf, len, why, why_len);
+	close(fd);
+	return e;
 }
 
 int ncclbpf_path_open_append(const char *path, char *why, size_t why_len)

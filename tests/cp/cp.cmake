@@ -9,6 +9,9 @@ if(NCCLBPF_BUILD_POLICIES)
     NO_SANITIZE LABELS "cp;plugin" TIMEOUT 120)
   ncclbpf_add_test(NAME test_cp_multi COMMAND test_cp_single multi $<TARGET_FILE:nccl_ncclbpf>
     ${CP_VERSION_DIR} --procs 3 --reloads 40 --seed 7 LABELS "cp;plugin" TIMEOUT 240)
+  # An acknowledged reload whose directory becomes unusable: the fence wait stays bounded.
+  ncclbpf_add_test(NAME test_cp_stuck COMMAND test_cp_single stuck $<TARGET_FILE:nccl_ncclbpf>
+    ${CP_VERSION_DIR} LABELS "cp;plugin;security" TIMEOUT 120)
   target_include_directories(test_cp_single PRIVATE ${NCCL_ADAPTER_INCLUDES}
     ${PROJECT_SOURCE_DIR}/tests/plugin)
   add_dependencies(test_cp_single nccl_ncclbpf version_policies policies)

@@ -13,7 +13,10 @@
  *     controllers, a garbage bundle, an unreadable bundle, a bundle refused by one rank only.
  *     Every rank records its decision per seq and the plugin's decision log (NCCLBPF_CP_LOG);
  *     the test check_failures on any seq where ranks decided differently, on a log that disagrees
- * with the decisions, or on a call that hangs (NCCLBPF_CP_WAIT_MS + a 30 s hang guard). */
+ * with the decisions, or on a call that hangs (NCCLBPF_CP_WAIT_MS + a 30 s hang guard).
+ *   test_cp stuck PLUGIN VERSION_DIR
+ *     An acknowledged reload whose directory becomes unusable (decision neither readable nor
+ *     creatable): the call at the fence still returns (bounded), with a WARN. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -577,6 +580,92 @@ static int run_multi(const char *plugin, const char *vdir, int reloads, uint64_t
 	return check_failures != 0;
 }
 
+/* --- stuck: the acknowledged reload's directory becomes unusable after the ack (replaced by a
+ * file, which no permission bit undoes for root), so its decision can be neither read nor
+ * created, and its controller is gone. The call at the fence returns within twice
+ * NCCLBPF_CP_WAIT_MS (a hang guard of seconds here) with a WARN, and the member acknowledges
+ * no later proposal: the next reload aborts. -------------------------------------------------- */
+
+static char stuck_reloads[4300];
+
+/* The controller's step 2 (an ack seen): break the reload's directory, then die. */
+static void break_reload_dir(int step, void *arg)
+{
+	(void)arg;
+	if (step != 2)
+		return;
+	char cmd[9000];
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && for r in *; do mv \"$r\" \"$r.moved\" && echo x > \"$r\"; done",
+		 stuck_reloads);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot break %s\n", stuck_reloads);
+	_exit(0);
+}
+
+static int run_stuck(const char *plugin, const char *vdir)
+{
+	char dir[] = "/tmp/ncclbpf-cp-stuck-XXXXXX", policy[4096], v2[4096], cpdir[4200];
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(policy, sizeof(policy), "%s/version1.o", vdir);
+	snprintf(v2, sizeof(v2), "%s/version2.o", vdir);
+	snprintf(cpdir, sizeof(cpdir), "%s/d", dir);
+	snprintf(stuck_reloads, sizeof(stuck_reloads), "%s/comms/%016llx/reloads", cpdir,
+		 (unsigned long long)COMM_ID);
+	setenv("NCCLBPF_CP_DIR", cpdir, 1);
+	setenv("NCCLBPF_POLICY", policy, 1);
+	setenv("NCCLBPF_CP_WAIT_MS", "200", 1);
+	setenv("NCCLBPF_CP_LEAD_CALLS", "8", 1);
+	setenv("NCCLBPF_CP_POLL_MS", "1", 1);
+	alarm(60); /* the old wait never ended */
+	struct harness_plugin p;
+	if (harness_open(&p, plugin))
+		return 1;
+	void *ctx = open_ctx(&p, 1);
+	CHECK(ctx && call(&p, ctx, 1000) == 2); /* version1 */
+	struct ncclbpf_cp_opts o = {.sz = sizeof(o), .timeout_ms = 5000, .step = break_reload_dir};
+	pid_t c = fork();
+	if (c == 0)
+		_exit(ncclbpf_cp_reload(cpdir, v2, &o, NULL) < 0 ? 3 : 0);
+	uint64_t longest = 0, t0 = now_ns();
+	int st = 0, exited = 0;
+	for (int k = 0; k < 3000 && now_ns() - t0 < 20000000000ull; k++) {
+		uint64_t c0 = now_ns();
+		int ch = call(&p, ctx, 1000);
+		uint64_t took = now_ns() - c0;
+		longest = took > longest ? took : longest;
+		CHECKF(ch == 2, "call %d decided %d: the broken reload switched", k, ch);
+		if (!exited && waitpid(c, &st, WNOHANG) == c)
+			exited = 1;
+		if (exited && strstr(harness_last_warn, "leaves the control plane"))
+			break;
+		usleep(500);
+	}
+	if (!exited)
+		waitpid(c, &st, 0);
+	printf("stuck: the longest call took %.0f ms\n", longest / 1e6);
+	CHECKF(strstr(harness_last_warn, "can be neither read nor created") &&
+		   strstr(harness_last_warn, "leaves the control plane"),
+	       "no WARN: %s", harness_last_warn);
+	CHECKF(longest < 5000000000ull, "a call waited %.1f s", longest / 1e9);
+	/* The member acknowledges nothing more: the next reload aborts. */
+	struct ncclbpf_cp_opts o2 = {.sz = sizeof(o2), .timeout_ms = 500, .done_timeout_ms = -1};
+	struct ncclbpf_cp_report rep = {.sz = sizeof(rep)};
+	int r = ncclbpf_cp_reload(cpdir, v2, &o2, &rep);
+	CHECKF(r == 1 && rep.aborted == 1, "next reload: %d (%s)", r, rep.msg);
+	ncclbpf_cp_report_free(&rep);
+	for (int k = 0; k < 50; k++)
+		CHECK(call(&p, ctx, 1000) == 2);
+	p.v5->finalize(ctx);
+	harness_close(&p);
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return check_summary("test_cp stuck");
+}
+
 /* --- ranks: N ranks of one communicator under the caller's environment (`ncclbpf run`),
  * calling until STOPFILE exists (at most 60 s); for the CLI tests. --------------------------- */
 
@@ -614,6 +703,8 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "ranks"))
 		return run_ranks(argv[2], atoi(argv[3]), argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "stuck"))
+		return run_stuck(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "single"))
 		return run_single(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "multi")) {
@@ -636,6 +727,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"usage: test_cp single PLUGIN VERSION_DIR [TABLE_TUNER.o]\n"
+		"       test_cp stuck PLUGIN VERSION_DIR\n"
 		"       test_cp multi PLUGIN VERSION_DIR [--procs N] [--reloads K] [--seed S] "
 		"[--wait-ms W]\n");
 	return 2;

@@ -6,6 +6,10 @@ set(GPUBENCH_TEST_DIR ${CMAKE_CURRENT_LIST_DIR})
 ncclbpf_test(test_bench_util
   SOURCES ${GPUBENCH_TEST_DIR}/test_bench_util.c ${PROJECT_SOURCE_DIR}/tools/gpubench/bench_util.c
   LIBS m LABELS unit)
+target_link_libraries(test_bench_util PRIVATE ncclbpf_runtime)
+if(TARGET test_bench_util_asan)
+  target_link_libraries(test_bench_util_asan PRIVATE ncclbpf_runtime_asan)
+endif()
 foreach(t test_bench_util test_bench_util_asan)
   if(TARGET ${t})
     target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/tools/gpubench)
@@ -41,6 +45,10 @@ if(NCCLBPF_BUILD_POLICIES)
             ${PROJECT_SOURCE_DIR}/tools/ncclbpf/install_file.c
     LIBS dl ARGS $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}
     ASAN_ARGS ${AB_ASAN_LIB} ${NCCLBPF_POLICY_DIR} LABELS plugin TIMEOUT 60)
+  target_link_libraries(test_ab_swap PRIVATE ncclbpf_runtime)
+  if(TARGET test_ab_swap_asan)
+    target_link_libraries(test_ab_swap_asan PRIVATE ncclbpf_runtime_asan)
+  endif()
   foreach(t test_ab_swap test_ab_swap_asan)
     if(TARGET ${t})
       target_include_directories(${t} PRIVATE ${PROJECT_SOURCE_DIR}/tools/gpubench

@@ -68,6 +68,10 @@ if(NCCLBPF_BUILD_POLICIES)
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_env_served.c ${ENV_SRC}/env.c ${ENV_SRC}/env_bundle.c
             ${ENV_SRC}/env_settings.c
     LIBS dl pthread ARGS ${NET_BUNDLE} ASAN_ARGS ${NET_BUNDLE} LABELS plugin TIMEOUT 60)
+  target_link_libraries(test_env_served PRIVATE ncclbpf_runtime)
+  if(TARGET test_env_served_asan)
+    target_link_libraries(test_env_served_asan PRIVATE ncclbpf_runtime_asan)
+  endif()
   foreach(t test_env_served test_env_served_asan)
     if(TARGET ${t})
       target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})

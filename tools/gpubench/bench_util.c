@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ncclbpf/envvars.h"
+
 const char *const gb_op_names[GB_NOPS] = {"allreduce", "allgather", "reducescatter", "broadcast"};
 const int gb_op_coll[GB_NOPS] = {4, 2, 3, 0}; /* ncclFuncAllReduce, AllGather, ReduceScatter,
 						 Broadcast */
@@ -309,7 +311,7 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 						"NCCL_MAX_NCHANNELS"};
 	int forced[4] = {o->algo >= 0, o->proto >= 0, o->channels > 0, o->channels > 0};
 	for (int i = 0; i < 4; i++)
-		if (!forced[i] && getenv(env_names[i]))
+		if (!forced[i] && ncclbpf_env_str(env_names[i]))
 			o->env_forced = 1;
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "ab_swap.h"
 #include "bench_util.h"
 #include "install_file.h"
+#include "ncclbpf/envvars.h"
 
 #define DIE(...)                                                                                   \
 	do {                                                                                       \
@@ -369,12 +370,13 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 		setenv("NCCLBPF_POLICY", buf, 1);
 		swap = &swap_state;
 	}
-	if (getenv("GPUBENCH_TRACE_DIR") && !o->no_plugin) {
-		snprintf(tr.path, sizeof tr.path, "%s/trace.rank%d", getenv("GPUBENCH_TRACE_DIR"),
-			 rank);
+	const char *trace_dir = ncclbpf_env_str("GPUBENCH_TRACE_DIR");
+	const char *trace = ncclbpf_env_str("NCCLBPF_TRACE");
+	if (trace_dir && !o->no_plugin) {
+		snprintf(tr.path, sizeof tr.path, "%s/trace.rank%d", trace_dir, rank);
 		setenv("NCCLBPF_TRACE", tr.path, 1);
-	} else if (getenv("NCCLBPF_TRACE") && !o->no_plugin) {
-		snprintf(tr.path, sizeof tr.path, "%s", getenv("NCCLBPF_TRACE"));
+	} else if (trace && !o->no_plugin) {
+		snprintf(tr.path, sizeof tr.path, "%s", trace);
 		tr.pid = (long)getpid(); /* shared by all ranks: keep our own records */
 	}
 	struct stat st;

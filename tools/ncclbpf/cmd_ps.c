@@ -2,8 +2,9 @@
  * under <dir>/procs (NCCLBPF_CP_DIR, else /dev/shm/ncclbpf-<uid>; job directories one level
  * below are searched too) and what each one's inspection server says right now. A record whose
  * process is gone (no such pid on this host, or nobody listening on its socket) is stale: it
- * is removed and not shown. Processes on other hosts (shared control-plane directory) are shown
- * from their records alone. */
+ * is not shown, and it is removed with its socket when both are ours (never a path a record
+ * names; inspect_client.c). A directory the plugin would not trust is refused. Processes on other
+ * hosts (shared control-plane directory) are shown from their records alone. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,13 +58,6 @@ static void on_info(const struct insp_rec *r, void *arg)
 	}
 }
 
-static void remove_stale(const struct insp_proc *p)
-{
-	/* Best effort: another ps may be removing it at the same time. */
-	unlink(p->sock);
-	unlink(p->rec_path);
-}
-
 /* One process as a JSON object (docs/cli-json.md). */
 static void json_proc(struct json *j, const struct insp_proc *p, const struct live *l,
 		      const char *state)
@@ -106,9 +100,10 @@ static int cmd_ps(int argc, char **argv)
 	if (!dir)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc *v;
-	int n = insp_list(dir, &v);
+	char why[1024];
+	int n = insp_list(dir, &v, why, sizeof(why));
 	if (n < 0 && errno != ENOENT)
-		return cli_fail("%s: %s", dir, strerror(errno));
+		return cli_fail("%s", why);
 	if (json) {
 		json_init(&j, stdout);
 		json_obj(&j);
@@ -127,8 +122,7 @@ static int cmd_ps(int argc, char **argv)
 		const struct insp_proc *p = &v[i];
 		int local = !strcmp(p->host, insp_hostname());
 		if (insp_stale(p)) {
-			remove_stale(p);
-			stale++;
+			stale += insp_remove_stale(p) == 0;
 			continue;
 		}
 		struct live l = {
@@ -142,8 +136,7 @@ static int cmd_ps(int argc, char **argv)
 			if (insp_connect(p, &c) != 0) {
 				if (errno == ECONNREFUSED || errno == ENOENT) {
 					/* The pid lives on, but not the server: reused pid. */
-					remove_stale(p);
-					stale++;
+					stale += insp_remove_stale(p) == 0;
 					continue;
 				}
 				snprintf(l.last, sizeof(l.last), "(%s)",

@@ -25,6 +25,7 @@
 #include "inspect_client.h"
 #include "install_file.h"
 #include "ncclbpf/control.h"
+#include "ncclbpf/envvars.h"
 #include "ncclbpf/runtime.h"
 
 #define DEFAULT_TIMEOUT_S 10 /* --job: how long to wait for every rank */
@@ -97,10 +98,10 @@ static int reload_job(const char *dir, const char *bundle, int timeout_s, const 
 {
 	char def[512];
 	if (!dir) {
-		dir = getenv("NCCLBPF_CP_DIR");
-		if (!dir || !*dir) {
+		dir = ncclbpf_env_str("NCCLBPF_CP_DIR");
+		if (!dir) {
 			snprintf(def, sizeof(def), "/dev/shm/ncclbpf-%u/default",
-				 (unsigned)getuid());
+				 (unsigned)geteuid());
 			dir = def;
 		}
 	}

@@ -15,24 +15,20 @@
 
 #include "cli.h"
 #include "plugin_host.h"
+#include "ncclbpf/trusted_path.h"
 
-/* mkdir that refuses a path someone else owns or may write: the control-plane directory decides
- * which code runs in the job. */
-static int private_dir(const char *path)
+/* Creates path if needed and refuses it unless it is trusted (ncclbpf/trusted_path.h: every
+ * level ours or root's and writable by no one else): the control-plane directory decides which
+ * code runs in the job. flags: NCCLBPF_PATH_PRIVATE for the per-user directory. */
+static int trusted_dir(const char *path, unsigned flags)
 {
-	if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "ncclbpf run: cannot create %s: %s\n", path, strerror(errno));
+	char why[4400];
+	int fd = ncclbpf_path_open_dir(path, NCCLBPF_PATH_CREATE | flags, why, sizeof(why));
+	if (fd < 0) {
+		fprintf(stderr, "ncclbpf run: %s\n", why);
 		return -1;
 	}
-	struct stat st;
-	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 022)) {
-		fprintf(
-		    stderr,
-		    "ncclbpf run: %s is not a directory owned by you and writable only by you\n",
-		    path);
-		return -1;
-	}
+	close(fd);
 	return 0;
 }
 
@@ -82,15 +78,15 @@ static int cmd_run(int argc, char **argv)
 		return cli_fail("policy %s: %s", policy, strerror(errno));
 	if (dir) {
 		snprintf(d, sizeof(d), "%s", dir);
-		if (private_dir(d))
+		if (trusted_dir(d, 0))
 			return 1;
 	} else {
-		snprintf(d, sizeof(d), "/dev/shm/ncclbpf-%u", (unsigned)getuid());
-		if (private_dir(d))
+		snprintf(d, sizeof(d), "/dev/shm/ncclbpf-%u", (unsigned)geteuid());
+		if (trusted_dir(d, NCCLBPF_PATH_PRIVATE))
 			return 1;
 		size_t n = strlen(d);
 		snprintf(d + n, sizeof(d) - n, "/%s", job);
-		if (private_dir(d))
+		if (trusted_dir(d, NCCLBPF_PATH_PRIVATE))
 			return 1;
 	}
 	setenv("NCCL_TUNER_PLUGIN", lib, 1);

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "ncclbpf.h"
+#include "ncclbpf/envvars.h"
 #include "ncclbpf/object.h"
 #include "self_path.h"
 #include "tune.h"
@@ -22,8 +23,8 @@
  * relative to this executable (self_path.h). */
 static const char *default_template(char *buf, size_t len)
 {
-	const char *env = getenv("NCCLBPF_TUNE_TEMPLATE");
-	if (env && *env)
+	const char *env = ncclbpf_env_str("NCCLBPF_TUNE_TEMPLATE");
+	if (env)
 		return env;
 	if (self_path(SELF_SHARE "/policies/tuned_table.o", buf, len) != 0)
 		return NULL;

@@ -4,7 +4,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "ncclbpf/envvars.h"
+#include "ncclbpf/trusted_path.h"
 
 const char *insp_get(const struct insp_rec *r, const char *key)
 {
@@ -30,8 +36,8 @@ uint64_t insp_getu(const struct insp_rec *r, const char *key)
 
 const char *insp_default_dir(char *buf, size_t len)
 {
-	const char *v = getenv("NCCLBPF_CP_DIR");
-	if (v && *v)
+	const char *v = ncclbpf_env_str("NCCLBPF_CP_DIR");
+	if (v)
 		snprintf(buf, len, "%s", v);
 	else
 		snprintf(buf, len, "/dev/shm/ncclbpf-%u", (unsigned)geteuid());
@@ -60,16 +66,40 @@ const char *insp_hostname(void)
 	return host;
 }
 
-static int read_proc_record(const char *path, struct insp_proc *p)
+/* Records, answers and waits are bounded: a record file is small, an answer line at most
+ * MAX_LINE, and a request gets IDLE_MS between two reads and TOTAL_MS in all. */
+#define MAX_RECORD 16384
+#define MAX_LINE   (1u << 20)
+#define IDLE_MS	   10000
+#define TOTAL_MS   60000
+
+/* A process record <procs>/<host>.<pid>, read from the trusted directory procs_fd without
+ * blocking. Its socket is always <record>.sock beside it (where the server creates it); a
+ * record naming any other socket, or claiming another uid than its file's owner, is not one
+ * the plugin wrote and is skipped. */
+static int read_proc_record(int procs_fd, const char *procs, const char *name, struct insp_proc *p)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	int fd = ncclbpf_path_open_entry(procs_fd, name, NULL, 0);
+	if (fd < 0)
 		return -1;
+	struct stat st;
+	char buf[MAX_RECORD + 1];
+	ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, MAX_RECORD) : -1;
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
 	memset(p, 0, sizeof(*p));
-	snprintf(p->rec_path, sizeof(p->rec_path), "%s", path);
-	char line[4400];
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
+	if (snprintf(p->rec_path, sizeof(p->rec_path), "%s/%s", procs, name) >=
+		(int)sizeof(p->rec_path) - 5 ||
+	    snprintf(p->sock, sizeof(p->sock), "%s.sock", p->rec_path) >= (int)sizeof(p->sock))
+		return -1;
+	char claimed_sock[sizeof(p->sock)] = "";
+	long uid = -1;
+	for (char *line = buf, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
 		char *eq = strchr(line, '=');
 		if (!eq)
 			continue;
@@ -80,7 +110,7 @@ static int read_proc_record(const char *path, struct insp_proc *p)
 		else if (!strcmp(k, "cp"))
 			p->cp = atoi(v);
 		else if (!strcmp(k, "uid"))
-			p->uid = (unsigned)strtoul(v, NULL, 10);
+			uid = strtol(v, NULL, 10);
 		else if (!strcmp(k, "start_ns"))
 			p->start_ns = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "host"))
@@ -92,17 +122,17 @@ static int read_proc_record(const char *path, struct insp_proc *p)
 		else if (!strcmp(k, "bundle"))
 			snprintf(p->bundle, sizeof(p->bundle), "%s", v);
 		else if (!strcmp(k, "sock"))
-			snprintf(p->sock, sizeof(p->sock), "%s", v);
+			snprintf(claimed_sock, sizeof(claimed_sock), "%s", v);
 	}
-	fclose(f);
-	/* path = <dir>/procs/<name> */
-	snprintf(p->dir, sizeof(p->dir), "%s", path);
-	for (int cut = 0; cut < 2; cut++) {
-		char *slash = strrchr(p->dir, '/');
-		if (slash)
-			*slash = 0;
-	}
-	return p->pid > 0 && p->sock[0] ? 0 : -1;
+	p->uid = (unsigned)st.st_uid;
+	/* procs = <dir>/procs */
+	snprintf(p->dir, sizeof(p->dir), "%s", procs);
+	char *slash = strrchr(p->dir, '/');
+	if (slash)
+		*slash = 0;
+	return p->pid > 0 && p->host[0] && uid == (long)st.st_uid && !strcmp(claimed_sock, p->sock)
+		   ? 0
+		   : -1;
 }
 
 /* <host>.<pid>: a name whose part after the last '.' is all digits. */
@@ -117,19 +147,26 @@ static int is_record_name(const char *name)
 	return 1;
 }
 
-static int scan_procs(const char *procs, struct insp_proc **out, int *n, int *cap)
+/* The records of one procs directory, which must be trusted (else skipped: -1, why). */
+static int scan_procs(const char *procs, struct insp_proc **out, int *n, int *cap, char *why,
+		      size_t why_len)
 {
-	DIR *d = opendir(procs);
-	if (!d)
+	int fd = ncclbpf_path_open_dir(procs, 0, why, why_len);
+	if (fd < 0) {
+		errno = -fd;
 		return -1;
+	}
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -1;
+	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		if (!is_record_name(e->d_name))
 			continue;
-		char path[4200];
-		snprintf(path, sizeof(path), "%s/%s", procs, e->d_name);
 		struct insp_proc p;
-		if (read_proc_record(path, &p) != 0)
+		if (read_proc_record(dirfd(d), procs, e->d_name, &p) != 0)
 			continue;
 		if (*n == *cap) {
 			*cap = *cap ? 2 * *cap : 16;
@@ -159,28 +196,34 @@ static int cmp_proc(const void *a, const void *b)
 	return x->pid - y->pid;
 }
 
-int insp_list(const char *dir, struct insp_proc **out)
+int insp_list(const char *dir, struct insp_proc **out, char *why, size_t why_len)
 {
 	*out = NULL;
 	int n = 0, cap = 0;
-	char path[4200];
+	/* The directory itself first: the plugin registers only in a trusted one, so records
+	 * anywhere else are not its own (and the CLI must not act on what they name). */
+	int dfd = ncclbpf_path_open_dir(dir, 0, why, why_len);
+	if (dfd < 0) {
+		errno = -dfd;
+		return -1;
+	}
+	char path[4200], skip[512];
 	snprintf(path, sizeof(path), "%s/procs", dir);
-	int found = scan_procs(path, out, &n, &cap) == 0;
-	/* Job directories (ncclbpf run: <dir>/<job>/procs). */
-	DIR *d = opendir(dir);
-	if (d) {
-		found = 1;
+	scan_procs(path, out, &n, &cap, skip, sizeof(skip));
+	/* Job directories (ncclbpf run: <dir>/<job>/procs); each checked the same way. */
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+	} else {
 		struct dirent *e;
 		while ((e = readdir(d))) {
 			if (e->d_name[0] == '.' || !strcmp(e->d_name, "procs"))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s/procs", dir, e->d_name);
-			scan_procs(path, out, &n, &cap);
+			scan_procs(path, out, &n, &cap, skip, sizeof(skip));
 		}
 		closedir(d);
 	}
-	if (!found)
-		return -1;
 	if (n > 1)
 		qsort(*out, (size_t)n, sizeof(**out), cmp_proc);
 	return n;
@@ -191,13 +234,39 @@ int insp_stale(const struct insp_proc *p)
 	return !strcmp(p->host, insp_hostname()) && kill(p->pid, 0) != 0 && errno == ESRCH;
 }
 
+int insp_remove_stale(const struct insp_proc *p)
+{
+	/* Only the record and the socket beside it, in its trusted procs directory, and only
+	 * when they are ours: never a path a record names. */
+	char procs[sizeof(p->rec_path)], why[512];
+	snprintf(procs, sizeof(procs), "%s", p->rec_path);
+	char *slash = strrchr(procs, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	const char *name = slash + 1;
+	int fd = ncclbpf_path_open_dir(procs, 0, why, sizeof(why));
+	if (fd < 0)
+		return -1;
+	char sock[NAME_MAX + 8];
+	snprintf(sock, sizeof(sock), "%s.sock", name);
+	struct stat st;
+	int e = 0;
+	if (fstatat(fd, sock, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode))
+		e = ncclbpf_path_remove_at(fd, sock, why, sizeof(why));
+	if (!e && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		e = ncclbpf_path_remove_at(fd, name, why, sizeof(why));
+	close(fd);
+	return e ? -1 : 0;
+}
+
 int insp_find(const char *dir, int pid, struct insp_proc *out, const char *prefix)
 {
 	struct insp_proc *v;
-	int n = insp_list(dir, &v);
+	char why[1024];
+	int n = insp_list(dir, &v, why, sizeof(why));
 	if (n < 0) {
-		fprintf(stderr, "%s: no process registered under %s (%s)\n", prefix, dir,
-			strerror(errno));
+		fprintf(stderr, "%s: %s\n", prefix, why);
 		return -1;
 	}
 	int found = 0;
@@ -215,6 +284,75 @@ int insp_find(const char *dir, int pid, struct insp_proc *out, const char *prefi
 	return found ? 0 : -1;
 }
 
+/* What a connection has read and not handed out yet. */
+struct reader {
+	size_t len, off;
+	char buf[65536];
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The next line (without its newline) into *line (grown as needed, at most MAX_LINE): its
+ * length, or -1 with errno (ETIMEDOUT: nothing for IDLE_MS or past deadline_ms; E2BIG: line
+ * too long; 0 (EOF): connection closed). */
+static ssize_t read_line(struct insp_conn *c, char **line, size_t *cap, uint64_t deadline_ms)
+{
+	struct reader *r = c->in;
+	size_t n = 0;
+	for (;;) {
+		char *nl = memchr(r->buf + r->off, '\n', r->len - r->off);
+		size_t take = nl ? (size_t)(nl - (r->buf + r->off)) : r->len - r->off;
+		if (n + take + 1 > MAX_LINE) {
+			errno = E2BIG;
+			return -1;
+		}
+		if (n + take + 1 > *cap) {
+			size_t ncap = (n + take + 1) * 2 > MAX_LINE ? MAX_LINE : (n + take + 1) * 2;
+			char *g = realloc(*line, ncap);
+			if (!g) {
+				errno = ENOMEM;
+				return -1;
+			}
+			*line = g;
+			*cap = ncap;
+		}
+		memcpy(*line + n, r->buf + r->off, take);
+		n += take;
+		(*line)[n] = 0;
+		r->off += take + (nl ? 1 : 0);
+		if (nl)
+			return (ssize_t)n;
+		r->off = r->len = 0;
+		uint64_t now = mono_ms();
+		if (now >= deadline_ms) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		uint64_t wait = deadline_ms - now < IDLE_MS ? deadline_ms - now : IDLE_MS;
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+		int k = poll(&pfd, 1, (int)wait);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			errno = k == 0 ? ETIMEDOUT : errno;
+			return -1;
+		}
+		ssize_t got = recv(c->fd, r->buf, sizeof(r->buf), 0);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			errno = got == 0 ? 0 : errno;
+			return -1;
+		}
+		r->len = (size_t)got;
+	}
+}
+
 int insp_connect(const struct insp_proc *p, struct insp_conn *c)
 {
 	c->fd = -1;
@@ -229,8 +367,7 @@ int insp_connect(const struct insp_proc *p, struct insp_conn *c)
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	struct timeval tv = {.tv_sec = 10};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	struct timeval tv = {.tv_sec = IDLE_MS / 1000};
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		int e = errno;
@@ -238,28 +375,34 @@ int insp_connect(const struct insp_proc *p, struct insp_conn *c)
 		errno = e;
 		return -1;
 	}
-	int fd2 = dup(fd);
-	FILE *in = fd2 >= 0 ? fdopen(fd2, "r") : NULL;
-	if (!in) {
-		if (fd2 >= 0)
-			close(fd2);
+	/* The server must run as the uid that owns its record (a socket bound there by anyone
+	 * else would answer in its name). */
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || cr.uid != p->uid) {
+		snprintf(c->msg, sizeof(c->msg), "socket served by uid %u, record of uid %u",
+			 (unsigned)cr.uid, p->uid);
+		close(fd);
+		errno = EACCES;
+		return -1;
+	}
+	c->in = calloc(1, sizeof(struct reader));
+	if (!c->in) {
 		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
 	c->fd = fd;
-	c->in = in;
 	char *line = NULL;
 	size_t cap = 0;
-	ssize_t n = getline(&line, &cap, in);
+	ssize_t n = read_line(c, &line, &cap, mono_ms() + IDLE_MS);
 	int ret = 0;
 	if (n > 0 && !strncmp(line, "hello ncclbpf-inspect ", 22)) {
 		free(line);
 		return 0;
 	}
 	if (n > 0 && !strncmp(line, "error ", 6)) {
-		line[strcspn(line, "\n")] = 0;
-		snprintf(c->msg, sizeof(c->msg), "%s", line + 6);
+		snprintf(c->msg, sizeof(c->msg), "%.200s", line + 6);
 		ret = EACCES;
 	} else {
 		snprintf(c->msg, sizeof(c->msg), "no greeting from the inspection server");
@@ -273,8 +416,7 @@ int insp_connect(const struct insp_proc *p, struct insp_conn *c)
 
 void insp_close(struct insp_conn *c)
 {
-	if (c->in)
-		fclose(c->in);
+	free(c->in);
 	if (c->fd >= 0)
 		close(c->fd);
 	c->in = NULL;
@@ -286,22 +428,63 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+/* What would reach the terminal as a control character becomes '?'. */
+static char shown(unsigned char ch)
+{
+	return ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+}
+
+/* Percent-decoding, then shown(). */
 static void unescape(char *s)
 {
 	char *w = s;
 	for (char *r = s; *r; r++) {
 		int hi, lo;
+		unsigned char ch = (unsigned char)*r;
 		if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
-			*w++ = (char)(hi * 16 + lo);
+			ch = (unsigned char)(hi * 16 + lo);
 			r += 2;
-		} else {
-			*w++ = *r;
 		}
+		*w++ = shown(ch);
 	}
 	*w = 0;
 }
 
-/* Splits a record line in place. Returns 0 or -1 (out of memory). */
+static int is_name(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+/* The keys a record of each word always carries (the server's inspect_cmds.c and
+ * inspect_bundle.c), where the commands print them without a fallback. A record without
+ * them did not come from the plugin. */
+static const struct {
+	const char *word;
+	const char *keys[10];
+} required[] = {
+    {"map",
+     {"name", "type", "kind", "key_size", "value_size", "max_entries", "entries", "cpus", "class"}},
+    {"elem", {"key"}},
+};
+
+static const char *missing_key(const struct insp_rec *r)
+{
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+		if (strcmp(r->word, required[i].word))
+			continue;
+		for (int k = 0; k < 10 && required[i].keys[k]; k++)
+			if (!insp_get(r, required[i].keys[k]))
+				return required[i].keys[k];
+	}
+	return NULL;
+}
+
+/* Splits a record line in place: 0, -1 (out of memory), or -2 (not a record line). */
 static int parse_rec(char *line, struct insp_rec *r)
 {
 	int cap = 8;
@@ -312,13 +495,15 @@ static int parse_rec(char *line, struct insp_rec *r)
 		return -1;
 	char *save = NULL;
 	r->word = strtok_r(line, " ", &save);
-	if (!r->word)
-		r->word = "";
+	if (!r->word || !is_name(r->word))
+		return -2;
 	for (char *t = strtok_r(NULL, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
 		char *eq = strchr(t, '=');
 		if (!eq)
-			continue;
+			return -2;
 		*eq = 0;
+		if (!is_name(t))
+			return -2;
 		if (r->n == cap) {
 			cap *= 2;
 			char **k = realloc(r->key, (size_t)cap * sizeof(char *));
@@ -356,10 +541,9 @@ int insp_request(struct insp_conn *c, const char *req,
 	size_t cap = 0;
 	ssize_t n;
 	int ret = -1;
+	uint64_t deadline = mono_ms() + TOTAL_MS;
 	snprintf(err, err_len, "connection closed");
-	while ((n = getline(&line, &cap, (FILE *)c->in)) > 0) {
-		if (line[n - 1] == '\n')
-			line[--n] = 0;
+	while ((n = read_line(c, &line, &cap, deadline)) >= 0) {
 		if (!strcmp(line, "ok")) {
 			ret = 0;
 			err[0] = 0;
@@ -367,15 +551,28 @@ int insp_request(struct insp_conn *c, const char *req,
 		}
 		if (!strncmp(line, "error", 5) && (line[5] == ' ' || !line[5])) {
 			snprintf(err, err_len, "%s", line[5] ? line + 6 : "error");
+			for (char *e = err; *e; e++)
+				*e = shown((unsigned char)*e);
 			break;
 		}
 		struct insp_rec r = {0};
-		if (parse_rec(line, &r) == 0 && cb)
+		int pe = parse_rec(line, &r);
+		const char *miss = pe ? NULL : missing_key(&r);
+		if (pe == -2 || miss) {
+			snprintf(err, err_len,
+				 "malformed answer from the inspection server (%s%s%s)",
+				 miss ? r.word : "not a record line",
+				 miss ? " record without " : "", miss ? miss : "");
+			free(r.key);
+			free(r.val);
+			break;
+		}
+		if (pe == 0 && cb)
 			cb(&r, arg);
 		free(r.key);
 		free(r.val);
 	}
-	if (ret && n < 0 && ferror((FILE *)c->in))
+	if (ret && n < 0 && errno)
 		snprintf(err, err_len, "no answer: %s", strerror(errno));
 	free(line);
 	return ret;

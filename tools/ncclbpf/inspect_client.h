@@ -17,28 +17,35 @@ struct insp_rec {
 const char *insp_get(const struct insp_rec *r, const char *key); /* NULL when absent */
 uint64_t insp_getu(const struct insp_rec *r, const char *key);	 /* 0 when absent */
 
-/* A process record file <dir>/procs/<host>.<pid>. */
+/* A process record file <dir>/procs/<host>.<pid>, as the plugin writes it (anything else in
+ * procs is skipped). */
 struct insp_proc {
 	char rec_path[4200];
-	char sock[4200];
+	char sock[4200]; /* always <rec_path>.sock, where the plugin binds it */
 	char host[128];
 	char job[128];
 	char rank[32];
 	char bundle[1024];
 	char dir[4200]; /* the directory whose procs/ holds the record (the control plane's D) */
 	int pid;
-	unsigned uid;
-	int cp; /* the process takes part in the control plane of dir */
+	unsigned uid; /* the record file's owner (a record claiming another uid is skipped) */
+	int cp;	      /* the process takes part in the control plane of dir */
 	uint64_t start_ns;
 };
 
 /* The directory to search: --dir, else $NCCLBPF_CP_DIR, else /dev/shm/ncclbpf-<uid>. */
 const char *insp_default_dir(char *buf, size_t len);
-/* Every record in dir/procs and dir/<*>/procs (one level of job directories). *out is
- * malloc'd. Returns the count (0 when none), or -1 with errno. */
-int insp_list(const char *dir, struct insp_proc **out);
+/* Every record in dir/procs and dir/<*>/procs (one level of job directories). dir and each
+ * procs directory must be trusted (ncclbpf/trusted_path.h), as the plugin requires of the
+ * directories it registers in: an untrusted procs directory is skipped, an untrusted dir
+ * refused. *out is malloc'd. Returns the count (0 when none), or -1 with errno and the reason
+ * (naming the path) in why. */
+int insp_list(const char *dir, struct insp_proc **out, char *why, size_t why_len);
 /* 1 when rec belongs to this host and its process is gone. */
 int insp_stale(const struct insp_proc *p);
+/* Removes a stale record and its socket: only those two names in the record's own procs
+ * directory (trusted), only when they are ours, never a path the record names. 0 or -1. */
+int insp_remove_stale(const struct insp_proc *p);
 const char *insp_hostname(void);
 /* Finds the record of pid on this host; 0 or -1 (message printed, prefix is the command). */
 int insp_find(const char *dir, int pid, struct insp_proc *out, const char *prefix);
@@ -46,12 +53,15 @@ int insp_find(const char *dir, int pid, struct insp_proc *out, const char *prefi
 /* A connection to one process's inspection server. */
 struct insp_conn {
 	int fd;
-	void *in;      /* FILE * reading the answers */
+	void *in;      /* what was read and not handed out yet */
 	char msg[256]; /* why the server refused the connection */
 };
 /* Connects to the process's socket and reads the server's greeting: 0, or -1 with errno
- * (ECONNREFUSED/ENOENT: nobody listens; EACCES: not ours, by file permissions or refused by the
- * server, with its message in c->msg; EPROTO: not an inspection server). */
+ * (ECONNREFUSED/ENOENT: nobody listens; EACCES: not ours, by file permissions, refused by the
+ * server, or served by another uid than the record's owner, with the reason in c->msg; EPROTO:
+ * not an inspection server). Every answer is read with a deadline (10 s without a byte, 60 s
+ * per request), lines are bounded, and a record that is not what the plugin sends ends the
+ * request with an error instead of reaching the caller. */
 int insp_connect(const struct insp_proc *p, struct insp_conn *c);
 void insp_close(struct insp_conn *c);
 /* Sends one request and reads the answer: cb(rec, arg) for every record line (may be NULL).

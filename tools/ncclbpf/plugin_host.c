@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/envvars.h"
 #include "self_path.h"
 
 #ifndef NCCLBPF_PLUGIN_NAME
@@ -20,8 +21,8 @@ int plugin_host_quiet;
 const char *plugin_host_default_path(void)
 {
 	static char path[4096];
-	const char *p = getenv("NCCLBPF_PLUGIN");
-	if (p && *p)
+	const char *p = ncclbpf_env_str("NCCLBPF_PLUGIN");
+	if (p)
 		return p;
 	if (!path[0])
 		self_path(SELF_LIB "/" NCCLBPF_PLUGIN_NAME, path, sizeof(path));

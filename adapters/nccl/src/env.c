@@ -16,8 +16,10 @@
  *
  * Bundle-supplied settings: the policy object NCCLBPF_POLICY names may carry NCCL settings in
  * its ".ncclbpf.env" section (env_settings.h). They are read once per process, on the first init
- * or getEnv (NCCL reads most parameters once anyway; a hot reload does not change them). The
- * process environment wins over a bundle value unless the bundle marks it enforced ('!').
+ * or getEnv (NCCL reads most parameters once anyway; a hot reload does not change them), from
+ * the launch bundle: the bytes the runtime also takes its first programs from
+ * (ncclbpf_rt_launch_bundle, read under the trusted-path rules without blocking). The process
+ * environment wins over a bundle value unless the bundle marks it enforced ('!').
  *
  * Provenance: every (name, value) served is recorded once with where it came from, so that
  * `ncclbpf stat` can show it (env_served_foreach in env_settings.h). The record is the same
@@ -33,6 +35,8 @@
 
 #include "env_bundle.h"
 #include "nccl_env.h"
+#include "ncclbpf/envvars.h"
+#include "ncclbpf/runtime.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -136,16 +140,26 @@ static struct env_settings bundle;
 
 static void load_bundle(void)
 {
-	const char *path = getenv("NCCLBPF_POLICY");
-	if (!path || !path[0])
+	const char *path;
+	const void *img;
+	size_t len;
+	char why[512] = "";
+	/* The launch bundle: the runtime's first policy comes from these same bytes. */
+	int rc = ncclbpf_rt_launch_bundle(&path, &img, &len, why, sizeof(why));
+	if (!path)
 		return;
+	int unread = rc != 0;
 	snprintf(src_bundle, sizeof(src_bundle), "bundle %s", path);
 	snprintf(src_bundle_enforced, sizeof(src_bundle_enforced), "bundle %s (enforced)", path);
-	int rc = env_bundle_load(path, &bundle);
+	if (!rc)
+		rc = env_bundle_parse(img, len, &bundle);
+	else
+		memset(&bundle, 0, sizeof(bundle));
 	/* Never through NCCL's logger (§6.12); stderr only when something was refused, since NCCL
 	 * would otherwise run silently with settings the user expected. */
 	if (rc)
-		fprintf(stderr, "NCCLbpf env: %s: settings not read (%s)\n", path, strerror(-rc));
+		fprintf(stderr, "NCCLbpf env: %s: settings not read (%s)\n", path,
+			unread ? why : strerror(-rc));
 	else if (bundle.n_rejected)
 		fprintf(stderr, "NCCLbpf env: %s: %u setting(s) not applied, first at %s\n", path,
 			bundle.n_rejected, bundle.first_error);
@@ -167,7 +181,7 @@ static const char *get_env(const char *name)
 	if (!name)
 		return NULL;
 	pthread_once(&bundle_once, load_bundle);
-	const char *v = getenv(name);
+	const char *v = ncclbpf_env_raw(name); /* NCCL's own variable, served unchanged */
 	const struct env_setting *b = bundle.n ? env_settings_find(&bundle, name) : NULL;
 	if (b && (b->enforced || !v)) {
 		const char *bv = bundle_value(b);

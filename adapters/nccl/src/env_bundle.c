@@ -1,7 +1,8 @@
-/* Reads one named section from an ELF64 object with every offset and size bounds-checked
- * against the file (the object is untrusted input, as for the engine's loader). Kept separate
- * from the engine's loader so that the env plugin stays self-contained: it runs before any
- * communicator exists and must not touch the runtime. */
+/* Finds one named section of an ELF64 object in memory with every offset and size
+ * bounds-checked against the image (the object is untrusted input, as for the engine's loader).
+ * Kept separate from the engine's loader so that the env plugin stays small: it runs before any
+ * communicator exists and must not start the runtime (it only takes the launch bundle's bytes
+ * from it). */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,8 +10,6 @@
 #include <string.h>
 
 #include "env_bundle.h"
-
-#define MAX_OBJECT_SIZE (64u << 20)
 
 static uint16_t rd16(const uint8_t *p)
 {
@@ -30,33 +29,6 @@ static uint64_t rd64(const uint8_t *p)
 static int in_file(uint64_t off, uint64_t len, size_t size)
 {
 	return off <= size && len <= size - off;
-}
-
-static int slurp(const char *path, uint8_t **buf, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -errno;
-	int rc = 0;
-	long end = -1;
-	if (fseek(f, 0, SEEK_END) == 0)
-		end = ftell(f);
-	if (end < 0 || (unsigned long)end > MAX_OBJECT_SIZE || fseek(f, 0, SEEK_SET) != 0) {
-		fclose(f);
-		return end < 0 ? -EIO : -EFBIG;
-	}
-	*buf = malloc(end ? (size_t)end : 1);
-	if (!*buf)
-		rc = -ENOMEM;
-	else if (fread(*buf, 1, (size_t)end, f) != (size_t)end)
-		rc = -EIO;
-	fclose(f);
-	if (rc) {
-		free(*buf);
-		*buf = NULL;
-	}
-	*size = (size_t)end;
-	return rc;
 }
 
 static int find_section(const uint8_t *b, size_t size, const char *name, uint64_t *off,
@@ -91,35 +63,27 @@ static int find_section(const uint8_t *b, size_t size, const char *name, uint64_
 	return -ENOENT;
 }
 
-int env_bundle_read_section(const char *path, const char *name, char **out, size_t *len)
+int env_bundle_section(const void *img, size_t size, const char *name, char **out, size_t *len)
 {
-	uint8_t *buf = NULL;
-	size_t size = 0;
-	int rc = slurp(path, &buf, &size);
+	uint64_t off, l;
+	int rc = find_section(img, size, name, &off, &l);
 	if (rc)
 		return rc;
-	uint64_t off, l;
-	rc = find_section(buf, size, name, &off, &l);
-	if (!rc) {
-		*out = malloc(l + 1);
-		if (!*out) {
-			rc = -ENOMEM;
-		} else {
-			memcpy(*out, buf + off, l);
-			(*out)[l] = 0;
-			*len = l;
-		}
-	}
-	free(buf);
-	return rc;
+	*out = malloc(l + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, (const uint8_t *)img + off, l);
+	(*out)[l] = 0;
+	*len = l;
+	return 0;
 }
 
-int env_bundle_load(const char *path, struct env_settings *set)
+int env_bundle_parse(const void *img, size_t size, struct env_settings *set)
 {
 	char *text;
 	size_t len;
 	memset(set, 0, sizeof(*set));
-	int rc = env_bundle_read_section(path, ENV_BUNDLE_SECTION, &text, &len);
+	int rc = env_bundle_section(img, size, ENV_BUNDLE_SECTION, &text, &len);
 	if (rc == -ENOENT)
 		return 0;
 	if (rc)

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "env_settings.h"
+#include "ncclbpf/envvars.h"
 #include "ncclbpf/runtime.h"
 
 static ncclDebugLogger_t nccl_logger;
@@ -67,8 +68,7 @@ int adapter_via_net_fallback(const char *selector)
 {
 	if (!__atomic_load_n(&net_in_use, __ATOMIC_RELAXED))
 		return 0;
-	const char *v = getenv(selector);
-	if (v && *v)
+	if (ncclbpf_env_str(selector))
 		return 0;
 	struct served_arg a = {.name = selector};
 	env_served_foreach(served, &a);

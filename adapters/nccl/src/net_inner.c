@@ -3,18 +3,37 @@
 #include "net_inner.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "ncclbpf/envvars.h"
+#include "ncclbpf/trusted_path.h"
 
 struct net_inner net_inner;
 
 void net_inner_load(void)
 {
-	const char *path = getenv("NCCLBPF_NET_INNER");
-	if (!path || !*path)
+	const char *path = ncclbpf_env_str("NCCLBPF_NET_INNER");
+	if (!path)
 		return;
 	net_inner.wanted = 1;
+	/* Checked before dlopen, which would block in open() on a FIFO (this runs in the
+	 * library's constructor, inside NCCL's dlopen of us) and run whatever code it finds: a
+	 * path (not a name to search for) to a regular file that only we or root can change. */
+	char why[sizeof(net_inner.why) - 32];
+	int fd = strchr(path, '/') ? ncclbpf_path_open_read(path, why, sizeof(why)) : -EINVAL;
+	if (fd < 0) {
+		if (fd == -EINVAL && !strchr(path, '/'))
+			snprintf(why, sizeof(why), "%s is not a path (give the library's path)",
+				 path);
+		snprintf(net_inner.why, sizeof(net_inner.why), "not loaded: %s", why);
+		net_inner.failed = 1;
+		return;
+	}
+	close(fd);
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		const char *e = dlerror();

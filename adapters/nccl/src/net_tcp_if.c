@@ -21,6 +21,7 @@
 
 #include "net_log.h"
 #include "net_tcp_internal.h"
+#include "ncclbpf/envvars.h"
 
 #define MAX_IFS 16
 
@@ -36,20 +37,6 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static struct tcp_if ifs[MAX_IFS];
 static int n_ifs;
 static struct tcp_config cfg;
-
-static long env_long(const char *name, long def, long lo, long hi)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return def;
-	char *end;
-	long x = strtol(v, &end, 0);
-	if (*end || x < lo || x > hi) {
-		net_warn("NCCLbpf: %s=%s ignored (want %ld..%ld), using %ld", name, v, lo, hi, def);
-		return def;
-	}
-	return x;
-}
 
 /* Does name match the selection spec (NCCL_SOCKET_IFNAME syntax)? */
 static int if_match(const char *spec, const char *name)
@@ -81,14 +68,16 @@ static int if_match(const char *spec, const char *name)
 
 static int family_wanted(int fam)
 {
-	const char *f = getenv("NCCL_SOCKET_FAMILY");
 	if (fam != AF_INET && fam != AF_INET6)
 		return 0;
-	if (f && !strcmp(f, "AF_INET"))
+	switch (ncclbpf_env_enum("NCCL_SOCKET_FAMILY")) { /* AF_INET|AF_INET6, -1: both */
+	case 0:
 		return fam == AF_INET;
-	if (f && !strcmp(f, "AF_INET6"))
+	case 1:
 		return fam == AF_INET6;
-	return 1;
+	default:
+		return 1;
+	}
 }
 
 static int read_speed(const char *name)
@@ -149,21 +138,22 @@ static int find(const char *spec)
 
 static void discover(void)
 {
-	cfg.nsocks = (int)env_long("NCCLBPF_NET_NSOCKS", 4, 1, TCP_MAX_SOCKS - 1);
+	/* The table's ranges are these limits (tests/security/test_envvars.c checks them). */
+	cfg.nsocks = (int)ncclbpf_env_uint("NCCLBPF_NET_NSOCKS");
 	/* NSOCKS counts sockets that carry payload: 1 is a single socket, N > 1 is the
 	 * control socket plus N data sockets. */
 	cfg.nsocks = cfg.nsocks > 1 ? cfg.nsocks + 1 : 1;
-	cfg.nthreads = (int)env_long("NCCLBPF_NET_NTHREADS", cfg.nsocks - 1, 1, TCP_MAX_THREADS);
-	if (cfg.nthreads > cfg.nsocks - 1)
+	cfg.nthreads = (int)ncclbpf_env_uint("NCCLBPF_NET_NTHREADS"); /* 0: one per data socket */
+	if (!cfg.nthreads || cfg.nthreads > cfg.nsocks - 1)
 		cfg.nthreads = cfg.nsocks - 1;
-	cfg.min_chunk = (size_t)env_long("NCCLBPF_NET_MIN_CHUNK", 64 * 1024, 4096, 1L << 30);
-	cfg.maxrecvs = (int)env_long("NCCLBPF_NET_MAXRECVS", 8, 1, TCP_MAX_SUBS);
-	cfg.hello_ms = (int)env_long("NCCLBPF_NET_HELLO_MS", 5000, 10, 600000);
+	cfg.min_chunk = (size_t)ncclbpf_env_uint("NCCLBPF_NET_MIN_CHUNK");
+	cfg.maxrecvs = (int)ncclbpf_env_uint("NCCLBPF_NET_MAXRECVS");
+	cfg.hello_ms = (int)ncclbpf_env_uint("NCCLBPF_NET_HELLO_MS");
 
-	const char *spec = getenv("NCCLBPF_NET_IFNAME");
-	if (!spec || !*spec)
-		spec = getenv("NCCL_SOCKET_IFNAME");
-	if (spec && *spec) {
+	const char *spec = ncclbpf_env_str("NCCLBPF_NET_IFNAME");
+	if (!spec)
+		spec = ncclbpf_env_str("NCCL_SOCKET_IFNAME");
+	if (spec) {
 		n_ifs = find(spec);
 		if (!n_ifs)
 			net_warn("NCCLbpf: no interface matches '%s'", spec);

@@ -333,6 +333,15 @@ int ncclbpf_rt_reload(const char *path, struct ncclbpf_reload_report *report);
 /* Deactivates the running policy (hooks fall back to NCCL) and retires it. */
 void ncclbpf_rt_unload(void);
 
+/* The bundle NCCLBPF_POLICY names, read once per process (by whichever asks first: the env
+ * plugin's init or the first acquire) under the trusted-path rules (ncclbpf/trusted_path.h):
+ * the env plugin's settings and the first policy's programs come from these same bytes, so a
+ * file replaced between two reads cannot mix two bundles. 0 with *path and the bytes (valid for
+ * the life of the process); -ENOENT with *path NULL when NCCLBPF_POLICY is unset or names a
+ * native policy; else -errno with *path set and the reason in why. */
+int ncclbpf_rt_launch_bundle(const char **path, const void **img, size_t *len, char *why,
+			     size_t why_len);
+
 /* A policy compiled into the host process: fn(ctx, arg) plays the program. Used by comparison
  * tuners and tests to measure and exercise everything but the eBPF engine. release(arg), if
  * set, runs when the policy is retired and no call can still be using it. */

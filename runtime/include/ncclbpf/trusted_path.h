@@ -50,6 +50,9 @@ int ncclbpf_path_open_read(const char *path, char *why, size_t why_len);
  * one spare byte NUL-terminated) and its size into *len. */
 int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len, char *why,
 			   size_t why_len);
+/* The reading part alone, on a descriptor from ncclbpf_path_open_read (path: for messages). */
+int ncclbpf_path_read_fd(int fd, const char *path, size_t max, void **buf, size_t *len, char *why,
+			 size_t why_len);
 
 /* Opens path for appending (trace, log): an existing regular file of ours, never through a
  * link, or a new one (O_EXCL, mode 0600), in a trusted directory. */
