@@ -63,11 +63,11 @@ static void count_ranks(const struct insp_rec *r, void *arg)
 static void warn_multi_rank(const char *path)
 {
 	struct stat st;
-	char dbuf[4096], pids[200] = "";
+	char dbuf[4096], pids[200] = "", why[1024];
 	struct insp_proc *v;
 	if (stat(path, &st) != 0)
 		return;
-	int n = insp_list(insp_default_dir(dbuf, sizeof(dbuf)), &v);
+	int n = insp_list(insp_default_dir(dbuf, sizeof(dbuf)), &v, why, sizeof(why));
 	if (n <= 0)
 		return;
 	int users = 0;
