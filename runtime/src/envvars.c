@@ -107,6 +107,28 @@ static const struct ncclbpf_env_var vars[] = {
      "time request durations from the TSC (1) or CLOCK_MONOTONIC (0); default: the TSC where "
      "the kernel's clocksource is `tsc`; either way calibrated against CLOCK_MONOTONIC at "
      "start-up (`time_ns` is always CLOCK_MONOTONIC)"},
+    /* --- telemetry --- */
+    {"NCCLBPF_TELEMETRY", E, NCCLBPF_ENV_TELEMETRY, 0, 0, "0|1", -1, "auto",
+     "keep the built-in collective tables; default: on when an export below is set, else off "
+     "(off costs nothing: NCCL emits no profiler events without a profiler program)"},
+    {"NCCLBPF_PROM_DIR", P, NCCLBPF_ENV_TELEMETRY, 0, PATH_MAX_LEN, NULL, 0, "unset",
+     "write a node_exporter textfile `DIR/ncclbpf_<host>_<pid>.prom` (one per process), replaced "
+     "atomically, removed when the process's last communicator is gone"},
+    {"NCCLBPF_PROM_INTERVAL_MS", U, NCCLBPF_ENV_TELEMETRY, 10, 3600000, NULL, 15000, "15000",
+     "how often the textfile is rewritten, in ms"},
+    {"NCCLBPF_PROM_PORT", U, NCCLBPF_ENV_TELEMETRY, 0, 65535, NULL, 0, "unset",
+     "serve `GET /metrics` on `127.0.0.1:P+LOCAL_RANK` (one port per process of a node)"},
+    {"NCCLBPF_PROM_MAX_BYTES", NCCLBPF_ENV_BYTES, NCCLBPF_ENV_TELEMETRY, 65536, 1u << 30, NULL,
+     16u << 20, "16M",
+     "largest Prometheus text; series beyond it are left out and counted in "
+     "`ncclbpf_exporter_truncated_total`"},
+    {"NCCLBPF_JSONL_DIR", P, NCCLBPF_ENV_TELEMETRY, 0, PATH_MAX_LEN, NULL, 0, "unset",
+     "append one JSON object per collective to `DIR/ncclbpf_<host>_<pid>.jsonl`"},
+    {"NCCLBPF_JSONL_EVERY", U, NCCLBPF_ENV_TELEMETRY, 1, 1u << 30, NULL, 1, "1",
+     "write one collective in N per communicator"},
+    {"NCCLBPF_JSONL_MIN_BYTES", U, NCCLBPF_ENV_TELEMETRY, 0, 1ull << 50, NULL, 0, "0",
+     "leave out collectives smaller than N bytes (nccl-tests' size); they do not count for "
+     "`EVERY` either"},
     /* --- the tools --- */
     {"NCCLBPF_PLUGIN", P, NCCLBPF_ENV_TOOLS, 0, PATH_MAX_LEN, NULL, 0, "the built one",
      "the plugin library `ncclbpf replay`, `bench` and `tune` load"},
@@ -138,6 +160,9 @@ static const struct ncclbpf_env_var vars[] = {
     {"PMIX_RANK", T, NCCLBPF_ENV_ELSEWHERE, 0, 15, NULL, 0, "unset", LAUNCHER_RANK},
     {"PMI_RANK", T, NCCLBPF_ENV_ELSEWHERE, 0, 15, NULL, 0, "unset", LAUNCHER_RANK},
     {"SLURM_PROCID", T, NCCLBPF_ENV_ELSEWHERE, 0, 15, NULL, 0, "unset", LAUNCHER_RANK},
+    {"CUDA_VISIBLE_DEVICES", T, NCCLBPF_ENV_ELSEWHERE, 0, PATH_MAX_LEN, NULL, 0, "unset",
+     "the GPU label of the telemetry and the process record: the one device it leaves this "
+     "process, else the local rank's entry"},
     {"LOCAL_RANK", T, NCCLBPF_ENV_ELSEWHERE, 0, 15, NULL, 0, "unset", LAUNCHER_LOCAL},
     {"OMPI_COMM_WORLD_LOCAL_RANK", T, NCCLBPF_ENV_ELSEWHERE, 0, 15, NULL, 0, "unset",
      LAUNCHER_LOCAL},

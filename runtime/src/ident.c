@@ -8,13 +8,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ncclbpf/envvars.h"
 #include "rt_internal.h"
 
 static const char *first_env(const char *const *names)
 {
 	for (; *names; names++) {
-		const char *v = getenv(*names);
-		if (v && *v)
+		const char *v = ncclbpf_env_str(*names);
+		if (v)
 			return v;
 	}
 	return "-";

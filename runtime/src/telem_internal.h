@@ -23,7 +23,6 @@ struct telem_config {
 	uint64_t jsonl_min_bytes;  /* collectives smaller than this are not written */
 	uint64_t max_bytes;	   /* largest Prometheus text (the render buffer) */
 	struct rt_ident id;	   /* every series' labels: the job's host, job id, ranks, GPU */
-	char warnings[512];	   /* what was ignored while reading, for one WARN at start */
 };
 extern struct telem_config telem_cfg;
 /* Reads the environment into telem_cfg (at the runtime's first acquire). */

@@ -15,6 +15,8 @@ static const char *const area_title[NCCLBPF_ENV_AREAS] = {
     [NCCLBPF_ENV_INSPECT] = "Live inspection",
     [NCCLBPF_ENV_CP] = "Control plane",
     [NCCLBPF_ENV_NET] = "Net plugin (read at its first use)",
+    [NCCLBPF_ENV_TELEMETRY] =
+	"Telemetry (read when the first communicator is created; \"Telemetry\" above)",
     [NCCLBPF_ENV_TOOLS] = "The tools",
     [NCCLBPF_ENV_ELSEWHERE] = "Set by NCCL's users or by launchers, read by NCCLbpf",
 };

@@ -131,7 +131,8 @@ static void on_telem(const struct insp_rec *rec, void *arg)
 static int collect(const char *dir, struct frame *f)
 {
 	struct insp_proc *v;
-	int n = insp_list(dir, &v), answered = 0;
+	char why[1024]; /* an untrusted directory lists nothing (ncclbpf ps says why) */
+	int n = insp_list(dir, &v, why, sizeof(why)), answered = 0;
 	for (int i = 0; i < n; i++) {
 		if (strcmp(v[i].host, insp_hostname()) || insp_stale(&v[i]))
 			continue;

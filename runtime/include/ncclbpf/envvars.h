@@ -31,6 +31,7 @@ enum ncclbpf_env_area {
 	NCCLBPF_ENV_INSPECT,   /* live inspection (ncclbpf ps, stat, map) */
 	NCCLBPF_ENV_CP,	       /* the control plane */
 	NCCLBPF_ENV_NET,       /* the net plugin, at its first use */
+	NCCLBPF_ENV_TELEMETRY, /* the built-in telemetry and its exports */
 	NCCLBPF_ENV_TOOLS,     /* the ncclbpf CLI and ncclbpf-gpubench */
 	NCCLBPF_ENV_ELSEWHERE, /* set by NCCL's users or by launchers; read, never required */
 	NCCLBPF_ENV_AREAS
