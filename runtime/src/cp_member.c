@@ -79,15 +79,26 @@ int cp_dir_refused(void)
 
 void cp_log_line(const char *fmt, ...)
 {
-	if (cfg.log_fd < 0)
+	int fd = __atomic_load_n(&cfg.log_fd, __ATOMIC_ACQUIRE);
+	if (fd < 0)
 		return;
 	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n > 0 && n < (int)sizeof(buf) && write(cfg.log_fd, buf, (size_t)n) != n)
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_CP_LOG write failed");
+	errno = 0;
+	if (n > 0 && n < (int)sizeof(buf) && write(fd, buf, (size_t)n) != n) {
+		/* A full disk or a failing file: one WARN, then no more log lines (a WARN per
+		 * decision would flood NCCL's log). The descriptor stays open: another thread may
+		 * still be writing through it. */
+		int err = errno;
+		if (__atomic_exchange_n(&cfg.log_fd, -1, __ATOMIC_ACQ_REL) == fd)
+			rt_log(NCCLBPF_LOG_WARN,
+			       "NCCLbpf: NCCLBPF_CP_LOG write failed (%s); decisions are no longer "
+			       "logged",
+			       err ? strerror(err) : "short write");
+	}
 }
 
 int ncclbpf_comm__cp_version(const struct ncclbpf_comm *c, uint64_t *g, uint64_t *hash)

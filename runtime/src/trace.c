@@ -28,8 +28,15 @@ void rt_trace_open(const char *path)
 		return;
 	}
 	static const char hdr[] = "# ncclbpf trace v1\n";
-	if (lseek(fd, 0, SEEK_END) == 0 && write(fd, hdr, sizeof(hdr) - 1) < 0)
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot write trace file %s", path);
+	errno = 0;
+	if (lseek(fd, 0, SEEK_END) == 0 && write(fd, hdr, sizeof(hdr) - 1) != sizeof(hdr) - 1) {
+		int err = errno;
+		close(fd);
+		rt_log(NCCLBPF_LOG_WARN,
+		       "NCCLbpf: cannot write the trace file %s (%s), not recording", path,
+		       err ? strerror(err) : "short write");
+		return;
+	}
 	__atomic_store_n(&ncclbpf_trace_fd, fd, __ATOMIC_RELEASE);
 	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls to %s", path);
 }
@@ -117,10 +124,16 @@ void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r)
 		return;
 	char line[1024];
 	int n = ncclbpf_trace_format(r, line, sizeof(line));
+	errno = 0;
 	if (n > 0 && write(fd, line, (size_t)n) != n) {
-		/* A full disk must not disturb the job: stop recording, say so once. */
+		/* A full disk must not disturb the job: stop recording, say so once. The descriptor
+		 * stays open: another thread may still be writing through it. */
+		int err = errno;
 		if (__atomic_exchange_n(&ncclbpf_trace_fd, -1, __ATOMIC_ACQ_REL) == fd)
-			rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: trace write failed, recording stopped");
+			rt_log(
+			    NCCLBPF_LOG_WARN,
+			    "NCCLbpf: trace write failed (%s), recording stopped (NCCLBPF_TRACE)",
+			    err ? strerror(err) : "short write");
 	}
 }
 

@@ -7,6 +7,7 @@
  * - a control-plane directory others can write: refused with one WARN, nothing created in it;
  * - garbage values of settings: one WARN each, naming the variable and what it accepts;
  * - NCCLBPF_INSPECT_INTERVAL_US=600000000 while a client waits on the pace: destroy returns;
+ * - a trace and a decision log that can no longer be written (a full disk): one WARN each;
  * - a read of the replacement policy that never returns (a stalled filesystem, played by this
  *   program's own read(), which the plugin calls): destroy returns after the watcher's bound,
  *   with a WARN.
@@ -22,6 +23,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -331,6 +333,40 @@ static void stalled_read(void)
 	usleep(300000); /* the thread left behind finishes: it activates nothing */
 }
 
+/* A full disk, played by RLIMIT_FSIZE below the files' size with SIGXFSZ ignored (every append
+ * fails with EFBIG, as it would with ENOSPC): the trace and the decision log each say so in one
+ * WARN, however many records fail (three communicators join, each logging a line), and the
+ * policy keeps deciding. */
+static void full_disk(void)
+{
+	static const char fill[8192];
+	const char *files[] = {at("full.trace"), at("full.log")};
+	for (int i = 0; i < 2; i++) {
+		int fd = open(files[i], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && write(fd, fill, sizeof(fill)) == (ssize_t)sizeof(fill));
+		close(fd);
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = {4096, 4096};
+	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	setenv("NCCLBPF_TRACE", files[0], 1);
+	setenv("NCCLBPF_CP_DIR", at("cpf"), 1);
+	setenv("NCCLBPF_CP_LOG", files[1], 1);
+	setenv("NCCLBPF_POLICY", policy, 1);
+	void *ctx[3] = {NULL};
+	for (int i = 0; i < 3; i++) {
+		CHECK(P.v5->init(&ctx[i], 0xf00 + (uint64_t)i, 8, 1, logger, NULL, NULL) ==
+		      ncclSuccess);
+		calls(ctx[i], 5);
+	}
+	CHECKF(warned("trace write failed", "recording stopped") == 1, "%s", warn_log);
+	CHECKF(warned("NCCLBPF_CP_LOG write failed", "no longer logged") == 1, "%s", warn_log);
+	CHECKF(warned("NCCLBPF_CP_LOG write failed", NULL) == 1, "%s", warn_log);
+	CHECKF(!warned("not loaded", NULL), "%s", warn_log);
+	for (int i = 0; i < 3; i++)
+		P.v5->finalize(ctx[i]);
+}
+
 /* Before the library is loaded: its constructor reads NCCLBPF_NET_INNER. */
 static void net_inner_fifo_setup(void)
 {
@@ -363,6 +399,7 @@ static const struct {
     {"policy replaced by a FIFO", replacement_fifo, NULL},
     {"replacement's read stalls", stalled_read, NULL},
     {"inner net plugin is a FIFO", net_inner_fifo, net_inner_fifo_setup},
+    {"full disk under the trace and the decision log", full_disk, NULL},
 };
 
 int main(int argc, char **argv)
