@@ -8,6 +8,12 @@
   gpu_e2e_check.py reload TRACE_DIR SEQ
       Every rank's trace switches from g=0 to g=1 at the same seq (SEQ, from `ncclbpf reload
       --job`), once, and never goes back.
+  gpu_e2e_check.py split TRACE_DIR
+      Ranks that belong to several communicators (scripts/gpu-split.sh): every rank's trace
+      (TRACE_DIR/trace.rank*) is split by communicator (its init lines name them); every
+      communicator must have made, on every rank that belongs to it, the same calls with the
+      same decisions in the same order, every rank must belong to at least two communicators,
+      and the decisions must vary (the policy explored, so equal streams mean something).
   gpu_e2e_check.py profiler DUMP_BEFORE DUMP_AFTER BENCH_CSV BYTES
       The profiler program's GPU latency (map `latency` of policies/profiler_latency.c, two
       `ncclbpf map dump` snapshots during a run at one size) against the time gpubench measured
@@ -16,6 +22,7 @@
 Exit status 0 when the check holds; the reason otherwise.
 """
 import csv
+import json
 import re
 import sys
 
@@ -104,17 +111,16 @@ def check_reload(tdir, seq):
 
 
 def dump_latency(path):
-    """{(rank, bucket): (count, total_ns)} from `ncclbpf map dump PID latency`."""
+    """{(rank, coll, bucket): (count, total_ns)} from `ncclbpf map dump PID latency --json`
+    (the raw bytes, key_hex/value_hex: the typed fields depend on the policy's BTF)."""
     out = {}
     with open(path) as f:
-        for line in f:
-            m = re.search(r"key ([0-9a-f]+).*value ([0-9a-f]+)", line)
-            if not m:
-                continue
-            k, v = bytes.fromhex(m.group(1)), bytes.fromhex(m.group(2))
-            le = lambda b, o, n: int.from_bytes(b[o:o + n], "little")
-            rank, coll, bucket = le(k, 8, 4), le(k, 12, 4), le(k, 16, 4)
-            out[(rank, coll, bucket)] = (le(v, 0, 8), le(v, 8, 8))
+        d = json.load(f)
+    le = lambda b, o, n: int.from_bytes(b[o:o + n], "little")
+    for e in d.get("elements", []):
+        k, v = bytes.fromhex(e["key_hex"]), bytes.fromhex(e["value_hex"])
+        rank, coll, bucket = le(k, 8, 4), le(k, 12, 4), le(k, 16, 4)
+        out[(rank, coll, bucket)] = (le(v, 0, 8), le(v, 8, 8))
     return out
 
 
@@ -145,9 +151,54 @@ def check_profiler(before, after, bench_csv, nbytes):
     return bad
 
 
+def split_streams(path):
+    """{communicator id: [(seq, coll, bytes, algo, proto, ch), ...]} of one rank's trace."""
+    comm_of, streams = {}, {}
+    with open(path) as f:
+        for line in f:
+            kv = dict(re.findall(r"(\w+)=(\S+)", line))
+            if line.startswith("init "):
+                comm_of[kv["c"]] = kv["comm"]
+            elif line.startswith("call ") and kv.get("c") in comm_of:
+                streams.setdefault(comm_of[kv["c"]], []).append(
+                    tuple(kv[k] for k in ("seq", "coll", "bytes", "algo", "proto", "ch")))
+    return streams
+
+
+def check_split(tdir):
+    import glob
+    files = sorted(f for f in glob.glob(f"{tdir}/trace.rank*") if f[-1].isdigit())
+    if len(files) < 2:
+        return f"{len(files)} rank traces in {tdir}"
+    by_comm = {}
+    bad = None
+    for f in files:
+        s = split_streams(f)
+        if len(s) < 2:
+            bad = f"{f}: the rank belongs to {len(s)} communicator(s), not two or more"
+        for comm, calls in s.items():
+            by_comm.setdefault(comm, {})[f] = calls
+    protos = set()
+    for comm, ranks in sorted(by_comm.items()):
+        ref_file, ref = next(iter(ranks.items()))
+        for f, calls in ranks.items():
+            if calls != ref:
+                n = next((i for i, (a, b) in enumerate(zip(calls, ref)) if a != b),
+                         min(len(calls), len(ref)))
+                bad = (f"communicator {comm}: {f} differs from {ref_file} at call {n} "
+                       f"({calls[n] if n < len(calls) else 'end'} vs "
+                       f"{ref[n] if n < len(ref) else 'end'})")
+        protos |= {c[4] for c in ref}
+        print(f"  communicator {comm}: {len(ranks)} ranks, {len(ref)} calls each, "
+              f"identical on all: {all(c == ref for c in ranks.values())}")
+    if len(protos - {"-1"}) < 2:
+        bad = bad or f"the decisions do not vary (protocols {sorted(protos)})"
+    return bad
+
+
 def main(argv):
     checks = {"decisions": (check_decisions, 2), "reload": (check_reload, 2),
-              "profiler": (check_profiler, 4)}
+              "profiler": (check_profiler, 4), "split": (check_split, 1)}
     if len(argv) < 2 or argv[1] not in checks or len(argv) - 2 != checks[argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2
