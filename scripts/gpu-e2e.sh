@@ -86,7 +86,7 @@ k=0
 while kill -0 $bp 2>/dev/null; do
   pid=$("$CLI" ps 2>/dev/null | awk '/profiler_latency/ {print $1; exit}')
   if [ -n "$pid" ] && "$CLI" map dump "$pid" latency --json >"$OUT/prof/dump.tmp" 2>/dev/null &&
-    grep -q "key " "$OUT/prof/dump.tmp"; then
+    grep -q '"key_hex"' "$OUT/prof/dump.tmp"; then
     k=$((k + 1)); mv "$OUT/prof/dump.tmp" "$OUT/prof/dump.$k"
   fi
   sleep 0.3
