@@ -59,6 +59,26 @@ typedef long long __s64;
 /* A cost-table cell NCCL marked unavailable (it will never be chosen, whatever a policy says). */
 #define NCCLBPF_COST_NA 0xffffffffffffffffULL
 
+/* --- Per-communicator maps ------------------------------------------------------------------
+ * __uint(map_flags, NCCLBPF_F_PER_COMM) in a BTF map declaration gives every communicator its
+ * own instance of the map: decision state that stays the same on every rank. NCCL calls a
+ * communicator's tuner in the same order on every rank, so what tuner and tuner/chunk programs
+ * write into it from uniform inputs (ctx fields other than reg_buff, .rodata, maps no program
+ * writes, the map itself) is the same on every rank: counters, "seen this size before",
+ * exploration schedules, moving averages of NCCL's own cost estimates. The verifier reads such
+ * maps as uniform and rejects writing a rank-local value into one (or writing it under a
+ * branch on one). Every other map a program writes is rank-local for decisions
+ * (docs/writing-policies.md).
+ * - ARRAY and HASH only: per-CPU values and LRU eviction differ between ranks.
+ * - Only tuner and tuner/chunk programs may use them (profiler and net programs run outside any
+ *   communicator's decisions).
+ * - An instance is created empty (arrays zeroed) when NCCL creates the communicator's tuner
+ *   context and freed at finalize. A hot reload carries each communicator's contents into the
+ *   new policy's map of the same name, type and sizes, at that communicator's first call
+ *   under the new policy (with the control plane: the agreed sequence number), on every rank.
+ * - Outside NCCL (`ncclbpf run`, tests) a program runs with one process-wide instance. */
+#define NCCLBPF_F_PER_COMM 0x1000000u
+
 /* --- SEC("tuner"): one run per getCollInfo call -------------------------------------------- */
 struct ncclbpf_tuner_ctx {
 	/* Inputs identical on every rank of the communicator. */

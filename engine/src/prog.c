@@ -359,10 +359,12 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 				ebpf_errf(err, err_len, "insn %u: map %d is NULL", pc, in->imm);
 				return -EINVAL;
 			}
-			if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY) {
+			if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY ||
+			    (ebpf_map__flags(map) & EBPF_MAP_F_PER_COMM)) {
 				ebpf_errf(
 				    err, err_len,
-				    "insn %u: direct value access needs an array map (map '%s')",
+				    "insn %u: direct value access needs an array map that is not "
+				    "per-communicator (map '%s')",
 				    pc, ebpf_map__name(map));
 				return -EINVAL;
 			}

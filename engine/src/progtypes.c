@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ncclbpf.h"
+#include "ncclbpf/maps.h"
 #include "ncclbpf/progtype.h"
 
 #define R EBPF_CTX_READ
@@ -23,6 +24,7 @@ _Static_assert(offsetof(struct ncclbpf_tuner_ctx, algorithm) == 224, "tuner ctx 
 _Static_assert(sizeof(struct ncclbpf_chunk_ctx) == 56, "chunk ctx layout");
 _Static_assert(sizeof(struct ncclbpf_profiler_ctx) == 88, "profiler ctx layout");
 _Static_assert(sizeof(struct ncclbpf_net_ctx) == 72, "net ctx layout");
+_Static_assert(NCCLBPF_F_PER_COMM == EBPF_MAP_F_PER_COMM, "per-communicator map flag");
 
 static const struct ebpf_ctx_field tuner_fields[] = {
     FIELD(ncclbpf_tuner_ctx, comm_id, R),

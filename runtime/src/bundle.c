@@ -278,6 +278,11 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	}
 	free(reads);
 	net_clock_flags(p, net_reads);
+	/* Per-communicator maps: the templates each communicator instantiates (comm_maps.c). */
+	for (struct ebpf_object_map *om = ebpf_object__next_map(obj, NULL); om;
+	     om = ebpf_object__next_map(obj, om))
+		if (ebpf_object_map__rank_flags(om) & EBPF_OBJECT_MAP_F_PER_COMM)
+			p->comm_tmpl[p->hot.comm_maps++] = ebpf_object_map__map(om);
 	/* The operator's NCCLBPF_NET_TIME_EVERY wins over the program's section. */
 	uint32_t env_every = rt_net_time_every_env();
 	p->net_time_every = env_every ? env_every : p->net_time_every ? p->net_time_every : 1;
@@ -294,13 +299,13 @@ void rt_bundle_free(struct rt_policy *p)
 	p->obj = NULL;
 	p->hot.tuner = p->hot.chunk = p->hot.profiler = (struct rt_hook){0};
 	p->hot.profiler_needs = 0;
+	p->hot.comm_maps = 0;
 	memset(p->net, 0, sizeof(p->net));
 	memset(p->net_clock, 0, sizeof(p->net_clock));
 	p->net_time_every = 0;
 }
 
-/* Copies every element of old into new (same type and sizes, checked by the caller). */
-static int copy_map(struct ebpf_map *dst, struct ebpf_map *src)
+int rt_bundle_copy_map(struct ebpf_map *dst, struct ebpf_map *src)
 {
 	size_t ks = ebpf_map__key_size(src), vs = ebpf_map__user_value_size(src);
 	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(vs);
@@ -349,7 +354,7 @@ uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old)
 		    ebpf_map__max_entries(a) != ebpf_map__max_entries(b) ||
 		    ebpf_map__type(a) == EBPF_MAP_TYPE_RINGBUF)
 			continue;
-		int e = copy_map(a, b);
+		int e = rt_bundle_copy_map(a, b);
 		if (e)
 			rt_log(NCCLBPF_LOG_WARN,
 			       "NCCLbpf: contents of map %s not carried over (%d)",

@@ -312,19 +312,9 @@ static void carry_all(struct rt_policy *p, const struct rt_policy *old)
 		    ebpf_map__max_entries(a) != ebpf_map__max_entries(b) ||
 		    ebpf_map__type(a) == EBPF_MAP_TYPE_RINGBUF)
 			continue;
-		size_t ks = ebpf_map__key_size(b), vs = ebpf_map__user_value_size(b);
-		unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1),
-			      *val = malloc(vs ? vs : 1);
-		const void *prev = NULL;
-		while (key && next && val && ebpf_map__get_next_key(b, prev, next) == 0) {
-			if (ebpf_map__user_lookup(b, next, val) == 0)
-				ebpf_map__user_update(a, next, val, EBPF_ANY);
-			memcpy(key, next, ks);
-			prev = key;
-		}
-		free(key);
-		free(next);
-		free(val);
+		if (rt_bundle_copy_map(a, b))
+			rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: contents of map %s not carried over",
+			       ebpf_object_map__name(om));
 	}
 }
 

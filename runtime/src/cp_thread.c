@@ -161,6 +161,12 @@ static int prepare_map(struct ncclbpf_cp_member *m, const char *prop, struct cp_
 			snprintf(p->msg, sizeof(p->msg), "policy %s has no map %s", base->name,
 				 mapname);
 			e = -ENOENT;
+		} else if (ebpf_map__flags(mp) & EBPF_MAP_F_PER_COMM) {
+			/* each communicator's programs own its contents (docs/maps.md) */
+			snprintf(p->msg, sizeof(p->msg),
+				 "map %s is per-communicator: it takes no updates from outside",
+				 mapname);
+			e = -EPERM;
 		} else if ((size_t)kl != ebpf_map__key_size(mp) ||
 			   (size_t)vl != ebpf_map__user_value_size(mp)) {
 			snprintf(p->msg, sizeof(p->msg),

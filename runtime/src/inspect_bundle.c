@@ -8,7 +8,9 @@
  * "rank-local": some program writes the map, or it is per-CPU or LRU; decisions never depend on
  * it, so it may be changed in one process alone. "uniform": no program writes it, decisions may
  * read it, so it must be the same on every rank and changes only through the control plane's
- * consistent activation. "read-only": .rodata, frozen. */
+ * consistent activation. "per-comm": one instance per communicator (NCCLBPF_F_PER_COMM), decision
+ * state its own tuner programs keep: a dump shows every communicator's instance, and no update
+ * is taken (the state is the programs'). "read-only": .rodata, frozen. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +20,15 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 
-enum { CLASS_UNIFORM, CLASS_RANK_LOCAL, CLASS_READ_ONLY };
-static const char *const class_names[] = {"uniform", "rank-local", "read-only"};
+enum { CLASS_UNIFORM, CLASS_RANK_LOCAL, CLASS_READ_ONLY, CLASS_PER_COMM };
+static const char *const class_names[] = {"uniform", "rank-local", "read-only", "per-comm"};
 
 static int map_class(const struct ebpf_object_map *om)
 {
 	if (ebpf_object_map__kind(om) == EBPF_OBJECT_MAP_RODATA)
 		return CLASS_READ_ONLY;
+	if (ebpf_object_map__rank_flags(om) & EBPF_OBJECT_MAP_F_PER_COMM)
+		return CLASS_PER_COMM;
 	return ebpf_object_map__rank_flags(om) & EBPF_OBJECT_MAP_F_RANK_LOCAL ? CLASS_RANK_LOCAL
 									      : CLASS_UNIFORM;
 }
@@ -137,23 +141,17 @@ static size_t json_room(size_t bytes)
 	return 24 * bytes + 4096;
 }
 
-int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name)
+/* One "elem" record per element of m (om's map, or one communicator's instance of it); comm >=
+ * 0: the communicator (serial) whose instance m is. */
+static int dump_elems(struct insp_out *o, const struct ebpf_object_map *om, struct ebpf_map *m,
+		      int64_t comm)
 {
-	struct ebpf_object_map *om = find(p, name);
-	struct ebpf_map *m = om ? ebpf_object_map__map(om) : NULL;
-	if (!m)
-		return -ENOENT;
 	size_t ks = ebpf_map__key_size(m), us = ebpf_map__user_value_size(m);
-	if (!us)
-		return -EOPNOTSUPP; /* ring buffer: records, not elements */
-	int cls = map_class(om);
 	uint32_t vs = ebpf_map__value_size(m), stride = (vs + 7) & ~7u;
 	size_t room = json_room(ks > vs ? ks : vs);
 	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(us);
 	char *json = malloc(room);
 	int err = key && next && val && json ? 0 : -ENOMEM;
-	if (!err)
-		map_record(o, om, cls);
 	uint32_t cpus = is_percpu(m) ? ebpf_map__num_cpus(m) : 0;
 	const void *prev = NULL;
 	while (!err && !o->err) {
@@ -169,6 +167,8 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 			insp_begin(o, "elem");
 			insp_kvhex(o, "key", next, ks);
 			kv_typed(o, "key_json", om, 0, next, ks, json, room);
+			if (comm >= 0)
+				insp_kvu(o, "comm", (uint64_t)comm);
 			if (!cpus) {
 				insp_kvhex(o, "value", val, vs);
 				kv_typed(o, "value_json", om, 1, val, vs, json, room);
@@ -189,6 +189,30 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 	free(next);
 	free(val);
 	free(json);
+	return err;
+}
+
+int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name)
+{
+	struct ebpf_object_map *om = find(p, name);
+	struct ebpf_map *m = om ? ebpf_object_map__map(om) : NULL;
+	if (!m)
+		return -ENOENT;
+	if (!ebpf_map__user_value_size(m))
+		return -EOPNOTSUPP; /* ring buffer: records, not elements */
+	int cls = map_class(om), err = 0;
+	map_record(o, om, cls);
+	if (cls != CLASS_PER_COMM)
+		return dump_elems(o, om, m, -1);
+	/* Every communicator's own instance (caller is in an epoch section: instances retired
+	 * meanwhile stay readable). */
+	pthread_mutex_lock(&rt.lock);
+	for (const struct ncclbpf_comm *c = rt.comms; c && !err; c = c->next) {
+		struct ebpf_map *inst = rt_comm_maps_find(c, 0, name);
+		if (inst)
+			err = dump_elems(o, om, inst, c->serial);
+	}
+	pthread_mutex_unlock(&rt.lock);
 	return err;
 }
 
@@ -247,6 +271,13 @@ int insp_bundle_map_update(const struct rt_policy *p, const char *name, const ch
 	int cls = map_class(om);
 	if (cls == CLASS_READ_ONLY) {
 		snprintf(msg, msg_len, "map '%s' is read-only (.rodata)", name);
+		return -EPERM;
+	}
+	if (cls == CLASS_PER_COMM) {
+		snprintf(msg, msg_len,
+			 "map '%s' is per-communicator: each communicator's tuner programs keep it "
+			 "(the same on every rank); it takes no updates from outside",
+			 name);
 		return -EPERM;
 	}
 	if (cls == CLASS_UNIFORM) {

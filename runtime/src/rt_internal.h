@@ -70,6 +70,8 @@ struct rt_policy {
 	void *image;
 	size_t image_len;
 	uint64_t hash;
+	/* Its per-communicator maps (templates; hot.comm_maps of them), bundle.c. */
+	struct ebpf_map *comm_tmpl[64];
 };
 
 /* The process-wide active policy (runtime.h names it for the inline entries). Own cache line
@@ -120,6 +122,19 @@ const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const st
 					     const char **name);
 /* The map called name in p's bundle, or NULL. */
 struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name);
+/* Copies every element of src into dst (same type and sizes, checked by the caller): 0 or
+ * -errno. */
+int rt_bundle_copy_map(struct ebpf_map *dst, struct ebpf_map *src);
+
+/* comm_maps.c: a communicator's instances of its policy's per-communicator maps, created at
+ * its creation (for the policy it runs then), freed at its end (retired through the epoch). */
+struct rt_comm_maps;
+void rt_comm_maps_create(struct ncclbpf_comm *c);
+void rt_comm_maps_destroy(struct ncclbpf_comm *c);
+/* c's instance of the per-communicator map `name` of policy version `version` (0: the version c
+ * runs), or NULL. Call inside an epoch section. */
+struct ebpf_map *rt_comm_maps_find(const struct ncclbpf_comm *c, uint64_t version,
+				   const char *name);
 int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
 /* Same, also returning the program's r0. */
 int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0);

@@ -310,6 +310,7 @@ struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint3
 	rt.comms_total++;
 	pthread_mutex_unlock(&rt.lock);
 	cp_member_attach(c);
+	rt_comm_maps_create(c);
 	return c;
 }
 
@@ -375,6 +376,7 @@ void ncclbpf_comm__free(struct ncclbpf_comm *c)
 		c->next->prev = c->prev;
 	rt.comms_live--;
 	pthread_mutex_unlock(&rt.lock);
+	rt_comm_maps_destroy(c);
 	free(c);
 	ncclbpf_rt_release();
 }

@@ -12,6 +12,13 @@ if(NCCLBPF_BUILD_POLICIES)
   # An acknowledged reload whose directory becomes unusable: the fence wait stays bounded.
   ncclbpf_add_test(NAME test_cp_stuck COMMAND test_cp_single stuck $<TARGET_FILE:nccl_ncclbpf>
     ${CP_VERSION_DIR} LABELS "cp;plugin;security" TIMEOUT 120)
+  ncclbpf_add_test(NAME test_cp_percomm COMMAND test_cp_single percomm
+    $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}/explore_protocols.o LABELS "cp;plugin"
+    TIMEOUT 120)
+  ncclbpf_add_test(NAME gpu_split_check COMMAND bash ${CP_TEST_DIR}/split_check.sh
+    ${PROJECT_SOURCE_DIR} $<TARGET_FILE:test_cp_single> $<TARGET_FILE:nccl_ncclbpf>
+    ${NCCLBPF_POLICY_DIR}/explore_protocols.o ${CMAKE_CURRENT_BINARY_DIR}/split_check
+    LABELS "cp;plugin;cli" TIMEOUT 120)
   target_include_directories(test_cp_single PRIVATE ${NCCL_ADAPTER_INCLUDES}
     ${PROJECT_SOURCE_DIR}/tests/plugin)
   add_dependencies(test_cp_single nccl_ncclbpf version_policies policies)

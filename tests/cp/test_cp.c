@@ -16,7 +16,19 @@
  * with the decisions, or on a call that hangs (NCCLBPF_CP_WAIT_MS + a 30 s hang guard).
  *   test_cp stuck PLUGIN VERSION_DIR
  *     An acknowledged reload whose directory becomes unusable (decision neither readable nor
- *     creatable): the call at the fence still returns (bounded), with a WARN. */
+ *     creatable): the call at the fence still returns (bounded), with a WARN.
+ *   test_cp percomm PLUGIN EXPLORE.o
+ *     Per-communicator maps across a control-plane reload: two ranks of one communicator (two
+ *     contexts) run policies/explore_protocols.c, whose per-bucket counts live in a
+ *     per-communicator map, while a controller reloads the same bundle; each rank's count
+ *     carries over at the agreed seq, so both decide at every seq as a rank that never
+ *     reloaded (a forked process without control plane).
+ *   test_cp split PLUGIN EXPLORE.o TRACE_DIR
+ *     The GPU job of scripts/gpu-split.sh without GPUs, for its check (gpu_e2e_check.py split):
+ *     4 forked ranks each belong to the whole communicator and to a half (by rank parity),
+ *     make the same calls per communicator as every other rank of it but interleave the two
+ *     communicators differently on each rank, under policies/explore_protocols.c, recording
+ *     TRACE_DIR/trace.rankN. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -56,15 +68,20 @@ static uint64_t file_hash(const char *path)
 	return ncclbpf_cp_hash(buf, n);
 }
 
-static void *open_ctx(struct harness_plugin *p, int nranks)
+static void *open_comm(struct harness_plugin *p, uint64_t comm_id, int nranks)
 {
 	void *ctx = NULL;
 	ncclNvlDomainInfo_v5_t nvl = {1, nranks, nranks};
 	static ncclTunerConstants_v5_t consts;
-	if (p->v5->init(&ctx, COMM_ID, (size_t)nranks, 1, harness_logger, &nvl, &consts) !=
+	if (p->v5->init(&ctx, comm_id, (size_t)nranks, 1, harness_logger, &nvl, &consts) !=
 	    ncclSuccess)
 		return NULL;
 	return ctx;
+}
+
+static void *open_ctx(struct harness_plugin *p, int nranks)
+{
+	return open_comm(p, COMM_ID, nranks);
 }
 
 /* One AllReduce decision; returns the channel count the plugin asked for (the version policies
@@ -666,6 +683,158 @@ static int run_stuck(const char *plugin, const char *vdir)
 	return check_summary("test_cp stuck");
 }
 
+/* --- percomm ------------------------------------------------------------------------------ */
+
+#define PC_CALLS 600
+
+/* The protocol the plugin left NCCL with for call k (the table's cheapest cell after the
+ * policy's decision; sizes walk 40 buckets so that exploration spans most of the run). */
+static int pc_call(struct harness_plugin *p, void *ctx, int k)
+{
+	float t[7 * 3];
+	size_t bytes = (size_t)1 << (k % 40 % 28 + 3);
+	harness_table(t, 7, 3, 4, bytes);
+	int ch = 0;
+	p->v5->getCollInfo(ctx, k % 40 < 28 ? 4 : 2, bytes, 1, (float **)t, 7, 3, 0, &ch);
+	int best = -1;
+	for (int i = 0; i < 21; i++)
+		if (t[i] >= 0 && (best < 0 || t[i] < t[best]))
+			best = i;
+	return best % 3;
+}
+
+static int run_percomm(const char *plugin, const char *explore)
+{
+	int lone[PC_CALLS], fd[2];
+	CHECK(pipe(fd) == 0);
+	pid_t pid = fork();
+	if (pid == 0) { /* the reference: one rank, no control plane, no reload */
+		struct harness_plugin p;
+		unsetenv("NCCLBPF_CP_DIR");
+		setenv("NCCLBPF_POLICY", explore, 1);
+		if (harness_open(&p, plugin))
+			_exit(2);
+		void *ctx = open_ctx(&p, 2);
+		for (int k = 0; k < PC_CALLS; k++)
+			lone[k] = pc_call(&p, ctx, k);
+		_exit(write(fd[1], lone, sizeof(lone)) == (ssize_t)sizeof(lone) ? 0 : 1);
+	}
+	close(fd[1]);
+	size_t got = 0;
+	for (ssize_t n;
+	     got < sizeof(lone) && (n = read(fd[0], (char *)lone + got, sizeof(lone) - got)) > 0;)
+		got += (size_t)n;
+	close(fd[0]);
+	int st = 0;
+	CHECK(got == sizeof(lone) && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0);
+
+	char dir[] = "/tmp/ncclbpf-cp-percomm-XXXXXX", cpdir[64];
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(cpdir, sizeof(cpdir), "%s/d", dir);
+	setenv("NCCLBPF_CP_DIR", cpdir, 1);
+	setenv("NCCLBPF_POLICY", explore, 1);
+	setenv("NCCLBPF_CP_POLL_MS", "1", 1);
+	setenv("NCCLBPF_CP_LEAD_CALLS", "16", 1);
+	struct harness_plugin p;
+	if (harness_open(&p, plugin))
+		return 1;
+	void *a = open_ctx(&p, 2), *b = open_ctx(&p, 2);
+	CHECKF(a && b, "init");
+	struct ctl_arg ca = {.dir = cpdir, .bundle = explore};
+	pthread_t t;
+	int da[PC_CALLS], db[PC_CALLS], started = 0, done_at = -1;
+	for (int k = 0; k < PC_CALLS; k++) {
+		if (k == 20) {
+			pthread_create(&t, NULL, ctl_thread, &ca);
+			started = 1;
+		}
+		da[k] = pc_call(&p, a, k);
+		db[k] = pc_call(&p, b, k);
+		if (done_at < 0 && started && __atomic_load_n(&ca.done, __ATOMIC_ACQUIRE))
+			done_at = k;
+		usleep(300);
+	}
+	pthread_join(t, NULL);
+	CHECKF(ca.ret == 0, "reload: %d %s", ca.ret, ca.rep.msg);
+	CHECKF(ca.rep.n_comms == 1 && ca.rep.comms[0].n_members == 2 &&
+		   ca.rep.comms[0].members[0].g == 1,
+	       "both members switched");
+	uint64_t at = ca.rep.n_comms ? ca.rep.comms[0].members[0].seq : 0;
+	printf("percomm: reload active at seq %" PRIu64 " (controller done at call %d)\n", at,
+	       done_at);
+	/* the switch must land while exploration still runs, or the test shows nothing */
+	CHECKF(at > 20 && at < 200, "switch at seq %" PRIu64, at);
+	int diff = 0;
+	for (int k = 0; k < PC_CALLS; k++)
+		diff += da[k] != lone[k] || db[k] != lone[k];
+	CHECKF(diff == 0, "%d calls decided otherwise than a rank that never reloaded", diff);
+	ncclbpf_cp_report_free(&ca.rep);
+
+	/* the programs own a per-communicator map: a map proposal for it is refused */
+	struct ncclbpf_cp_opts o = {.sz = sizeof(o), .timeout_ms = 5000, .done_timeout_ms = 5000};
+	struct ncclbpf_cp_report rep = {.sz = sizeof(rep)};
+	uint32_t key = 0, val = 99;
+	int rc = ncclbpf_cp_map_update(cpdir, "explore_calls", &key, sizeof(key), &val, sizeof(val),
+				       &o, &rep);
+	ncclbpf_cp_report_print(&rep, stdout);
+	CHECKF(rc != 0 && rep.n_comms == 1 && rep.comms[0].n_members == 2 &&
+		   strstr(rep.comms[0].members[0].msg, "is per-communicator"),
+	       "map proposal for a per-communicator map: rc %d", rc);
+	ncclbpf_cp_report_free(&rep);
+	p.v5->finalize(a);
+	p.v5->finalize(b);
+	harness_close(&p);
+	char cmd[200];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+	return check_summary("test_cp percomm");
+}
+
+/* --- split ---------------------------------------------------------------------------------- */
+
+static int run_split(const char *plugin, const char *explore, const char *tdir)
+{
+	pid_t pids[4];
+	for (int r = 0; r < 4; r++) {
+		pids[r] = fork();
+		if (pids[r] == 0) {
+			char trace[4200];
+			snprintf(trace, sizeof(trace), "%s/trace.rank%d", tdir, r);
+			unsetenv("NCCLBPF_CP_DIR");
+			setenv("NCCLBPF_POLICY", explore, 1);
+			setenv("NCCLBPF_TRACE", trace, 1);
+			struct harness_plugin p;
+			if (harness_open(&p, plugin))
+				_exit(2);
+			void *world = open_comm(&p, COMM_ID, 4);
+			void *half = open_comm(&p, COMM_ID + 1 + (uint64_t)(r % 2), 2);
+			if (!world || !half)
+				_exit(3);
+			/* per communicator the same calls on every rank; their interleaving differs
+			 * from rank to rank (rank r runs r + 1 world calls between half calls) */
+			int w = 0, h = 0;
+			while (w < 200 || h < 120) {
+				for (int k = 0; k <= r && w < 200; k++, w++)
+					pc_call(&p, world, w);
+				if (h < 120)
+					pc_call(&p, half, h++);
+			}
+			p.v5->finalize(half);
+			p.v5->finalize(world);
+			_exit(0);
+		}
+	}
+	int bad = 0;
+	for (int r = 0; r < 4; r++) {
+		int st;
+		waitpid(pids[r], &st, 0);
+		bad += !WIFEXITED(st) || WEXITSTATUS(st);
+	}
+	return bad != 0;
+}
+
 /* --- ranks: N ranks of one communicator under the caller's environment (`ncclbpf run`),
  * calling until STOPFILE exists (at most 60 s); for the CLI tests. --------------------------- */
 
@@ -705,6 +874,10 @@ int main(int argc, char **argv)
 		return run_ranks(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "stuck"))
 		return run_stuck(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "percomm"))
+		return run_percomm(argv[2], argv[3]);
+	if (argc == 5 && !strcmp(argv[1], "split"))
+		return run_split(argv[2], argv[3], argv[4]);
 	if (argc >= 4 && !strcmp(argv[1], "single"))
 		return run_single(argv[2], argv[3], argc > 4 ? argv[4] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "multi")) {
@@ -728,6 +901,8 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"usage: test_cp single PLUGIN VERSION_DIR [TABLE_TUNER.o]\n"
 		"       test_cp stuck PLUGIN VERSION_DIR\n"
+		"       test_cp percomm PLUGIN EXPLORE.o\n"
+		"       test_cp split PLUGIN EXPLORE.o TRACE_DIR\n"
 		"       test_cp multi PLUGIN VERSION_DIR [--procs N] [--reloads K] [--seed S] "
 		"[--wait-ms W]\n");
 	return 2;

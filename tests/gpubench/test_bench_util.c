@@ -73,6 +73,8 @@ static void test_args(void)
 	CHECK(parse(&o, err, "--ab a.o,dir/b.o -w 1") == 0 && !strcmp(o.ab_base, "a.o") &&
 	      !strcmp(o.ab_test, "dir/b.o"));
 	CHECK(parse(&o, err, "-o all") == 0 && o.ops[0] && o.ops[1] && o.ops[2] && o.ops[3]);
+	CHECK(parse(&o, err, "-n 4 --split") == 0 && o.split && o.nranks == 4);
+	CHECK(parse(&o, err, "-n 4") == 0 && !o.split);
 	CHECK(parse(&o, err, "-h") == 1);
 
 	static const struct {
@@ -89,6 +91,10 @@ static void test_args(void)
 	    {"--ab a.o,b.o -w 0",
 	     "--ab excludes --policy, --no-plugin and --target-ms, and needs -w >= 1"},
 	    {"-n 65", "-n: ranks must be 1..64, not '65'"},
+	    {"-n 2 --split", "--split needs an even -n >= 4 and excludes --ab and --target-ms"},
+	    {"-n 5 --split", "--split needs an even -n >= 4 and excludes --ab and --target-ms"},
+	    {"-n 4 --split --target-ms 5",
+	     "--split needs an even -n >= 4 and excludes --ab and --target-ms"},
 	    {"-o allreduce,alltoall", "-o: unknown collective 'alltoall'"},
 	    {"-b 1X", "-b: bad size '1X'"},
 	    {"-e -5", "-e: bad size '-5'"},

@@ -144,6 +144,8 @@ static void test_cli_against_live_process(void)
 		   strstr(out, "map tuner_calls: array (maps), key 4 B, value 8 B, max 2 entries, "
 			       "2 in use, 1 CPU, rank-local") &&
 		   strstr(out, "CPUs, rank-local") && strstr(out, "map tuner_cfg: array") &&
+		   strstr(out, "map comm_calls: array (maps), key 4 B, value 8 B, max 1 entries, 1 "
+			       "in use, 1 CPU, per-comm") &&
 		   strstr(out, ", uniform") &&
 		   strstr(out, "map prof_last: array (maps), key 4 B, value 8 B, max 1 entries, 1 "
 			       "in use, 1 CPU, rank-local"),
@@ -164,7 +166,8 @@ static void test_cli_against_live_process(void)
 		rc = run_cli(out, sizeof(out),
 			     "map list %d --dir %s --json | python3 %s - 'd[\"pid\"] == %d' "
 			     "'sorted(m[\"name\"] for m in d[\"maps\"]) == "
-			     "[\"percpu_calls\", \"prof_last\", \"tuner_calls\", \"tuner_cfg\"]' "
+			     "[\"comm_calls\", \"percpu_calls\", \"prof_last\", \"tuner_calls\", "
+			     "\"tuner_cfg\"]' "
 			     "'[m[\"class\"] for m in d[\"maps\"] if m[\"name\"] == \"tuner_cfg\"] "
 			     "== [\"uniform\"]' "
 			     "'all(m[\"key_size\"] == 4 and m[\"value_size\"] == 8 for m in "
@@ -188,6 +191,16 @@ static void test_cli_against_live_process(void)
 			     pid, dir, json_expect);
 		CHECKF(rc == 0, "per-CPU map dump --json: %s", out);
 	}
+
+	/* a per-communicator map: every communicator's own instance; no updates from outside */
+	rc = run_cli(out, sizeof(out), "map dump %d comm_calls --dir %s", pid, dir);
+	CHECKF(rc == 0 && strstr(out, "\n  key 0: comm 0 value 100\n"), "per-communicator dump: %s",
+	       out);
+	printf("--- ncclbpf map dump %d comm_calls\n%s", pid, out);
+	rc = run_cli(out, sizeof(out), "map update %d comm_calls u32:0 u64:5 --dir %s", pid, dir);
+	CHECKF(rc != 0 && strstr(out, "per-communicator"), "per-communicator update refused: %s",
+	       out);
+	printf("--- ncclbpf map update %d comm_calls u32:0 u64:5\n%s", pid, out);
 	rc = run_cli(out, sizeof(out), "map update %d prof_last u32:0 u64:42 --dir %s", pid, dir);
 	CHECKF(rc == 0 && strstr(out, "rank-local"), "update rank-local rc %d: %s", rc, out);
 	printf("--- ncclbpf map update %d prof_last u32:0 u64:42\n%s", pid, out);

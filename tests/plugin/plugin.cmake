@@ -207,6 +207,28 @@ if(NCCLBPF_BUILD_POLICIES)
   endif()
 endif()
 
+# Per-communicator maps through the runtime's hot path: two interleaved communicators decide
+# as each would alone (also across a hot reload); the same policy with a plain ARRAY (built here
+# with -DEXPLORE_MAP_FLAGS=0) does not load.
+if(NCCLBPF_BUILD_POLICIES)
+  set(EXPLORE_PLAIN ${CMAKE_CURRENT_BINARY_DIR}/explore_protocols_plain.o)
+  add_custom_command(OUTPUT ${EXPLORE_PLAIN}
+    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+            -I${PROJECT_SOURCE_DIR}/include -DEXPLORE_MAP_FLAGS=0
+            -c ${PROJECT_SOURCE_DIR}/policies/explore_protocols.c -o ${EXPLORE_PLAIN}
+    DEPENDS ${PROJECT_SOURCE_DIR}/policies/explore_protocols.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF policies/explore_protocols.c with a plain ARRAY")
+  add_custom_target(explore_plain_policy ALL DEPENDS ${EXPLORE_PLAIN})
+  ncclbpf_test(test_comm_maps SOURCES ${PLUGIN_TEST_DIR}/test_comm_maps.c
+    ARGS ${NCCLBPF_POLICY_DIR}/explore_protocols.o ${EXPLORE_PLAIN} LABELS plugin TIMEOUT 60)
+  foreach(t test_comm_maps test_comm_maps_asan)
+    if(TARGET ${t})
+      target_link_libraries(${t} PRIVATE ncclbpf_runtime$<$<STREQUAL:${t},test_comm_maps_asan>:_asan>)
+      add_dependencies(${t} policies explore_plain_policy)
+    endif()
+  endforeach()
+endif()
+
 # The stress tests' second phase uses the version bundles.
 if(TARGET version_policies)
   foreach(t test_reload_stress test_reload_stress_asan test_reload_stress_tsan)

@@ -115,7 +115,8 @@ static void test_errors(void)
 	CHECK(strstr(err, "insn 0: value offset 24 out of range (map 'arr' value size 24)") !=
 	      NULL);
 	CHECK(ebpf_prog__new(hash, 3, &o, err, sizeof(err)) == NULL);
-	CHECK(strstr(err, "insn 0: direct value access needs an array map (map 'hash')") != NULL);
+	CHECK(strstr(err, "insn 0: direct value access needs an array map that is not "
+			  "per-communicator (map 'hash')") != NULL);
 	o.maps = with_null;
 	o.n_maps = 2;
 	ebpf_prog__free(ebpf_prog__new(fd, 3, &o, err, sizeof(err)));

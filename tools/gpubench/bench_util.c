@@ -104,7 +104,7 @@ void gb_usage(FILE *out)
 		"         [-d TYPE] [--in-place] [--no-check] [--csv FILE] [--timeout SEC]\n"
 		"         [--algo ALGO] [--proto PROTO] [--channels N]\n"
 		"         [--plugin LIB] [--policy BUNDLE] [--no-plugin] [--target-ms MS]\n"
-		"         [--hold SEC]\n"
+		"         [--hold SEC] [--split]\n"
 		"  Ranks are processes on GPU rank %% nGPUs with distinct NCCL_HOSTIDs.\n"
 		"  -r: each size is timed REPS times (ITERS operations each): mean, min, max.\n"
 		"  --target-ms: per size, fewer iterations (at least 2) where ITERS x REPS would\n"
@@ -121,7 +121,10 @@ void gb_usage(FILE *out)
 		"  --timeout: kill all ranks after SEC seconds (exit 3); a failed rank ends all.\n"
 		"  --hold: after the last size, each rank prints its pid and waits SEC seconds\n"
 		"  before destroying its communicator (read its policy maps live meanwhile:\n"
-		"  ncclbpf map dump PID MAP).\n");
+		"  ncclbpf map dump PID MAP).\n"
+		"  --split: each rank also joins a second communicator (ncclCommSplit by rank\n"
+		"  parity, needs -n >= 4 and even); every size runs on both, interleaved; rows\n"
+		"  and #wrong cover both, the decisions shown are the first's.\n");
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)
@@ -168,7 +171,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		O_CHANNELS,
 		O_TARGET,
 		O_HOLD,
-		O_AB
+		O_AB,
+		O_SPLIT
 	};
 	static const struct option lo[] = {{"no-check", no_argument, 0, O_NOCHECK},
 					   {"plugin", required_argument, 0, O_PLUGIN},
@@ -183,6 +187,7 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 					   {"target-ms", required_argument, 0, O_TARGET},
 					   {"hold", required_argument, 0, O_HOLD},
 					   {"ab", required_argument, 0, O_AB},
+					   {"split", no_argument, 0, O_SPLIT},
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	int c, v;
@@ -291,6 +296,9 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 			snprintf(o->ab_test, sizeof o->ab_test, "%s", comma + 1);
 			break;
 		}
+		case O_SPLIT:
+			o->split = 1;
+			break;
 		case 'h':
 			return 1;
 		default:
@@ -307,6 +315,8 @@ int gb_parse_args(int argc, char **argv, struct gb_opts *o, char *err, size_t er
 		ERR("--no-plugin excludes --plugin and --policy");
 	if (o->ab_base[0] && (o->policy || o->no_plugin || o->target_ms > 0 || o->warmup < 1))
 		ERR("--ab excludes --policy, --no-plugin and --target-ms, and needs -w >= 1");
+	if (o->split && (o->nranks < 4 || o->nranks % 2 || o->ab_base[0] || o->target_ms > 0))
+		ERR("--split needs an even -n >= 4 and excludes --ab and --target-ms");
 	static const char *const env_names[] = {"NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS",
 						"NCCL_MAX_NCHANNELS"};
 	int forced[4] = {o->algo >= 0, o->proto >= 0, o->channels > 0, o->channels > 0};
@@ -700,11 +710,12 @@ void gb_decision_strings(const struct gb_decision *d, const struct gb_opts *o, c
 void gb_print_header(FILE *f, const struct gb_opts *o, enum gb_op op, int ngpus)
 {
 	char label[400];
-	fprintf(f,
-		"# %s, %d ranks on %d GPU(s), %s, sum, %s, %d iters x %d reps (+%d warm-up), %s\n",
-		gb_op_names[op], o->nranks, ngpus, o->type->name,
-		o->in_place ? "in-place" : "out-of-place", o->iters, o->reps, o->warmup,
-		o->no_plugin ? "no tuner plugin" : (o->policy ? o->policy : "default tuner"));
+	fprintf(
+	    f, "# %s, %d ranks%s on %d GPU(s), %s, sum, %s, %d iters x %d reps (+%d warm-up), %s\n",
+	    gb_op_names[op], o->nranks,
+	    o->split ? " (and each in a half by rank parity, interleaved)" : "", ngpus,
+	    o->type->name, o->in_place ? "in-place" : "out-of-place", o->iters, o->reps, o->warmup,
+	    o->no_plugin ? "no tuner plugin" : (o->policy ? o->policy : "default tuner"));
 	fprintf(f, "# config %s\n", gb_config_label(o, label, sizeof label));
 	fprintf(f, "%12s %12s %8s %10s %10s %10s %9s %9s %9s %9s %8s  %-6s %-6s %5s\n", "size(B)",
 		"count", "type", "time(us)", "t_min", "t_max", "algbw", "busbw", "bb_min", "bb_max",

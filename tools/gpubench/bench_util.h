@@ -42,6 +42,10 @@ struct gb_opts {
 	int timeout_s; /* 0: none */
 	int target_ms; /* > 0: per size, as many iterations (up to iters) as fit this time */
 	int hold_s;    /* > 0: wait this long before destroying the communicator */
+	/* --split: every rank also belongs to a second communicator, ncclCommSplit of the first
+	 * by rank parity; each size runs on both, interleaved (a rank of two communicators whose
+	 * calls interleave as in tensor plus data parallelism). Rows are the first's. */
+	int split;
 	/* --ab BASE,TEST: per repetition, a block with each bundle (order alternating), switched
 	 * in the running job by hot reload (ab_swap.h); NULL: off. */
 	char ab_base[1024], ab_test[1024];

@@ -6,7 +6,9 @@
  * Rank 0 prints one row per size: bytes, count, type, time over repetitions (mean, min, max),
  * algorithm and bus bandwidth, wrong elements over all ranks (every rank compares its whole
  * output with the exact expected values), and the algorithm/protocol/channels NCCL used (from
- * the plugin's trace, or the forced values). Options, formats and statistics: bench_util.c. */
+ * the plugin's trace, or the forced values). With --split every rank also belongs to a second
+ * communicator (ncclCommSplit of the first by rank parity), and each size runs on both,
+ * interleaved. Options, formats and statistics: bench_util.c. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -398,8 +400,17 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 	if (ngpus < 1)
 		DIE("no GPU");
 	CUDACHECK(cudaSetDevice(rank % ngpus));
-	ncclComm_t comm;
+	ncclComm_t comm, half = NULL;
 	NCCLCHECK(ncclCommInitRank(&comm, o->nranks, id, rank));
+	/* --split: the second communicator, and its view of the options (ranks, this rank) */
+	struct gb_opts ho = *o;
+	int hrank = 0;
+	if (o->split) {
+		NCCLCHECK(ncclCommSplit(comm, rank % 2, rank, &half, NULL));
+		NCCLCHECK(ncclCommCount(half, &ho.nranks));
+		NCCLCHECK(ncclCommUserRank(half, &hrank));
+		ho.reps = 1; /* its times are not reported */
+	}
 	cudaStream_t s;
 	CUDACHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	unsigned long long *dev_wrong;
@@ -430,6 +441,15 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 			gb_decision_reset(&d);
 			if (rank == 0)
 				trace_scan(&tr, &d);
+			if (half) {
+				struct gb_row hr;
+				memset(&hr, 0, sizeof hr);
+				run_size(&ho, (enum gb_op)op, bytes, hrank, half, s, host, &hr,
+					 dev_scratch, NULL, NULL);
+				r.wrong += hr.wrong;
+				if (rank == 0)
+					trace_scan(&tr, NULL); /* the rows show the first's */
+			}
 			if (o->check)
 				r.wrong = sum_wrong(r.wrong, comm, s, dev_wrong);
 			if (rank == 0) {
@@ -460,6 +480,8 @@ static int rank_main(const struct gb_opts *o, const char *dir, int rank, int wro
 	}
 	CUDACHECK(cudaFree(dev_wrong));
 	CUDACHECK(cudaFree(dev_scratch));
+	if (half)
+		NCCLCHECK(ncclCommDestroy(half));
 	NCCLCHECK(ncclCommDestroy(comm));
 	if (csv && fclose(csv))
 		DIE("writing %s: %s", o->csv, strerror(errno));

@@ -7,11 +7,12 @@
  * joined by commas ("u32:5", "u64:1,u64:2"). Per-CPU maps show every CPU's value; an update
  * gives one value (set on every CPU) or all of them.
  *
- * Updates respect rank consistency: a rank-local map (one that profiler/net programs write, so
- * its contents differ between ranks anyway and no decision may depend on it) is changed in that
- * process at once. A uniform map may feed tuner decisions, which must change on every rank at
- * the same call: such an update belongs to the control plane's consistent activation and is
- * refused here until that is wired in (see update_uniform). */
+ * Updates respect rank consistency (each map's class, as loading decided it): a rank-local map
+ * (some program writes it, so its contents differ between ranks anyway and no decision may
+ * depend on it) is changed in that process at once. A uniform map may feed tuner decisions,
+ * which must change on every rank at the same call: such an update belongs to the control
+ * plane's consistent activation (see update_uniform). A per-communicator map belongs to its
+ * communicators' programs: the process refuses updates. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

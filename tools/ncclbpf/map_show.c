@@ -88,6 +88,8 @@ void map_show_dump(const struct insp_recs *rs)
 		printf("  key ");
 		print_field(r, "key");
 		printf(":");
+		if (insp_get(r, "comm")) /* a per-communicator map: this communicator's instance */
+			printf(" comm %s", get(r, "comm"));
 		for (int k = 0; k < r->n; k++)
 			if (!strcmp(r->key[k], "value") || cpu_of(r->key[k]) >= 0) {
 				printf(" %s ", r->key[k]);
@@ -130,6 +132,8 @@ void map_show_dump_json(struct json *j, const struct insp_recs *rs)
 			continue;
 		json_obj(j);
 		json_field(j, r, "key", "key");
+		if (insp_get(r, "comm"))
+			json_ku64(j, "comm", insp_getu(r, "comm"));
 		if (insp_get(r, "value")) {
 			json_field(j, r, "value", "value");
 		} else {

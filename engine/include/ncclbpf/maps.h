@@ -40,6 +40,10 @@ enum ebpf_map_type {
 
 /* Map flags. */
 #define EBPF_MAP_F_RDONLY_PROG 0x80u /* programs may not write (frozen .rodata) */
+/* One instance per communicator (the SDK's NCCLBPF_F_PER_COMM; ARRAY and HASH only): the map
+ * created from the definition is a template, which program-side operations replace by the
+ * instance the calling thread has bound (ebpf_map__bind), or use itself when none is bound. */
+#define EBPF_MAP_F_PER_COMM 0x1000000u
 
 /* Ring buffer output/submit flags (Linux's; accepted, wake-ups are the consumer's business). */
 #define EBPF_RB_NO_WAKEUP    1u
@@ -100,6 +104,27 @@ int ebpf_map__is_frozen(const struct ebpf_map *map);
 int ebpf_map__array_layout(struct ebpf_map *map, void **base, uint32_t *stride);
 /* Human name of a map type ("hash", "array", ...), "unknown" otherwise. */
 const char *ebpf_map_type__name(uint32_t type);
+
+/* --- Per-communicator instances ---------------------------------------------------------------
+ * A binding maps templates (EBPF_MAP_F_PER_COMM) to instances (maps created from the template's
+ * definition without the flag). While a thread has a binding, the program-side operations
+ * (lookup, update, delete) on a template act on its instance; the JIT never inlines lookups in
+ * templates, and direct value access to one is refused. The runtime binds a communicator's
+ * instances around each of its decision program runs (runtime/src/comm_maps.c) and unbinds
+ * (NULL) after; the binding and its instances must outlive the run. */
+struct ebpf_map_binding {
+	uint32_t n;
+	struct {
+		const struct ebpf_map *tmpl;
+		struct ebpf_map *inst;
+	} e[];
+};
+extern __thread const struct ebpf_map_binding *ebpf_map_binding_
+    __attribute__((tls_model("initial-exec")));
+static inline void ebpf_map__bind(const struct ebpf_map_binding *b)
+{
+	ebpf_map_binding_ = b;
+}
 
 /* --- Program side (what the helpers call; caller is inside an epoch section) ---------------- */
 

@@ -192,8 +192,9 @@ static int array_layout(struct ebpf_map *map, struct jit_inline *out)
 	uint8_t *p0, *p1, *pl;
 	uintptr_t stride;
 
+	/* a per-communicator template's values are not the bound instance's */
 	if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY || ebpf_map__key_size(map) != 4 || !max ||
-	    !vs)
+	    !vs || (ebpf_map__flags(map) & EBPF_MAP_F_PER_COMM))
 		return -1;
 	kl = max - 1;
 	kend = max;

@@ -31,8 +31,10 @@ static int create_maps(struct ebpf_object *obj, struct ebpf_map **maps, char *er
 		m->map = ebpf_map__create(&m->def, msg, sizeof(msg));
 		if (!m->map) {
 			int e = errno ? errno : EINVAL;
-			return ldr_err(err, err_len, e, "map '%s': %s", m->name,
-				       msg[0] ? msg : strerror(e));
+			/* the maps' messages name the map already */
+			if (msg[0])
+				return ldr_err(err, err_len, e, "%s", msg);
+			return ldr_err(err, err_len, e, "map '%s': %s", m->name, strerror(e));
 		}
 		maps[i] = m->map;
 		if (m->init) {

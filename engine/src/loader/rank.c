@@ -25,7 +25,7 @@
 
 #include "loader.h"
 
-#define WHY_LEN 512
+#define WHY_LEN 640
 
 struct rank_pass {
 	struct ebpf_object *obj;
@@ -93,15 +93,17 @@ static const char *why_local(struct rank_pass *rp, uint32_t k)
 		write_site(p, m->writer_insn, where, sizeof(where));
 	if (m->def.type == EBPF_MAP_TYPE_LRU_HASH)
 		snprintf(b, WHY_LEN,
-			 "`%.63s` is an LRU hash: eviction decides which keys it keeps; use a HASH "
-			 "updated through the control plane",
+			 "`%.63s` is an LRU hash: eviction decides which keys it keeps; keep "
+			 "decision state in a per-communicator HASH (__uint(map_flags, "
+			 "NCCLBPF_F_PER_COMM))",
 			 m->name);
 	else if ((rp->always_local >> k) & 1)
-		snprintf(b, WHY_LEN,
-			 "`%.63s` is a per-CPU map: each rank reads the slot of the CPU its thread "
-			 "runs on; keep decision state in an ARRAY updated through the control "
-			 "plane",
-			 m->name);
+		snprintf(
+		    b, WHY_LEN,
+		    "`%.63s` is a per-CPU map: each rank reads the slot of the CPU its thread "
+		    "runs on; keep decision state in a per-communicator ARRAY (__uint(map_flags, "
+		    "NCCLBPF_F_PER_COMM))",
+		    m->name);
 	else if (p && !decides(p))
 		snprintf(b, WHY_LEN,
 			 "`%.63s` is written by %.40s program `%.63s` at %.150s: it holds this "
@@ -109,14 +111,17 @@ static const char *why_local(struct rank_pass *rp, uint32_t k)
 			 "map update with NCCLBPF_CP_DIR) into a map no program writes",
 			 m->name, p->section, p->name, where);
 	else if (p)
-		snprintf(b, WHY_LEN,
-			 "`%.63s` is written by %.40s program `%.63s` at %.150s: what it holds "
-			 "depends on the calls of every communicator in this process; decide from "
-			 "ctx->seq%s",
-			 m->name, p->section, p->name, where,
-			 m->kind != EBPF_OBJECT_MAP_BTF
-			     ? ", and keep read-only settings const (.rodata)"
-			     : ", or change the map only through the control plane");
+		snprintf(
+		    b, WHY_LEN,
+		    "`%.63s` is written by %.40s program `%.63s` at %.120s: what it holds "
+		    "depends on the calls of every communicator in this process; %s",
+		    m->name, p->section, p->name, where,
+		    m->kind != EBPF_OBJECT_MAP_BTF
+			? "keep decision state in a per-communicator map (__uint(map_flags, "
+			  "NCCLBPF_F_PER_COMM)) or decide from ctx->seq, and make read-only "
+			  "settings const (.rodata)"
+			: "declare it per-communicator (__uint(map_flags, NCCLBPF_F_PER_COMM)), "
+			  "decide from ctx->seq, or change it only through the control plane");
 	else
 		snprintf(b, WHY_LEN, "`%.63s` may differ between ranks", m->name);
 	return b;
@@ -228,6 +233,8 @@ int ldr_verify_programs(struct ebpf_object *obj, struct ebpf_map *const *maps,
 		if (t == EBPF_MAP_TYPE_PERCPU_ARRAY || t == EBPF_MAP_TYPE_PERCPU_HASH ||
 		    t == EBPF_MAP_TYPE_LRU_HASH)
 			rp->always_local |= 1ull << k;
+		if (m->def.flags & EBPF_MAP_F_PER_COMM)
+			rp->per_comm |= 1ull << k;
 	}
 	for (uint32_t i = 0; i < obj->n_progs; i++)
 		memset(&obj->progs[i].vstats, 0, sizeof(obj->progs[i].vstats));

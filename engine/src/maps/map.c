@@ -68,8 +68,19 @@ struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, siz
 		errno = EINVAL;
 		return NULL;
 	}
-	if (def->flags & ~EBPF_MAP_F_RDONLY_PROG) {
+	if (def->flags & ~(EBPF_MAP_F_RDONLY_PROG | EBPF_MAP_F_PER_COMM)) {
 		map_err(err, err_len, def, "unsupported flags 0x%x", def->flags);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((def->flags & EBPF_MAP_F_PER_COMM) &&
+	    ((def->type != EBPF_MAP_TYPE_ARRAY && def->type != EBPF_MAP_TYPE_HASH) ||
+	     (def->flags & EBPF_MAP_F_RDONLY_PROG))) {
+		map_err(err, err_len, def,
+			"a per-communicator map (NCCLBPF_F_PER_COMM) must be an ARRAY or a HASH "
+			"(per-CPU values and LRU eviction differ between ranks), got %s",
+			(def->flags & EBPF_MAP_F_RDONLY_PROG) ? "a read-only map"
+							      : ebpf_map_type__name(def->type));
 		errno = EINVAL;
 		return NULL;
 	}
@@ -191,14 +202,31 @@ const char *ebpf_map_type__name(uint32_t type)
 	return "unknown";
 }
 
+__thread const struct ebpf_map_binding *ebpf_map_binding_
+    __attribute__((tls_model("initial-exec")));
+
+/* The instance this thread has bound for a per-communicator template, or the template itself. */
+static struct ebpf_map *bound(struct ebpf_map *m)
+{
+	const struct ebpf_map_binding *b = ebpf_map_binding_;
+	for (uint32_t i = 0; b && i < b->n; i++)
+		if (b->e[i].tmpl == m)
+			return b->e[i].inst;
+	return m;
+}
+
 void *ebpf_map__lookup_elem(struct ebpf_map *map, const void *key)
 {
+	if (__builtin_expect(map->flags & EBPF_MAP_F_PER_COMM, 0))
+		map = bound(map);
 	return map->ops->lookup(map, key);
 }
 
 long ebpf_map__update_elem(struct ebpf_map *map, const void *key, const void *value, uint64_t flags)
 {
 	long rc;
+	if (__builtin_expect(map->flags & EBPF_MAP_F_PER_COMM, 0))
+		map = bound(map);
 	if (flags > EBPF_EXIST) {
 		rc = -EINVAL;
 	} else {
@@ -212,6 +240,8 @@ long ebpf_map__update_elem(struct ebpf_map *map, const void *key, const void *va
 
 long ebpf_map__delete_elem(struct ebpf_map *map, const void *key)
 {
+	if (__builtin_expect(map->flags & EBPF_MAP_F_PER_COMM, 0))
+		map = bound(map);
 	ebpf_epoch_enter();
 	long rc = map->ops->remove(map, key);
 	ebpf_epoch_exit();
@@ -248,7 +278,12 @@ int ebpf_map__user_delete(struct ebpf_map *map, const void *key)
 {
 	if (atomic_load_explicit(&map->frozen, memory_order_acquire))
 		return -EPERM;
-	return (int)ebpf_map__delete_elem(map, key);
+	ebpf_epoch_enter();
+	long rc = map->ops->remove(map, key);
+	ebpf_epoch_exit();
+	if (!rc)
+		map_stat_inc(&map->n_deletes);
+	return (int)rc;
 }
 
 int ebpf_map__def_matches(const struct ebpf_map *map, const struct ebpf_map_def *def)
@@ -271,7 +306,8 @@ int ebpf_map__is_frozen(const struct ebpf_map *map)
 
 int ebpf_map__array_layout(struct ebpf_map *map, void **base, uint32_t *stride)
 {
-	if (map->type != EBPF_MAP_TYPE_ARRAY)
+	/* a template's values are not the ones a bound program reads */
+	if (map->type != EBPF_MAP_TYPE_ARRAY || (map->flags & EBPF_MAP_F_PER_COMM))
 		return -EINVAL;
 	*base = map->array_base;
 	*stride = map->value_stride;

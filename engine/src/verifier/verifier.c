@@ -238,6 +238,14 @@ static int check_lddw(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 {
 	struct reg *dst = &cur_regs(env)[insn->dst_reg];
 
+	if (insn->src_reg == EBPF_PSEUDO_MAP_VALUE && map_is_per_comm(env, (uint32_t)insn->imm)) {
+		const char *name = ebpf_map__name(env_map(env, (uint32_t)insn->imm));
+		return verr(
+		    env, pc, -EACCES,
+		    "direct value access to per-communicator map `%s`: look its elements up "
+		    "with bpf_map_lookup_elem",
+		    name ? name : "?");
+	}
 	/* a communicator's decision state exists only where its decisions run */
 	if ((insn->src_reg == EBPF_PSEUDO_MAP_FD || insn->src_reg == EBPF_PSEUDO_MAP_VALUE) &&
 	    env->type && !(env->type->flags & EBPF_PROG_TYPE_F_RANK_CONSISTENT) &&

@@ -99,6 +99,7 @@ struct ncclbpf_rt_policy_hot {
 	struct ncclbpf_rt_hook
 	    profiler;		 /* SEC("profiler"), "profiler/coll_end" or "profiler/proxy" */
 	uint32_t profiler_needs; /* NCCLBPF_RT_PROF_* (0: no profiler program) */
+	uint32_t comm_maps;	 /* per-communicator maps (NCCLBPF_F_PER_COMM) of the bundle */
 };
 
 /* Private to the runtime; named here only so that the inline entries can load them. */
@@ -112,21 +113,31 @@ int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx);
  * for Coll and KernelCh events, which make up a COLL_END, but builds no context for them). */
 #define NCCLBPF_RT_PROF_END_ONLY 4u
 
+struct ncclbpf_comm;
+/* Binds c's instances of p's per-communicator maps for this thread (runtime/src/comm_maps.c:
+ * built, and carried over from c's previous policy, at c's first call under p). 0, or -ENOMEM
+ * (the program must not run). */
+int ncclbpf_rt__comm_maps_bind(struct ncclbpf_comm *c, const struct ncclbpf_rt_policy_hot *p);
+
 #ifndef __cplusplus
 #include "ncclbpf/epoch.h"
+#include "ncclbpf/maps.h"
 
 /* A hook call in three steps, for an adapter that builds its context from what the program
  * reads (hook->ctx_words):
- *   h = ncclbpf_rt_hook_begin(slot, off, &version): the hook at byte offset off of the policy
- *       in *slot, inside an epoch section (it keeps the policy, its code and maps, and any map
- *       value the program looks up alive until the end); NULL when no policy has a program
- *       for it, and then nothing is left open. With no policy at all it costs one load: an
- *       empty slot is seen before any epoch is entered (a policy activated meanwhile is as if
- *       activated just after this call).
+ *   h = ncclbpf_rt_hook_begin(slot, c, off, &version): the hook at byte offset off of the
+ *       policy in *slot, for communicator c (NULL: none), inside an epoch section (it keeps the
+ *       policy, its code and maps, and any map value the program looks up alive until the end);
+ *       NULL when no policy has a program for it, or c's per-communicator maps cannot be made
+ *       (the program must not run), and then nothing is left open. With no policy at all it
+ *       costs one load: an empty slot is seen before any epoch is entered (a policy activated
+ *       meanwhile is as if activated just after this call). A policy with per-communicator maps
+ *       runs with c's instances bound (one not-taken branch for the others).
  *   err = ncclbpf_rt_hook_run(h, ctx): 0, or -EFAULT when the interpreter stopped the program.
  *   ncclbpf_rt_hook_end(): closes the section; nothing read from the policy may be used after.
  */
 static inline const struct ncclbpf_rt_hook *ncclbpf_rt_hook_begin(struct rt_policy *const *slot,
+								  struct ncclbpf_comm *c,
 								  size_t off, uint64_t *version)
 {
 	if (!__atomic_load_n(slot, __ATOMIC_RELAXED))
@@ -140,7 +151,9 @@ static inline const struct ncclbpf_rt_hook *ncclbpf_rt_hook_begin(struct rt_poli
 		    (const struct ncclbpf_rt_hook *)(const void *)((const char *)p + off);
 		if (version)
 			*version = p->version;
-		if (__builtin_expect(h->fn != NULL || h->prog != NULL, 1))
+		if (__builtin_expect(h->fn != NULL || h->prog != NULL, 1) &&
+		    (!c || __builtin_expect(p->comm_maps == 0, 1) ||
+		     ncclbpf_rt__comm_maps_bind(c, p) == 0))
 			return h;
 	}
 	ebpf_epoch_exit();
@@ -158,15 +171,17 @@ static inline int ncclbpf_rt_hook_run(const struct ncclbpf_rt_hook *h, void *ctx
 
 static inline void ncclbpf_rt_hook_end(void)
 {
+	if (__builtin_expect(ebpf_map_binding_ != NULL, 0))
+		ebpf_map__bind(NULL); /* hook_begin bound a communicator's per-communicator maps */
 	ebpf_epoch_exit();
 }
 
 /* Runs the hook at byte offset off of the policy in *slot on a context filled whole. Returns 0,
  * -ENOENT when no policy has a program for it, or -EFAULT (interpreter). */
-static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, size_t off, void *ctx,
-				       uint64_t *version)
+static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, struct ncclbpf_comm *c,
+				       size_t off, void *ctx, uint64_t *version)
 {
-	const struct ncclbpf_rt_hook *h = ncclbpf_rt_hook_begin(slot, off, version);
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_hook_begin(slot, c, off, version);
 	if (!h)
 		return -2; /* -ENOENT */
 	int err = ncclbpf_rt_hook_run(h, ctx);
@@ -180,12 +195,12 @@ static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, size_t off
  * ctx's outputs are whatever the program wrote; the caller validates them. */
 static inline int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_,
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
 				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);
 }
 static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_,
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
 				    offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
 }
 
@@ -197,7 +212,7 @@ static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *
  * program) or -EFAULT (interpreter stopped it). */
 static inline int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx)
 {
-	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_,
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
 				    offsetof(struct ncclbpf_rt_policy_hot, profiler), (void *)ctx,
 				    NULL);
 }
@@ -423,6 +438,9 @@ struct ncclbpf_comm {
 	struct ncclbpf_cp_member *cp;
 	struct rt_policy *cp_policy;
 	uint64_t cp_next;
+	/* This communicator's instances of its policy's per-communicator maps (comm_maps.c;
+	 * written by its calling thread, read by inspection inside an epoch section). */
+	struct rt_comm_maps *comm_maps;
 };
 
 /* c's statistics with the derived ones (see enum ncclbpf_comm_stat); channels0, if not NULL,
@@ -438,22 +456,22 @@ static inline struct rt_policy *const *ncclbpf_rt__comm_slot(const struct ncclbp
 	return __builtin_expect(c->cp != NULL, 0) ? &c->cp_policy : &ncclbpf_rt_active_;
 }
 /* The tuner hook of c's policy (ncclbpf_rt_hook_begin), or NULL. */
-static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin(const struct ncclbpf_comm *c,
+static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin(struct ncclbpf_comm *c,
 								   uint64_t *version)
 {
-	return ncclbpf_rt_hook_begin(ncclbpf_rt__comm_slot(c),
+	return ncclbpf_rt_hook_begin(ncclbpf_rt__comm_slot(c), c,
 				     offsetof(struct ncclbpf_rt_policy_hot, tuner), version);
 }
 static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
 					    uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c),
+	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c), c,
 				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);
 }
 static inline int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
 					    uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c),
+	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c), c,
 				    offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
 }
 #endif

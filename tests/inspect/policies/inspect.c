@@ -3,7 +3,8 @@
  * counts its calls in an array map and a per-CPU array; a profiler program that writes a fourth
  * map. Every map a program writes is rank-local (`ncclbpf map update` may change it in one
  * process); `tuner_cfg`, which only the operator writes, is uniform (changed through the
- * control plane). */
+ * control plane); `comm_calls` counts each communicator's calls in its own instance
+ * (per-communicator: dumped per communicator, never updated from outside). */
 #include "ncclbpf.h"
 
 struct {
@@ -34,11 +35,22 @@ struct {
 	__type(value, __u64);
 } tuner_cfg SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, NCCLBPF_F_PER_COMM);
+	__type(key, __u32);
+	__type(value, __u64);
+} comm_calls SEC(".maps");
+
 SEC("tuner")
 int tune(struct ncclbpf_tuner_ctx *ctx)
 {
 	__u32 k = 0;
-	__u64 *v = bpf_map_lookup_elem(&tuner_calls, &k);
+	__u64 *v = bpf_map_lookup_elem(&comm_calls, &k);
+	if (v)
+		*v += 1;
+	v = bpf_map_lookup_elem(&tuner_calls, &k);
 	if (v)
 		*v += 1;
 	v = bpf_map_lookup_elem(&percpu_calls, &k);

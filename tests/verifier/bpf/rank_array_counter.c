@@ -4,6 +4,7 @@
 /* EXPECT-REJECT: tuner decision `protocol` depends on a rank-local value */
 /* EXPECT-REJECT: (rank-local map `calls` at line @*n += 1;@) */
 /* EXPECT-REJECT: `calls` is written by tuner program `alternate` at line @*n += 1;@ (`*n += 1;`) */
+/* EXPECT-REJECT: declare it per-communicator (__uint(map_flags, NCCLBPF_F_PER_COMM)) */
 /* EXPECT-REJECT: decide from ctx->seq */
 /* EXPECT-CLASS: calls rank-local */
 #include "ncclbpf.h"

@@ -1,7 +1,8 @@
 /* The counter in a global variable (.bss) instead of a map: the same problem. */
 /* EXPECT-REJECT: `n_channels` depends on a rank-local value (rank-local map `.bss` */
 /* EXPECT-REJECT: `.bss` is written by tuner program `every_fourth` at line @seen = n + 1;@ */
-/* EXPECT-REJECT: keep read-only settings const (.rodata) */
+/* EXPECT-REJECT: keep decision state in a per-communicator map (__uint(map_flags, */
+/* EXPECT-REJECT: make read-only settings const (.rodata) */
 /* EXPECT-CLASS: .bss rank-local */
 #include "ncclbpf.h"
 

@@ -2,6 +2,7 @@
 /* EXPECT-REJECT: is written under a branch on a rank-local value */
 /* EXPECT-REJECT: (lookup in rank-local map `recent` */
 /* EXPECT-REJECT: `recent` is an LRU hash */
+/* EXPECT-REJECT: keep decision state in a per-communicator HASH */
 /* EXPECT-CLASS: recent rank-local */
 #include "ncclbpf.h"
 

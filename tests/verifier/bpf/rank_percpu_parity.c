@@ -3,6 +3,7 @@
 /* EXPECT-REJECT: tuner decision `algorithm` depends on a rank-local value */
 /* EXPECT-REJECT: (rank-local map `percpu_calls` */
 /* EXPECT-REJECT: `percpu_calls` is a per-CPU map */
+/* EXPECT-REJECT: keep decision state in a per-communicator ARRAY */
 /* EXPECT-CLASS: percpu_calls rank-local */
 #include "ncclbpf.h"
 

@@ -1,0 +1,161 @@
+/* Per-communicator maps (include/ncclbpf.h: NCCLBPF_F_PER_COMM): every communicator has its own
+ * instance of each such map of the policy it runs, created when its context is created (or
+ * when it first runs a policy with new per-communicator maps), written only by its own decision
+ * programs, and freed at finalize. NCCL calls a communicator's tuner in the same order on every
+ * rank, so state written from uniform inputs stays the same on every rank; the verifier keeps
+ * rank-local values out of it.
+ *
+ * How programs reach the instance. The program code is the policy's, shared by every
+ * communicator; its map references are the policy's maps (templates). Before a decision
+ * program runs for a communicator, the hot path (runtime.h) stores the communicator's binding,
+ * {template -> instance} pairs, in a thread-local pointer, and the map operations of a
+ * per-communicator template use the bound instance (maps.h: ebpf_map__bind). The alternative,
+ * per-communicator copies of the programs with the instances' addresses compiled in, would
+ * need a program build and JIT compile per communicator and reload, code memory per
+ * communicator, and a policy pointer per communicator that every reload must rewrite, for a
+ * saving of one predictable branch per map helper call. The binding costs a policy without
+ * per-communicator maps one load and one not-taken branch per call, and a policy with them one
+ * call here and two thread-local stores; lookups in per-communicator arrays go through the
+ * helper instead of the JIT's inlined address computation.
+ *
+ * Carrying state across a reload. A communicator's instances belong to one policy version.
+ * The first call of the communicator that runs another version (after a plain reload, or at
+ * the control plane's agreed sequence number, where the member switches inside that call)
+ * builds instances for it and copies the contents of every old instance with the same name,
+ * type and sizes, on the communicator's own thread, before the program runs: every rank copies
+ * the same state at the same call. Old instances are retired through the epoch (the
+ * inspection server may be reading them). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncclbpf/epoch.h"
+#include "ncclbpf/maps.h"
+#include "ncclbpf/object.h"
+#include "rt_internal.h"
+
+/* A communicator's instances for one policy version. */
+struct rt_comm_maps {
+	uint64_t version;
+	struct ebpf_map_binding *b; /* n pairs: the policy's templates and their instances */
+};
+
+static void comm_maps_free(void *ptr)
+{
+	struct rt_comm_maps *m = ptr;
+	if (!m)
+		return;
+	for (uint32_t i = 0; m->b && i < m->b->n; i++)
+		ebpf_map__free(m->b->e[i].inst);
+	free(m->b);
+	free(m);
+}
+
+/* The old instance to carry into inst: same name, type and sizes. */
+static struct ebpf_map *old_match(const struct rt_comm_maps *old, const struct ebpf_map *inst)
+{
+	for (uint32_t i = 0; old && i < old->b->n; i++) {
+		struct ebpf_map *o = old->b->e[i].inst;
+		if (!strcmp(ebpf_map__name(o), ebpf_map__name(inst)) &&
+		    ebpf_map__type(o) == ebpf_map__type(inst) &&
+		    ebpf_map__key_size(o) == ebpf_map__key_size(inst) &&
+		    ebpf_map__value_size(o) == ebpf_map__value_size(inst) &&
+		    ebpf_map__max_entries(o) == ebpf_map__max_entries(inst))
+			return o;
+	}
+	return NULL;
+}
+
+/* Instances of p's per-communicator maps, filled from old where it has the same map. */
+static struct rt_comm_maps *comm_maps_new(const struct rt_policy *p, const struct rt_comm_maps *old)
+{
+	struct rt_comm_maps *m = calloc(1, sizeof(*m));
+	uint32_t n = p->hot.comm_maps;
+	if (!m)
+		return NULL;
+	m->version = p->hot.version;
+	m->b = calloc(1, sizeof(*m->b) + n * sizeof(m->b->e[0]));
+	if (!m->b) {
+		free(m);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct ebpf_map *t = p->comm_tmpl[i];
+		struct ebpf_map_def d = {
+		    .sz = sizeof(d),
+		    .name = ebpf_map__name(t),
+		    .type = ebpf_map__type(t),
+		    .key_size = ebpf_map__key_size(t),
+		    .value_size = ebpf_map__value_size(t),
+		    .max_entries = ebpf_map__max_entries(t),
+		    .flags = ebpf_map__flags(t) & ~EBPF_MAP_F_PER_COMM,
+		};
+		char err[160];
+		struct ebpf_map *inst = ebpf_map__create(&d, err, sizeof(err));
+		struct ebpf_map *o = inst ? old_match(old, inst) : NULL;
+		if (!inst || (o && rt_bundle_copy_map(inst, o) != 0)) {
+			ebpf_map__free(inst);
+			comm_maps_free(m);
+			return NULL;
+		}
+		m->b->e[i].tmpl = t;
+		m->b->e[i].inst = inst;
+		m->b->n = i + 1;
+	}
+	return m;
+}
+
+int ncclbpf_rt__comm_maps_bind(struct ncclbpf_comm *c, const struct ncclbpf_rt_policy_hot *hot)
+{
+	struct rt_comm_maps *m = __atomic_load_n(&c->comm_maps, __ATOMIC_ACQUIRE);
+	if (__builtin_expect(!m || m->version != hot->version, 0)) {
+		/* The first call under another policy version: build and carry over. */
+		struct rt_comm_maps *nm =
+		    comm_maps_new((const struct rt_policy *)(const void *)hot, m);
+		if (!nm) {
+			static int said;
+			if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+				rt_log(NCCLBPF_LOG_WARN,
+				       "NCCLbpf: cannot create the per-communicator maps of policy "
+				       "version %llu for communicator %016llx (out of memory); its "
+				       "decisions are left to NCCL",
+				       (unsigned long long)hot->version,
+				       (unsigned long long)c->comm_id);
+			return -ENOMEM;
+		}
+		__atomic_store_n(&c->comm_maps, nm, __ATOMIC_RELEASE);
+		if (m)
+			ebpf_epoch_retire(m, comm_maps_free);
+		m = nm;
+	}
+	ebpf_map__bind(m->b);
+	return 0;
+}
+
+void rt_comm_maps_create(struct ncclbpf_comm *c)
+{
+	ebpf_epoch_enter();
+	const struct ncclbpf_rt_policy_hot *p =
+	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(
+		ncclbpf_rt__comm_slot(c), __ATOMIC_ACQUIRE);
+	if (p && p->comm_maps && ncclbpf_rt__comm_maps_bind(c, p) == 0)
+		ebpf_map__bind(NULL);
+	ebpf_epoch_exit();
+}
+
+void rt_comm_maps_destroy(struct ncclbpf_comm *c)
+{
+	struct rt_comm_maps *m = __atomic_exchange_n(&c->comm_maps, NULL, __ATOMIC_ACQ_REL);
+	if (m)
+		ebpf_epoch_retire(m, comm_maps_free);
+}
+
+struct ebpf_map *rt_comm_maps_find(const struct ncclbpf_comm *c, uint64_t version, const char *name)
+{
+	const struct rt_comm_maps *m = __atomic_load_n(&c->comm_maps, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; m && (!version || m->version == version) && i < m->b->n; i++)
+		if (!strcmp(ebpf_map__name(m->b->e[i].inst), name))
+			return m->b->e[i].inst;
+	return NULL;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# GPU run of per-communicator decision state (docs/writing-policies.md, "Per-communicator
+# maps"): a job where every rank belongs to two communicators, the whole job and a half
+# (ncclCommSplit by rank parity: ncclbpf-gpubench --split), whose calls interleave on each rank
+# as its GPU work dictates. The policy, policies/explore_protocols.c, counts each
+# communicator's calls per (collective, size bucket) in a per-communicator map and tries the
+# protocols in turn. Checks: every result is exact (gpubench's #wrong, its exit status), and per
+# communicator every rank made the same calls with the same decisions in the same order
+# (gpu_e2e_check.py split on the ranks' traces, which also wants the decisions to vary). A run
+# without the plugin gives the same job's results as a baseline. Several ranks share a GPU
+# under CUDA MPS (gpu-common.sh). Policy objects are built beforehand with clang (POLICY_DIR).
+# Usage: scripts/gpu-split.sh [OUTDIR]     (RANKS=4, MAXB=16M, ITERS=5; SKIP_BUILD=1 reuses
+# BUILD_DIR)
+set -uo pipefail
+. "$(dirname "$0")/gpu-common.sh"
+OUT=${1:-/tmp/gpu-split}
+RUNDIR=$OUT
+mkdir -p "$OUT"
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+	gpu_build "$OUT" || exit 1
+fi
+EXPLORE=$(need_policy explore_protocols) || exit 1
+mps_start
+N=${RANKS:-4}
+ARGS=(-n "$N" --split -o allreduce,allgather -b 8 -e "${MAXB:-16M}" -i "${ITERS:-5}" -w 2)
+status=0
+gb_run noplugin 600 "${ARGS[@]}" --no-plugin || status=1
+mkdir -p "$OUT/explore"
+GPUBENCH_TRACE_DIR="$OUT/explore" gb_run explore 600 "${ARGS[@]}" --plugin "$PLUGIN" \
+	--policy "$EXPLORE" || status=1
+grep -vE "^#.*iters" "$OUT/explore.txt" | tail -40
+for run in noplugin explore; do
+	wrong=$(awk '!/^#/ && NF > 10 { s += $11 } END { print s + 0 }' "$OUT/$run.txt")
+	rows=$(grep -cvE "^#|^$" "$OUT/$run.txt")
+	echo "$run: $rows rows, $wrong wrong elements over both communicators"
+	[ "$rows" -gt 0 ] && [ "$wrong" -eq 0 ] || status=1
+done
+echo "== per communicator, identical decisions on every rank"
+python3 "$GPU_ROOT/scripts/gpu_e2e_check.py" split "$OUT/explore" || status=1
+[ $status -eq 0 ] && echo "gpu-split: OK" || echo "gpu-split: FAILED"
+exit $status
