@@ -20,6 +20,20 @@ if(NCCLBPF_TESTGEN_SOURCES)
   if(TARGET verifier_soundness_asan)
     target_include_directories(verifier_soundness_asan PRIVATE ${NCCLBPF_DIFF_DIR})
   endif()
+  # Rank consistency over generated decision programs with map reads and writes: two simulated
+  # ranks (other interleavings of a second communicator, another CPU, other times) must decide
+  # alike wherever the verifier accepts; the oracle check shows the comparison catches what the
+  # rule prevents. Long runs: build/tests/rank_campaign --count 6000000 --progress 100000.
+  ncclbpf_test(rank_campaign
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/rank_campaign.c ${NCCLBPF_TESTGEN_SOURCES}
+    ARGS --count 4000 --seed 1 ASAN_ARGS --count 800 --seed 5 LABELS verifier TIMEOUT 240)
+  ncclbpf_add_test(NAME rank_campaign_oracle COMMAND rank_campaign --count 4000 --seed 1
+    --oracle-check LABELS verifier TIMEOUT 240)
+  foreach(t rank_campaign rank_campaign_asan)
+    if(TARGET ${t})
+      target_include_directories(${t} PRIVATE ${NCCLBPF_DIFF_DIR})
+    endif()
+  endforeach()
   if(NCCLBPF_KERNEL_TESTS)
     # Verdicts against the Linux verifier (SKIP when bpf() is refused); long runs:
     # verifier_soundness --count 100000 --kernel --no-run -v
