@@ -402,6 +402,12 @@ static const struct vcase reject_cases[] = {
     RC("per-communicator counter bumped by the cpu number through an atomic", "tuner",
        "stored into per-communicator map `array`", 1u << MAP_ARRAY, CALL_HELPER(8), MOV64_REG(6, 0),
        LOOKUP(MAP_ARRAY), NULL_EXIT(0), ATOMIC_OP(EBPF_DW, EBPF_ADD, 0, 6, 0), RET0),
+    /* found by rank_campaign: a uniform constant stored where the clock points */
+    RC("per-communicator array written at an offset the clock chose", "tuner",
+       "per-communicator map `array` written where a rank-local value (ktime_get_ns() at insn 0) "
+       "points",
+       1u << MAP_ARRAY, CALL_HELPER(5), MOV64_REG(6, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
+       ALU64_IMM(EBPF_AND, 6, 7), ALU64_REG(EBPF_ADD, 0, 6), ST_MEM(EBPF_DW, 0, 8, 1), RET0),
     RC("profiler program uses a per-communicator map", "profiler",
        "per-communicator map `array` is decision state: only tuner programs may use it",
        1u << MAP_ARRAY, LOOKUP(MAP_ARRAY), RET0),

@@ -392,8 +392,21 @@ int main(int argc, char **argv)
 			if (!oracle_check || verbose)
 				fprintf(stderr, "%s seed %" PRIu64 ": ranks decided differently\n",
 					oracle_check ? "expected:" : "RANK-INCONSISTENT", s);
-			if (verbose)
+			if (verbose) {
+				for (int k = 0; k < C_CALLS; k++)
+					fprintf(stderr,
+						"  C call %d: rank A %016" PRIx64
+						", rank B %016" PRIx64 "\n",
+						k, ca[k], cb[k]);
+				for (int k = 0; k < D_CALLS; k++)
+					fprintf(stderr,
+						"  D call %d: rank A %016" PRIx64
+						", rank B %016" PRIx64 "\n",
+						k, da[k], db[k]);
+				fprintf(stderr, "  per-communicator contents equal: C %d, D %d\n",
+					same_state(&ra, &rb, 0), same_state(&ra, &rb, 1));
 				gen_print(stderr, &g);
+			}
 		}
 		for (int k = 0; k < 2; k++) {
 			ebpf_prog__free(rk[k]->prog);

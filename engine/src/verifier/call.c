@@ -184,7 +184,7 @@ int check_helper_call(struct env *env, const struct ebpf_insn *insn, uint32_t pc
 		reg_mark_unknown(&v);
 		v.local = local;
 		v.taint = origin;
-		err = taint_check_map_write(env, pc, (uint32_t)map, &v);
+		err = taint_check_map_write(env, pc, (uint32_t)map, &v, NULL);
 		if (err)
 			return err;
 	}

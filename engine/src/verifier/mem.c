@@ -495,7 +495,7 @@ static int mapval_access(struct env *env, uint32_t pc, uint32_t regno, int16_t o
 			return verr(env, pc, -EACCES, "R%u leaks addr into map",
 				    env->insns[pc].src_reg);
 		map_mark_written(env, p->map_idx, pc);
-		return taint_check_map_write(env, pc, p->map_idx, val);
+		return taint_check_map_write(env, pc, p->map_idx, val, p);
 	}
 	if (!rodata_const(env, p, off, size, sx, dst))
 		mark_loaded(dst, size, sx);

@@ -256,7 +256,10 @@ void taint_branch(struct env *env, uint32_t pc, uint32_t origin);
 void taint_at_insn(struct env *env, uint32_t pc);
 void taint_frame_exit(struct env *env);
 int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, const char *field);
-int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val);
+/* val: the value written; ptr: the pointer written through (NULL for helpers, whose key is part
+ * of val's label), whose rank-local offset would choose the element or bytes rank-locally. */
+int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val,
+			  const struct reg *ptr);
 /* Records what made values rank-local at pc, for messages. */
 void taint_source(struct env *env, uint32_t pc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

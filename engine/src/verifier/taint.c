@@ -132,7 +132,8 @@ int taint_check_decision(struct env *env, uint32_t pc, const struct reg *val, co
 
 /* Only per-communicator maps need the check: every other map a program writes is rank-local
  * for decisions (the loader flags it), so what it holds cannot reach one. */
-int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val)
+int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const struct reg *val,
+			  const struct reg *ptr)
 {
 	char o[160];
 	uint32_t origin;
@@ -152,6 +153,13 @@ int taint_check_map_write(struct env *env, uint32_t pc, uint32_t map_idx, const 
 			    "rank-local value (%s) stored into per-communicator map `%s`, which "
 			    "decisions read as the same on every rank",
 			    origin_str(env, val->taint, o, sizeof(o)), name ? name : "?");
+	/* where the bytes go: an element or offset chosen from a rank-local value */
+	if (ptr && ptr->local)
+		return verr(
+		    env, pc, -EACCES,
+		    "per-communicator map `%s` written where a rank-local value (%s) points, "
+		    "but decisions read it as the same on every rank",
+		    name ? name : "?", origin_str(env, ptr->taint, o, sizeof(o)));
 	return 0;
 }
 
