@@ -408,6 +408,22 @@ static const struct vcase reject_cases[] = {
        "points",
        1u << MAP_ARRAY, CALL_HELPER(5), MOV64_REG(6, 0), LOOKUP(MAP_ARRAY), NULL_EXIT(0),
        ALU64_IMM(EBPF_AND, 6, 7), ALU64_REG(EBPF_ADD, 0, 6), ST_MEM(EBPF_DW, 0, 8, 1), RET0),
+    /* found by rank_campaign: the second branch is decided on each path the clock chose, and
+     * the write below it happens on one of them only */
+    R("decision under a branch decided by a value the clock chose", "tuner",
+      "`algorithm` is written under a branch on a rank-local value", MOV64_REG(6, 1),
+      CALL_HELPER(5), MOV64_IMM(7, 0), JMP_IMM(EBPF_JGT, 0, 5, 1), MOV64_IMM(7, 1),
+      JMP_IMM(EBPF_JEQ, 7, 0, 1), ST_MEM(EBPF_W, 6, T_ALGO, 1), RET0),
+    /* found by rank_campaign: sign-extending a constant dropped its rank label */
+    R("decision from a sign-extended constant chosen under a rank-local branch", "tuner",
+      "`algorithm` depends on a rank-local value", MOV64_REG(6, 1), CALL_HELPER(5), MOV64_IMM(7, 1),
+      JMP_IMM(EBPF_JGT, 0, 5, 1), MOV64_IMM(7, 2), MOVSX64_REG(7, 7, 32),
+      STX_MEM(EBPF_W, 6, 7, T_ALGO), RET0),
+    R("decision from whether a ring buffer reservation succeeded", "tuner",
+      "`protocol` is written under a branch on a rank-local value (ringbuf_reserve() at insn 5)",
+      MOV64_REG(6, 1), LD_MAP_FD(1, MAP_RB), MOV64_IMM(2, 8), MOV64_IMM(3, 0), CALL_HELPER(131),
+      JMP_IMM(EBPF_JEQ, 0, 0, 4), MOV64_REG(1, 0), MOV64_IMM(2, 0), CALL_HELPER(132),
+      ST_MEM(EBPF_W, 6, T_PROTO, 2), RET0),
     RC("profiler program uses a per-communicator map", "profiler",
        "per-communicator map `array` is decision state: only tuner programs may use it",
        1u << MAP_ARRAY, LOOKUP(MAP_ARRAY), RET0),

@@ -244,6 +244,10 @@ void scalar_sext(struct reg *r, int bits, bool to32)
 {
 	uint64_t half = 1ull << (bits - 1), mask = (half << 1) - 1;
 	struct tnum t = tnum_cast(r->var_off, (uint8_t)(bits / 8));
+	/* the value's rank label survives the extension (a constant too: it may be a constant
+	 * only on this path, chosen by a branch on a rank-local value) */
+	uint8_t local = r->local;
+	uint32_t taint = r->taint;
 
 	if (tnum_is_const(t)) {
 		uint64_t v = t.value;
@@ -253,14 +257,10 @@ void scalar_sext(struct reg *r, int bits, bool to32)
 	} else if (r->umax < half) {
 		/* already non-negative and narrower: the value is unchanged */
 	} else {
-		uint8_t local = r->local;
-		uint32_t taint = r->taint;
 		/* top bits copy the (possibly unknown) sign bit */
 		struct tnum s =
 		    tnum_arshift(tnum_lshift(t, (uint8_t)(64 - bits)), (uint8_t)(64 - bits), 64);
 		reg_mark_unknown(r);
-		r->local = local;
-		r->taint = taint;
 		r->var_off = s;
 		r->smin = -(int64_t)half;
 		r->smax = (int64_t)(half - 1);
@@ -270,6 +270,8 @@ void scalar_sext(struct reg *r, int bits, bool to32)
 		scalar_sync(r);
 		scalar_trunc32(r);
 	}
+	r->local = local;
+	r->taint = taint;
 }
 
 static void alu_add(struct reg *d, const struct reg *a, const struct reg *b)

@@ -344,9 +344,11 @@ static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_n
 			    x->id == id) {
 				if (is_null) {
 					uint8_t local = x->local;
+					uint32_t taint = x->taint;
 					ref = x->ref_id ? x->ref_id : ref;
 					reg_mark_const(x, 0);
 					x->local = local;
+					x->taint = taint;
 				} else {
 					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL
 						      ? PTR_TO_MAP_VALUE
@@ -394,13 +396,16 @@ static int check_ptr_cmp(struct env *env, const struct ebpf_insn *insn, uint32_t
 			    "R%u pointer comparison prohibited: pointers may only be compared with "
 			    "0 (NULL)",
 			    preg);
+	/* A rank-local pointer's null-ness may differ on another rank even where this path knows
+	 * it (this path got here through an earlier rank-local branch): whatever the outcome, what
+	 * is written until the paths meet is rank-local. */
+	if (p->local)
+		taint_branch(env, pc, p->taint);
 	if (p->type != PTR_TO_MAP_VALUE_OR_NULL && p->type != PTR_TO_MEM_OR_NULL) {
 		/* never null: the outcome is known */
 		env->cur.insn = op == EBPF_JNE ? target : pc + 1;
 		return 0;
 	}
-	if (p->local)
-		taint_branch(env, pc, p->taint);
 	{
 		uint32_t id = p->id;
 		err = push_branch(env, target, &other);
@@ -453,6 +458,12 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 	if (scalar_has_copies(&env->cur, dst) || (srcp && scalar_has_copies(&env->cur, srcp)))
 		hist_note_linked(env);
 
+	/* A branch on a rank-local value taints what is written until the paths meet, also where
+	 * this path's ranges decide it: on another rank the value, and so the outcome, may
+	 * differ (rank_campaign found a constant decided differently on the two paths of an
+	 * earlier rank-local branch, after their taint had ended). */
+	if (dst->local || src.local)
+		taint_branch(env, pc, dst->local ? dst->taint : src.taint);
 	taken = scalar_branch_taken(dst, &src, op, is64);
 	if (taken >= 0) /* the ranges decided the branch: they matter */
 		precise_mark(env, (uint16_t)((1u << insn->dst_reg) | (x ? 1u << insn->src_reg : 0)),
@@ -481,8 +492,6 @@ static int check_cond_jmp(struct env *env, const struct ebpf_insn *insn, uint32_
 			return 1; /* the state itself is infeasible */
 		}
 		if (ok_t && ok_f) {
-			if (dst->local || src.local)
-				taint_branch(env, pc, dst->local ? dst->taint : src.taint);
 			err = push_branch(env, target, &other);
 			if (err)
 				return err;
