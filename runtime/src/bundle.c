@@ -334,30 +334,39 @@ out:
 	return err;
 }
 
-uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old)
+int rt_map_same_shape(const struct ebpf_map *a, const struct ebpf_map *b)
+{
+	return ebpf_map__type(a) == ebpf_map__type(b) &&
+	       ebpf_map__key_size(a) == ebpf_map__key_size(b) &&
+	       ebpf_map__value_size(a) == ebpf_map__value_size(b) &&
+	       ebpf_map__max_entries(a) == ebpf_map__max_entries(b);
+}
+
+uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old, int with_globals)
 {
 	uint32_t kept = 0;
+	if (!old || !old->obj || !p->obj)
+		return 0;
 	for (struct ebpf_object_map *m = ebpf_object__next_map(p->obj, NULL); m;
 	     m = ebpf_object__next_map(p->obj, m)) {
-		/* Global data (.rodata/.data/.bss) is part of the new bundle's code and always
-		 * comes from it; state meant to survive a reload lives in .maps maps. */
-		if (ebpf_object_map__kind(m) != EBPF_OBJECT_MAP_BTF)
+		/* Global data (.rodata/.data/.bss) is part of the new bundle's code and comes from
+		 * it; state meant to survive a reload lives in .maps maps. A rebuild of the same
+		 * bundle (with_globals) keeps .data/.bss too: there they are the same state. */
+		int k = ebpf_object_map__kind(m);
+		if (k == EBPF_OBJECT_MAP_RODATA || (k != EBPF_OBJECT_MAP_BTF && !with_globals))
 			continue;
 		struct ebpf_object_map *om =
 		    ebpf_object__find_map_by_name(old->obj, ebpf_object_map__name(m));
-		if (!om || ebpf_object_map__kind(om) != EBPF_OBJECT_MAP_BTF)
+		if (!om || ebpf_object_map__kind(om) != k)
 			continue;
 		struct ebpf_map *a = ebpf_object_map__map(m), *b = ebpf_object_map__map(om);
-		if (!a || !b || ebpf_map__type(a) != ebpf_map__type(b) ||
-		    ebpf_map__key_size(a) != ebpf_map__key_size(b) ||
-		    ebpf_map__value_size(a) != ebpf_map__value_size(b) ||
-		    ebpf_map__max_entries(a) != ebpf_map__max_entries(b) ||
+		if (!a || !b || !rt_map_same_shape(a, b) ||
 		    ebpf_map__type(a) == EBPF_MAP_TYPE_RINGBUF)
 			continue;
 		int e = rt_bundle_copy_map(a, b);
 		if (e)
 			rt_log(NCCLBPF_LOG_WARN,
-			       "NCCLbpf: contents of map %s not carried over (%d)",
+			       "NCCLbpf: contents of map %s not carried over (error %d)",
 			       ebpf_object_map__name(m), e);
 		else
 			kept++;

@@ -57,11 +57,7 @@ static struct ebpf_map *old_match(const struct rt_comm_maps *old, const struct e
 {
 	for (uint32_t i = 0; old && i < old->b->n; i++) {
 		struct ebpf_map *o = old->b->e[i].inst;
-		if (!strcmp(ebpf_map__name(o), ebpf_map__name(inst)) &&
-		    ebpf_map__type(o) == ebpf_map__type(inst) &&
-		    ebpf_map__key_size(o) == ebpf_map__key_size(inst) &&
-		    ebpf_map__value_size(o) == ebpf_map__value_size(inst) &&
-		    ebpf_map__max_entries(o) == ebpf_map__max_entries(inst))
+		if (!strcmp(ebpf_map__name(o), ebpf_map__name(inst)) && rt_map_same_shape(o, inst))
 			return o;
 	}
 	return NULL;

@@ -296,28 +296,6 @@ static void give_up(struct ncclbpf_cp_member *m, struct cp_pend *p, const char *
 
 /* --- Switching (calling thread, under m->lock) -------------------------------------------- */
 
-/* Copies every map of old into p that p has with the same name, type and sizes, including
- * global data: a map update rebuilds the same bundle, whose .data/.bss are state. */
-static void carry_all(struct rt_policy *p, const struct rt_policy *old)
-{
-	for (struct ebpf_object_map *om = ebpf_object__next_map(p->obj, NULL); om;
-	     om = ebpf_object__next_map(p->obj, om)) {
-		if (ebpf_object_map__kind(om) == EBPF_OBJECT_MAP_RODATA)
-			continue;
-		struct ebpf_map *a = ebpf_object_map__map(om);
-		struct ebpf_map *b = rt_bundle_find_map(old, ebpf_object_map__name(om));
-		if (!a || !b || ebpf_map__type(a) != ebpf_map__type(b) ||
-		    ebpf_map__key_size(a) != ebpf_map__key_size(b) ||
-		    ebpf_map__value_size(a) != ebpf_map__value_size(b) ||
-		    ebpf_map__max_entries(a) != ebpf_map__max_entries(b) ||
-		    ebpf_map__type(a) == EBPF_MAP_TYPE_RINGBUF)
-			continue;
-		if (rt_bundle_copy_map(a, b))
-			rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: contents of map %s not carried over",
-			       ebpf_object_map__name(om));
-	}
-}
-
 struct rt_policy *cp_build(const struct rt_policy *base, char *msg, size_t len);
 
 static void apply(struct ncclbpf_cp_member *m, struct cp_pend *p)
@@ -344,7 +322,7 @@ static void apply(struct ncclbpf_cp_member *m, struct cp_pend *p)
 			rt_policy_put(P);
 			P = p->P = np;
 		}
-		carry_all(P, old);
+		rt_bundle_carry_maps(P, old, 1); /* the same bundle rebuilt */
 		for (struct cp_update *u = p->updates; u; u = u->next) {
 			struct ebpf_map *mp = rt_bundle_find_map(P, u->map);
 			int e = mp ? ebpf_map__user_update(mp, u->key, u->val, EBPF_ANY) : -ENOENT;
@@ -352,8 +330,8 @@ static void apply(struct ncclbpf_cp_member *m, struct cp_pend *p)
 				rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: map update %s: %s: error %d",
 				       p->R, u->map, e);
 		}
-	} else if (old && old->obj && P->obj) {
-		rt_bundle_carry_maps(P, old);
+	} else {
+		rt_bundle_carry_maps(P, old, 0);
 	}
 	__atomic_store_n((struct rt_policy **)&c->cp_policy, P, __ATOMIC_RELEASE);
 	p->P = NULL;

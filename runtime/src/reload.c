@@ -36,8 +36,7 @@ static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t
 	ncclbpf_rt_net_flush();
 	uint64_t carry0 = rt_now_ns();
 	struct rt_policy *old = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
-	if (old && p->obj && old->obj)
-		r->maps_kept = rt_bundle_carry_maps(p, old);
+	r->maps_kept = rt_bundle_carry_maps(p, old, 0);
 	r->carry_ns = rt_now_ns() - carry0;
 	p->hot.version = atomic_fetch_add(&rt.next_version, 1);
 	p->hash = p->image ? ncclbpf_cp_hash(p->image, p->image_len)

@@ -113,9 +113,15 @@ void rt_policy_free(struct rt_policy *p);
 int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,
 		       struct rt_policy *p, struct ncclbpf_reload_report *r);
 void rt_bundle_free(struct rt_policy *p);
-/* Copies the contents of maps of old whose name, type, key, value and entry sizes match a map
- * of p. Returns the number of maps carried. */
-uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old);
+/* The one carry-over of map contents from a policy to the next (file reload, control-plane
+ * switch): copies every map of old into the map of p with the same name and shape
+ * (rt_map_same_shape; ring buffers never), .maps maps always, .data/.bss only with_globals (a
+ * rebuild of the same bundle, where they are the same state), .rodata never. A copy that fails
+ * is logged. Returns the number of maps carried. Per-communicator instances are carried by
+ * comm_maps.c, with the same shape rule, at each communicator's first call under p. */
+uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old, int with_globals);
+/* 1 when a and b have the same type, key, value and entry sizes (contents can be copied). */
+int rt_map_same_shape(const struct ebpf_map *a, const struct ebpf_map *b);
 /* The hook of p that runs xp and its name ("tuner", "profiler", "net/complete", ...); NULL and
  * "-" for none. */
 const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
