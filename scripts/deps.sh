@@ -2,7 +2,10 @@
 # Installs the Debian packages the build, the policies and the tests need. Idempotent.
 set -euo pipefail
 # python3: the CLI tests parse --json output with it (tests/cli/json_expect.py).
-PKGS=(build-essential cmake clang llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev spin python3)
+# passwd (useradd) and util-linux (setpriv): tests/security/other_users.sh creates two users;
+# both are in every Debian base system, named so that a slimmer image cannot skip that test.
+PKGS=(build-essential cmake clang llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev spin python3
+  passwd util-linux)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
