@@ -31,14 +31,13 @@ static void cell_record(struct insp_out *o, int slot, const struct ncclbpf_telem
 	}
 	if (!n)
 		return;
-	for (int i = 0; i < NCCLBPF_TELEM_MIX; i++) {
+	for (uint32_t i = 0; i < NCCLBPF_TELEM_MIX; i++) {
 		uint64_t v = ld(&c->mix[i]);
-		int known = i < NCCLBPF_TELEM_MIX - 1;
 		if (v)
 			m += (size_t)snprintf(
 			    mix + m, sizeof(mix) - m, "%s%s/%s:%llu", m ? "," : "",
-			    ncclbpf_telem_algo_name(known ? i / 3 : -1),
-			    ncclbpf_telem_proto_name(known ? i % 3 : -1), (unsigned long long)v);
+			    ncclbpf_telem_algo_name(telem_mix_algo(i)),
+			    ncclbpf_telem_proto_name(telem_mix_proto(i)), (unsigned long long)v);
 	}
 	char f[32];
 	snprintf(f, sizeof(f), "%.6f", ncclbpf_telem_bus_factor(coll, t->n_ranks));

@@ -12,6 +12,27 @@
 #include "ncclbpf/telemetry.h"
 #include "rt_internal.h"
 
+/* --- Algorithm/protocol cells (ncclbpf_telem_cell.mix): the one encoding, for the recorder
+ * and every reader. A pair's cell is algo x NCCLBPF_NUM_PROTOS + proto; the last cell counts
+ * the collectives whose pair is unknown. --------------------------------------------------- */
+_Static_assert(NCCLBPF_TELEM_MIX == NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS + 1,
+	       "one mix cell per NCCL algorithm and protocol, and one for unknown");
+static inline uint32_t telem_mix_cell(int32_t algo, int32_t proto)
+{
+	return (uint32_t)algo < NCCLBPF_NUM_ALGOS && (uint32_t)proto < NCCLBPF_NUM_PROTOS
+		   ? (uint32_t)algo * NCCLBPF_NUM_PROTOS + (uint32_t)proto
+		   : NCCLBPF_TELEM_MIX - 1;
+}
+/* The algorithm and the protocol a cell counts (-1: the unknown cell). */
+static inline int32_t telem_mix_algo(uint32_t m)
+{
+	return m < NCCLBPF_TELEM_MIX - 1 ? (int32_t)(m / NCCLBPF_NUM_PROTOS) : -1;
+}
+static inline int32_t telem_mix_proto(uint32_t m)
+{
+	return m < NCCLBPF_TELEM_MIX - 1 ? (int32_t)(m % NCCLBPF_NUM_PROTOS) : -1;
+}
+
 /* --- Configuration (telem_config.c: the only telemetry file reading the environment) ------ */
 struct telem_config {
 	int enabled;		   /* the built-in tables are kept */

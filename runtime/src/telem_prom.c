@@ -182,16 +182,15 @@ static void busbw(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t c
 static void algo_mix(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll,
 		     uint32_t size, const struct ncclbpf_telem_cell *c, const struct cell_snap *s)
 {
-	for (int m = 0; m < NCCLBPF_TELEM_MIX; m++) {
+	for (uint32_t m = 0; m < NCCLBPF_TELEM_MIX; m++) {
 		uint64_t v = ld(&c->mix[m]);
 		if (!v)
 			continue;
-		int known = m < NCCLBPF_TELEM_MIX - 1;
 		tb_printf(b, "%s{", families[TELEM_M_COLL_ALGO].name);
 		cell_labels(b, t, coll, size);
 		tb_printf(b, ",algo=\"%s\",proto=\"%s\"} %llu",
-			  ncclbpf_telem_algo_name(known ? m / 3 : -1),
-			  ncclbpf_telem_proto_name(known ? m % 3 : -1), (unsigned long long)v);
+			  ncclbpf_telem_algo_name(telem_mix_algo(m)),
+			  ncclbpf_telem_proto_name(telem_mix_proto(m)), (unsigned long long)v);
 		tb_eol(b);
 	}
 }

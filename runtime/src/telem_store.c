@@ -25,9 +25,9 @@ static const char *const coll_names[NCCLBPF_TELEM_COLLS] = {
     "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce", "SendRecv",
     "Send",	 "Recv",   "AlltoAll",	"Scatter",	 "Gather",    "AllGatherV",
 };
-static const char *const algo_names[7] = {
+static const char *const algo_names[NCCLBPF_NUM_ALGOS] = {
     "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"};
-static const char *const proto_names[3] = {"LL", "LL128", "SIMPLE"};
+static const char *const proto_names[NCCLBPF_NUM_PROTOS] = {"LL", "LL128", "SIMPLE"};
 
 const char *ncclbpf_telem_coll_name(uint32_t coll)
 {
@@ -36,12 +36,12 @@ const char *ncclbpf_telem_coll_name(uint32_t coll)
 
 const char *ncclbpf_telem_algo_name(int32_t algo)
 {
-	return algo >= 0 && algo < 7 ? algo_names[algo] : "unknown";
+	return algo >= 0 && algo < NCCLBPF_NUM_ALGOS ? algo_names[algo] : "unknown";
 }
 
 const char *ncclbpf_telem_proto_name(int32_t proto)
 {
-	return proto >= 0 && proto < 3 ? proto_names[proto] : "unknown";
+	return proto >= 0 && proto < NCCLBPF_NUM_PROTOS ? proto_names[proto] : "unknown";
 }
 
 /* Collectives whose count is per rank and whose buffer is count x ranks (nccl-tests). */
@@ -254,10 +254,7 @@ void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t se
 	add(&c->hist[ncclbpf_telem_time_bucket(ns)], 1);
 	add(&c->sum_ns, ns);
 	add(&c->bytes, size);
-	uint32_t mix = (uint32_t)algo < 7 && (uint32_t)proto < 3
-			   ? (uint32_t)algo * 3 + (uint32_t)proto
-			   : NCCLBPF_TELEM_MIX - 1;
-	add(&c->mix[mix], 1);
+	add(&c->mix[telem_mix_cell(algo, proto)], 1);
 	if (!atomic_load_explicit(&telem_jsonl_on, memory_order_relaxed) ||
 	    size < telem_cfg.jsonl_min_bytes)
 		return;
@@ -280,8 +277,8 @@ void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t se
 	    .slot = (uint32_t)(t - telem_slots),
 	    .coll = (uint8_t)coll,
 	    .n_channels = (uint8_t)(n_channels < 255 ? n_channels : 255),
-	    .algo = (int8_t)(algo >= -1 && algo < 7 ? algo : -1),
-	    .proto = (int8_t)(proto >= -1 && proto < 3 ? proto : -1),
+	    .algo = (int8_t)(algo >= -1 && algo < NCCLBPF_NUM_ALGOS ? algo : -1),
+	    .proto = (int8_t)(proto >= -1 && proto < NCCLBPF_NUM_PROTOS ? proto : -1),
 	};
 	jq_push(&r);
 }
