@@ -11,28 +11,20 @@
 #include "inspect.h"
 #include "telem_internal.h"
 
-static uint64_t ld(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
 static void cell_record(struct insp_out *o, int slot, const struct ncclbpf_telem_comm *t,
 			uint32_t coll, uint32_t size)
 {
 	const struct ncclbpf_telem_cell *c = &t->cells[coll][size];
-	uint64_t n = 0;
-	char hist[NCCLBPF_TELEM_TIMES * 21 + 1], mix[NCCLBPF_TELEM_MIX * 48 + 1];
-	size_t h = 0, m = 0;
-	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++) {
-		uint64_t v = ld(&c->hist[k]);
-		n += v;
-		h += (size_t)snprintf(hist + h, sizeof(hist) - h, "%s%llu", k ? "," : "",
-				      (unsigned long long)v);
-	}
+	uint64_t hv[NCCLBPF_TELEM_TIMES], n = telem_cell_hist(c, hv);
 	if (!n)
 		return;
+	char hist[NCCLBPF_TELEM_TIMES * 21 + 1], mix[NCCLBPF_TELEM_MIX * 48 + 1];
+	size_t h = 0, m = 0;
+	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++)
+		h += (size_t)snprintf(hist + h, sizeof(hist) - h, "%s%llu", k ? "," : "",
+				      (unsigned long long)hv[k]);
 	for (uint32_t i = 0; i < NCCLBPF_TELEM_MIX; i++) {
-		uint64_t v = ld(&c->mix[i]);
+		uint64_t v = telem_ld(&c->mix[i]);
 		if (v)
 			m += (size_t)snprintf(
 			    mix + m, sizeof(mix) - m, "%s%s/%s:%llu", m ? "," : "",
@@ -46,8 +38,8 @@ static void cell_record(struct insp_out *o, int slot, const struct ncclbpf_telem
 	insp_kv(o, "coll", ncclbpf_telem_coll_name(coll));
 	insp_kvu(o, "size", 1ull << size);
 	insp_kvu(o, "count", n);
-	insp_kvu(o, "sum_ns", ld(&c->sum_ns));
-	insp_kvu(o, "bytes", ld(&c->bytes));
+	insp_kvu(o, "sum_ns", telem_ld(&c->sum_ns));
+	insp_kvu(o, "bytes", telem_ld(&c->bytes));
 	insp_kv(o, "bus_factor", f);
 	insp_kv(o, "hist", hist);
 	insp_kv(o, "mix", mix);
@@ -56,19 +48,16 @@ static void cell_record(struct insp_out *o, int slot, const struct ncclbpf_telem
 
 void insp_telemetry(struct insp_out *o)
 {
-	uint64_t comms = 0;
-	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++)
-		comms += atomic_load(&telem_slots[i].state) == NCCLBPF_TELEM_LIVE;
 	insp_begin(o, "telemetry");
 	insp_kvi(o, "enabled", ncclbpf_telem_enabled());
-	insp_kvu(o, "comms", comms);
+	insp_kvu(o, "comms", telem_live_comms());
 	insp_kvu(o, "overflow", atomic_load(&telem_overflow));
 	insp_kvu(o, "jsonl_dropped", atomic_load(&telem_jsonl_dropped));
 	insp_end(o);
 	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
 		const struct ncclbpf_telem_comm *t = &telem_slots[i];
-		uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
-		if (st != NCCLBPF_TELEM_LIVE && st != NCCLBPF_TELEM_CLOSED)
+		uint32_t st = telem_slot_shown(t);
+		if (!st)
 			continue;
 		char id[20];
 		snprintf(id, sizeof(id), "%016llx", (unsigned long long)t->comm_id);

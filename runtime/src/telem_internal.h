@@ -56,6 +56,24 @@ extern struct ncclbpf_telem_comm telem_slots[NCCLBPF_TELEM_COMMS];
 extern _Atomic uint64_t telem_overflow; /* communicators that found no free slot */
 /* Frees CLOSED slots (the exporter calls it after writing them a last time). */
 void telem_release_closed(void);
+/* What every reader (Prometheus text, inspection) goes by: a slot is shown while LIVE or
+ * CLOSED (its state is returned, FREE otherwise); communicators tracked are the LIVE ones. */
+uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t);
+uint64_t telem_live_comms(void);
+/* A table counter, read as it is written (relaxed: a reader may be one collective behind). */
+static inline uint64_t telem_ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+/* A cell's histogram read once into hist; returns its collectives (the buckets' sum). */
+static inline uint64_t telem_cell_hist(const struct ncclbpf_telem_cell *c,
+				       uint64_t hist[NCCLBPF_TELEM_TIMES])
+{
+	uint64_t n = 0;
+	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++)
+		n += hist[k] = telem_ld(&c->hist[k]);
+	return n;
+}
 void telem_store_reset(void); /* every slot freed, counters zeroed (tests) */
 
 /* One sampled collective, self-contained (its slot may be reused before it is written). */

@@ -20,11 +20,6 @@ static const struct {
 #undef TELEM_ROW
 };
 
-static uint64_t ld(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
 void telem_prom_family(struct tbuf *b, const char *name, const char *type, const char *help)
 {
 	tb_printf(b, "# HELP %s %s", name, help);
@@ -44,12 +39,6 @@ void telem_prom_base_labels(struct tbuf *b)
 	tb_printf(b,
 		  "job_id=\"%s\",node=\"%s\",rank=\"%s\",local_rank=\"%s\",gpu=\"%s\",pid=\"%d\"",
 		  c->id.job, c->id.host, c->id.rank, c->id.local_rank, c->id.gpu, c->id.pid);
-}
-
-static int visible(const struct ncclbpf_telem_comm *t)
-{
-	uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
-	return st == NCCLBPF_TELEM_LIVE || st == NCCLBPF_TELEM_CLOSED;
 }
 
 static void comm_labels(struct tbuf *b, const struct ncclbpf_telem_comm *t)
@@ -74,13 +63,6 @@ struct cell_snap {
 	uint64_t n;
 };
 
-static void snap(const struct ncclbpf_telem_cell *c, struct cell_snap *s)
-{
-	s->n = 0;
-	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++)
-		s->n += s->hist[k] = ld(&c->hist[k]);
-}
-
 /* Calls fn for every cell with collectives in it. */
 typedef void (*cell_fn)(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll,
 			uint32_t size, const struct ncclbpf_telem_cell *c,
@@ -89,13 +71,13 @@ static void each_cell(struct tbuf *b, cell_fn fn)
 {
 	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
 		const struct ncclbpf_telem_comm *t = &telem_slots[i];
-		if (!visible(t))
+		if (!telem_slot_shown(t))
 			continue;
 		for (uint32_t coll = 0; coll < NCCLBPF_TELEM_COLLS; coll++)
 			for (uint32_t size = 0; size < NCCLBPF_TELEM_SIZES; size++) {
 				const struct ncclbpf_telem_cell *c = &t->cells[coll][size];
 				struct cell_snap s;
-				snap(c, &s);
+				s.n = telem_cell_hist(c, s.hist);
 				if (s.n)
 					fn(b, t, coll, size, c, &s);
 			}
@@ -120,7 +102,7 @@ static void exec_hist(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32
 	}
 	tb_puts(b, "ncclbpf_coll_exec_seconds_sum{");
 	cell_labels(b, t, coll, size);
-	tb_printf(b, "} %.9f", (double)ld(&c->sum_ns) / 1e9);
+	tb_printf(b, "} %.9f", (double)telem_ld(&c->sum_ns) / 1e9);
 	tb_eol(b);
 	tb_puts(b, "ncclbpf_coll_exec_seconds_count{");
 	cell_labels(b, t, coll, size);
@@ -149,7 +131,7 @@ static void sample_f(struct tbuf *b, const char *name, const struct ncclbpf_tele
 static void bytes(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll, uint32_t size,
 		  const struct ncclbpf_telem_cell *c, const struct cell_snap *s)
 {
-	sample_u(b, families[TELEM_M_COLL_BYTES].name, t, coll, size, ld(&c->bytes));
+	sample_u(b, families[TELEM_M_COLL_BYTES].name, t, coll, size, telem_ld(&c->bytes));
 }
 
 static void bus_bytes(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll,
@@ -157,7 +139,7 @@ static void bus_bytes(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32
 {
 	double f = ncclbpf_telem_bus_factor(coll, t->n_ranks);
 	sample_u(b, families[TELEM_M_COLL_BUS_BYTES].name, t, coll, size,
-		 (uint64_t)((double)ld(&c->bytes) * f + 0.5));
+		 (uint64_t)((double)telem_ld(&c->bytes) * f + 0.5));
 }
 
 static double gbps(uint64_t bytes, uint64_t ns)
@@ -169,21 +151,22 @@ static void algbw(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t c
 		  const struct ncclbpf_telem_cell *c, const struct cell_snap *s)
 {
 	sample_f(b, families[TELEM_M_COLL_ALGBW].name, t, coll, size,
-		 gbps(ld(&c->bytes), ld(&c->sum_ns)));
+		 gbps(telem_ld(&c->bytes), telem_ld(&c->sum_ns)));
 }
 
 static void busbw(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll, uint32_t size,
 		  const struct ncclbpf_telem_cell *c, const struct cell_snap *s)
 {
 	sample_f(b, families[TELEM_M_COLL_BUSBW].name, t, coll, size,
-		 gbps(ld(&c->bytes), ld(&c->sum_ns)) * ncclbpf_telem_bus_factor(coll, t->n_ranks));
+		 gbps(telem_ld(&c->bytes), telem_ld(&c->sum_ns)) *
+		     ncclbpf_telem_bus_factor(coll, t->n_ranks));
 }
 
 static void algo_mix(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll,
 		     uint32_t size, const struct ncclbpf_telem_cell *c, const struct cell_snap *s)
 {
 	for (uint32_t m = 0; m < NCCLBPF_TELEM_MIX; m++) {
-		uint64_t v = ld(&c->mix[m]);
+		uint64_t v = telem_ld(&c->mix[m]);
 		if (!v)
 			continue;
 		tb_printf(b, "%s{", families[TELEM_M_COLL_ALGO].name);
@@ -208,12 +191,8 @@ static void runtime_families(struct tbuf *b)
 	family(b, TELEM_M_PROCESS_INFO);
 	process_sample(b, TELEM_M_PROCESS_INFO, "", 1);
 
-	uint64_t live = 0;
-	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++)
-		live += atomic_load_explicit(&telem_slots[i].state, memory_order_relaxed) ==
-			NCCLBPF_TELEM_LIVE;
 	family(b, TELEM_M_TELEM_COMMS);
-	process_sample(b, TELEM_M_TELEM_COMMS, "", live);
+	process_sample(b, TELEM_M_TELEM_COMMS, "", telem_live_comms());
 	family(b, TELEM_M_TELEM_OVERFLOW);
 	process_sample(b, TELEM_M_TELEM_OVERFLOW, "", atomic_load(&telem_overflow));
 	family(b, TELEM_M_JSONL_RECORDS);

@@ -175,6 +175,21 @@ void telem_release_closed(void)
 	}
 }
 
+uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t)
+{
+	uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
+	return st == NCCLBPF_TELEM_LIVE || st == NCCLBPF_TELEM_CLOSED ? st : NCCLBPF_TELEM_FREE;
+}
+
+uint64_t telem_live_comms(void)
+{
+	uint64_t live = 0;
+	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++)
+		live += atomic_load_explicit(&telem_slots[i].state, memory_order_relaxed) ==
+			NCCLBPF_TELEM_LIVE;
+	return live;
+}
+
 void telem_store_reset(void)
 {
 	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
