@@ -17,8 +17,7 @@
 #include "cli.h"
 #include "cli_json.h"
 #include "inspect_client.h"
-
-#define TOP_TIMES 22 /* histogram buckets in a tcell record: <= 2^k us, the last longer */
+#include "ncclbpf/telemetry.h" /* the tables' sizes and histogram bounds, as recorded */
 
 /* One row: a process's communicator's collective, its size buckets summed. */
 struct row {
@@ -26,11 +25,11 @@ struct row {
 	char rank[32], comm[20], coll[24], mix[48];
 	uint64_t count, sum_ns, mix_n;
 	double bus_bytes;
-	uint64_t hist[TOP_TIMES];
+	uint64_t hist[NCCLBPF_TELEM_TIMES];
 	/* The same at the previous refresh (0 when the row is new). */
 	uint64_t p_count, p_sum_ns;
 	double p_bus_bytes;
-	uint64_t p_hist[TOP_TIMES];
+	uint64_t p_hist[NCCLBPF_TELEM_TIMES];
 	int seen; /* found at this refresh */
 };
 
@@ -38,7 +37,7 @@ struct frame {
 	struct row *r;
 	int n, cap;
 	const struct insp_proc *proc;
-	char comm_of_slot[64][20];
+	char comm_of_slot[NCCLBPF_TELEM_COMMS][20];
 };
 
 static struct row *row_of(struct frame *f, int pid, const char *comm, const char *coll)
@@ -101,13 +100,13 @@ static void on_telem(const struct insp_rec *rec, void *arg)
 {
 	struct frame *f = arg;
 	const char *slot_s = insp_get(rec, "slot");
-	uint64_t slot = slot_s ? strtoull(slot_s, NULL, 10) : 64;
-	if (!strcmp(rec->word, "tcomm") && slot < 64) {
+	uint64_t slot = slot_s ? strtoull(slot_s, NULL, 10) : NCCLBPF_TELEM_COMMS;
+	if (!strcmp(rec->word, "tcomm") && slot < NCCLBPF_TELEM_COMMS) {
 		snprintf(f->comm_of_slot[slot], sizeof(f->comm_of_slot[0]), "%s",
 			 insp_get(rec, "id") ? insp_get(rec, "id") : "-");
 		return;
 	}
-	if (strcmp(rec->word, "tcell") || slot >= 64 || !insp_get(rec, "coll"))
+	if (strcmp(rec->word, "tcell") || slot >= NCCLBPF_TELEM_COMMS || !insp_get(rec, "coll"))
 		return;
 	struct row *r = row_of(f, f->proc->pid, f->comm_of_slot[slot], insp_get(rec, "coll"));
 	if (!r)
@@ -119,7 +118,7 @@ static void on_telem(const struct insp_rec *rec, void *arg)
 	const char *bf = insp_get(rec, "bus_factor");
 	r->bus_bytes += (double)insp_getu(rec, "bytes") * (bf ? strtod(bf, NULL) : 0);
 	const char *h = insp_get(rec, "hist");
-	for (int k = 0; h && *h && k < TOP_TIMES; k++) {
+	for (int k = 0; h && *h && k < NCCLBPF_TELEM_TIMES; k++) {
 		char *end;
 		r->hist[k] += strtoull(h, &end, 10);
 		h = *end == ',' ? end + 1 : end;
@@ -151,17 +150,17 @@ static int collect(const char *dir, struct frame *f)
 	return answered;
 }
 
-/* 99th percentile of a histogram, as its bucket's bound in us ("+Inf" beyond the last). */
+/* 99th percentile of a histogram, as its bucket's bound in us (">N" beyond the last bound). */
 static void p99(const uint64_t *h, uint64_t n, char *out, size_t len)
 {
 	uint64_t cum = 0, want = n - n / 100;
-	for (int k = 0; k < TOP_TIMES; k++) {
+	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++) {
 		cum += h[k];
 		if (n && cum >= want) {
-			if (k + 1 < TOP_TIMES)
-				snprintf(out, len, "%llu", 1ull << k);
-			else
-				snprintf(out, len, ">%llu", 1ull << (TOP_TIMES - 2));
+			/* The last bucket has no bound: beyond the one before it. */
+			uint32_t last = k + 1 == NCCLBPF_TELEM_TIMES;
+			snprintf(out, len, "%s%llu", last ? ">" : "",
+				 (unsigned long long)ncclbpf_telem_time_le_us((uint32_t)k - last));
 			return;
 		}
 	}
@@ -181,8 +180,8 @@ static void view_of(const struct row *r, double interval_s, int first, struct vi
 	uint64_t n = window ? dn : r->count;
 	uint64_t ns = window ? r->sum_ns - r->p_sum_ns : r->sum_ns;
 	double bb = window ? r->bus_bytes - r->p_bus_bytes : r->bus_bytes;
-	uint64_t h[TOP_TIMES];
-	for (int k = 0; k < TOP_TIMES; k++)
+	uint64_t h[NCCLBPF_TELEM_TIMES];
+	for (int k = 0; k < NCCLBPF_TELEM_TIMES; k++)
 		h[k] = window ? r->hist[k] - r->p_hist[k] : r->hist[k];
 	v->ops_s = first ? -1 : (double)dn / interval_s;
 	v->busbw = ns ? bb / (double)ns : 0; /* bytes per ns = GB/s */
