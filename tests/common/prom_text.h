@@ -437,6 +437,13 @@ static inline const char *prom_label(const struct prom_sample *s, const char *na
 	return NULL;
 }
 
+/* The TYPE of family name in a parsed text, NULL when it has no such family. */
+static inline const char *prom_type_of(const struct prom_doc *d, const char *name)
+{
+	const struct prom_family *f = prom_family_of((struct prom_doc *)d, name);
+	return f ? f->type : NULL;
+}
+
 /* A histogram series' key: its family and its labels but le, sorted ("\x01"-separated). */
 static inline char *prom_series_key(const struct prom_sample *s)
 {

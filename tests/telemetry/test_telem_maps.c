@@ -36,14 +36,6 @@ static const struct prom_sample *find_sample(const struct prom_doc *d, const cha
 	return NULL;
 }
 
-static const char *type_of(const struct prom_doc *d, const char *name)
-{
-	for (int i = 0; i < d->nf; i++)
-		if (!strcmp(d->f[i].name, name))
-			return d->f[i].type;
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -68,10 +60,10 @@ int main(int argc, char **argv)
 	size_t n = ncclbpf_telem_prometheus(buf, cap);
 	struct prom_doc d;
 	CHECKF(n && prom_parse(&d, buf, n) == 0, "%s", d.err);
-	CHECK(type_of(&d, "ncclbpf_map_colls_count_total") &&
-	      !strcmp(type_of(&d, "ncclbpf_map_colls_count_total"), "counter"));
-	CHECK(type_of(&d, "ncclbpf_map_last_last_ns") &&
-	      !strcmp(type_of(&d, "ncclbpf_map_last_last_ns"), "gauge"));
+	CHECK(prom_type_of(&d, "ncclbpf_map_colls_count_total") &&
+	      !strcmp(prom_type_of(&d, "ncclbpf_map_colls_count_total"), "counter"));
+	CHECK(prom_type_of(&d, "ncclbpf_map_last_last_ns") &&
+	      !strcmp(prom_type_of(&d, "ncclbpf_map_last_last_ns"), "gauge"));
 	/* AllReduce (4) of 1 MiB: bucket 20; rank 1 in the address's last byte. */
 	const struct prom_sample *s =
 	    find_sample(&d, "ncclbpf_map_colls_count_total", "coll", "4", "bucket", "20");

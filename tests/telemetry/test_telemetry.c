@@ -67,14 +67,6 @@ static const struct prom_sample *find(const struct prom_doc *d, const char *name
 	return hits == 1 ? hit : NULL;
 }
 
-static const char *family_type(const struct prom_doc *d, const char *name)
-{
-	for (int i = 0; i < d->nf; i++)
-		if (!strcmp(d->f[i].name, name))
-			return d->f[i].type;
-	return NULL;
-}
-
 /* --- The mask ------------------------------------------------------------------------------ */
 
 static void test_mask(void)
@@ -169,7 +161,7 @@ static void test_tables(void)
 	    {"ncclbpf_policy_reloads_total", "counter"},
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *t = family_type(&d, want[i][0]);
+		const char *t = prom_type_of(&d, want[i][0]);
 		CHECKF(t && !strcmp(t, want[i][1]), "%s: type %s", want[i][0], t ? t : "(none)");
 	}
 	/* Labels: the job's environment, the communicator, the cell. */
@@ -376,7 +368,7 @@ static void test_textfile_atomic(void)
 		int ok = prom_parse(&d, text, len) == 0;
 		CHECKF(ok, "read %d: %s", reads, d.err);
 		/* Whole: the last family rendered is there. */
-		CHECK(ok && family_type(&d, "ncclbpf_coll_algo_proto_total") != NULL);
+		CHECK(ok && prom_type_of(&d, "ncclbpf_coll_algo_proto_total") != NULL);
 		prom_free(&d);
 		if (!prev || strcmp(prev, text))
 			versions++;
