@@ -57,8 +57,12 @@ extern _Atomic uint64_t telem_overflow; /* communicators that found no free slot
 /* Frees CLOSED slots (the exporter calls it after writing them a last time). */
 void telem_release_closed(void);
 /* What every reader (Prometheus text, inspection) goes by: a slot is shown while LIVE or
- * CLOSED (its state is returned, FREE otherwise); communicators tracked are the LIVE ones. */
-uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t);
+ * CLOSED (its state is returned, FREE otherwise); communicators tracked are the LIVE ones.
+ * A CLOSED slot can be freed or taken by a new communicator while it is read: *gen is its
+ * generation, and what was read belongs to one communicator only when telem_slot_same(t, gen)
+ * still holds after the read (else the reader drops it). */
+uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t, uint32_t *gen);
+int telem_slot_same(const struct ncclbpf_telem_comm *t, uint32_t gen);
 uint64_t telem_live_comms(void);
 /* A table counter, read as it is written (relaxed: a reader may be one collective behind). */
 static inline uint64_t telem_ld(const uint64_t *p)

@@ -63,7 +63,8 @@ struct cell_snap {
 	uint64_t n;
 };
 
-/* Calls fn for every cell with collectives in it. */
+/* Calls fn for every cell with collectives in it; a slot taken by another communicator
+ * meanwhile is left out of this family (its lines would mix two communicators' labels). */
 typedef void (*cell_fn)(struct tbuf *b, const struct ncclbpf_telem_comm *t, uint32_t coll,
 			uint32_t size, const struct ncclbpf_telem_cell *c,
 			const struct cell_snap *s);
@@ -71,8 +72,10 @@ static void each_cell(struct tbuf *b, cell_fn fn)
 {
 	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
 		const struct ncclbpf_telem_comm *t = &telem_slots[i];
-		if (!telem_slot_shown(t))
+		uint32_t gen;
+		if (!telem_slot_shown(t, &gen))
 			continue;
+		size_t mark = b->len; /* a line boundary: every sample ends its line */
 		for (uint32_t coll = 0; coll < NCCLBPF_TELEM_COLLS; coll++)
 			for (uint32_t size = 0; size < NCCLBPF_TELEM_SIZES; size++) {
 				const struct ncclbpf_telem_cell *c = &t->cells[coll][size];
@@ -81,6 +84,8 @@ static void each_cell(struct tbuf *b, cell_fn fn)
 				if (s.n)
 					fn(b, t, coll, size, c, &s);
 			}
+		if (!telem_slot_same(t, gen))
+			b->len = b->line = mark;
 	}
 }
 

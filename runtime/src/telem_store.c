@@ -130,7 +130,13 @@ static void slot_clear(struct ncclbpf_telem_comm *t)
 
 static int slot_take(struct ncclbpf_telem_comm *t, uint32_t from)
 {
-	return atomic_compare_exchange_strong(&t->state, &from, NCCLBPF_TELEM_BUSY);
+	if (!atomic_compare_exchange_strong(&t->state, &from, NCCLBPF_TELEM_BUSY))
+		return 0;
+	/* Readers compare gen around their read (telem_slot_same): the bump must be visible
+	 * before any of the stores that clear or fill the slot. */
+	atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	return 1;
 }
 
 struct ncclbpf_telem_comm *ncclbpf_telem_comm_open(uint64_t comm_id, const char *name,
@@ -175,10 +181,17 @@ void telem_release_closed(void)
 	}
 }
 
-uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t)
+uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t, uint32_t *gen)
 {
+	*gen = atomic_load_explicit(&t->gen, memory_order_acquire);
 	uint32_t st = atomic_load_explicit(&t->state, memory_order_acquire);
 	return st == NCCLBPF_TELEM_LIVE || st == NCCLBPF_TELEM_CLOSED ? st : NCCLBPF_TELEM_FREE;
+}
+
+int telem_slot_same(const struct ncclbpf_telem_comm *t, uint32_t gen)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&t->gen, memory_order_relaxed) == gen;
 }
 
 uint64_t telem_live_comms(void)

@@ -264,6 +264,59 @@ static void test_overflow(void)
 	th_finalize(again);
 }
 
+/* Communicators taking over closed slots while the text is rendered (more communicators than
+ * slots): every render is valid text, each slot's lines one communicator's. Before the slot
+ * generation, a histogram's buckets could carry the old communicator's labels and its _count
+ * the new one's ("histogram without _count"). */
+static _Atomic int stop_churn;
+static void *churn(void *arg)
+{
+	(void)arg;
+	for (uint64_t i = 0; !stop_churn; i++) {
+		void *c = th_comm(0x7000 + i % 4096, i % 2 ? "odd" : "even", 2, (int)(i % 2));
+		th_coll(c, 0, 1, "AllReduce", 1 + (i % 64) * 1024, "ncclFloat32", 1, "RING",
+			"SIMPLE", 1000, 1000 + i % 5000);
+		th_finalize(c);
+	}
+	return NULL;
+}
+
+static void test_reuse_while_read(void)
+{
+	th_env_clear();
+	setenv("NCCLBPF_TELEMETRY", "1", 1);
+	void *c[NCCLBPF_TELEM_COMMS];
+	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
+		c[i] = th_comm(0x8000 + (uint64_t)i, "full", 2, 0);
+		th_coll(c[i], 0, 1, "AllReduce", 256, "ncclFloat32", 1, "RING", "LL", 1000, 2000);
+	}
+	/* Every other slot CLOSED: new communicators take them over. c[0] stays open, so that
+	 * the runtime (and the configuration the labels come from) stays as it is. */
+	for (int i = 1; i < NCCLBPF_TELEM_COMMS; i++)
+		th_finalize(c[i]);
+	size_t cap = 8u << 20;
+	char *buf = malloc(cap);
+	pthread_t t;
+	stop_churn = 0;
+	pthread_create(&t, NULL, churn, NULL);
+	int reads = 0, bad = 0;
+	for (; reads < 400 && !bad; reads++) {
+		size_t n = ncclbpf_telem_prometheus(buf, cap);
+		struct prom_doc d;
+		if (!n || prom_parse(&d, buf, n) != 0) {
+			CHECKF(0, "render %d: %s", reads, n ? d.err : "empty");
+			bad = 1;
+		} else {
+			prom_free(&d);
+		}
+	}
+	stop_churn = 1;
+	pthread_join(t, NULL);
+	free(buf);
+	th_finalize(c[0]);
+	CHECKF(!bad, "%d renders", reads);
+}
+
 /* --- JSON lines ------------------------------------------------------------------------------- */
 
 static void test_jsonl(void)
@@ -624,6 +677,7 @@ int main(void)
 	test_mask();
 	test_tables();
 	test_overflow();
+	test_reuse_while_read();
 	test_jsonl();
 	test_textfile_atomic();
 	test_unwritable();

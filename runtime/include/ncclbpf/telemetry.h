@@ -52,6 +52,9 @@ enum ncclbpf_telem_slot_state {
 
 struct ncclbpf_telem_comm {
 	_Atomic uint32_t state; /* enum ncclbpf_telem_slot_state */
+	/* Bumped whenever the slot is taken (opened or freed), before anything in it changes:
+	 * a reader that sees the same value before and after reading it read one communicator. */
+	_Atomic uint32_t gen;
 	uint32_t rank, n_ranks, n_nodes;
 	uint64_t comm_id;
 	uint64_t opened_unix_ns;
@@ -83,7 +86,9 @@ void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t se
 			uint64_t gpu_start, uint64_t gpu_end, uint64_t longest_ch_ns);
 
 /* The Prometheus text of everything the exporter serves, rendered now into buf (the exporter
- * thread need not run). Returns its length (NUL-terminated), or 0 when it did not fit. */
+ * thread need not run). Returns its length (NUL-terminated), or 0 when it did not fit. Call
+ * it while a communicator holds the runtime: the job labels are read again when the first
+ * communicator opens. */
 size_t ncclbpf_telem_prometheus(char *buf, size_t cap);
 
 /* --- Definitions shared by every reader (exporter, inspection, `ncclbpf top`) ------------- */
