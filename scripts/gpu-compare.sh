@@ -14,6 +14,7 @@
 #   tune excluded; a run that no longer fits is skipped: OUTDIR/skipped.txt), RUN_TIMEOUT_S 90,
 #   MARGIN 0.02 (see tune_policy in gpu-common.sh), MPS 1, SKIP_BUILD 0.
 set -uo pipefail
+. "$(dirname "$0")/gpu-usage.sh"
 SWEEP=${1:?usage: gpu-compare.sh SWEEP.csv OUTDIR}
 OUT=${2:?usage: gpu-compare.sh SWEEP.csv OUTDIR}
 # shellcheck source=scripts/gpu-common.sh

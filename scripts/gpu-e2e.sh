@@ -11,6 +11,7 @@
 # Policy objects are built beforehand with clang (POLICY_DIR, default gpu-carry/policies).
 # Usage: scripts/gpu-e2e.sh [OUTDIR]
 set -uo pipefail
+. "$(dirname "$0")/gpu-usage.sh"
 cd "$(dirname "$0")/.."
 OUT=${1:-${OUT:-/tmp/gpu-e2e}}
 mkdir -p "$OUT"

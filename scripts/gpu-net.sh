@@ -18,6 +18,7 @@
 # Usage: scripts/gpu-net.sh [OUTDIR]   env: MPS=1 BUDGET=450 (s, whole script) ROUNDS=2 CH=2
 #   ITERS=5; SKIP_BUILD=1 with BENCH/NETBENCH/PLUGIN reuses binaries.
 set -uo pipefail
+. "$(dirname "$0")/gpu-usage.sh"
 cd "$(dirname "$0")/.."
 T0=$SECONDS
 BUDGET=${BUDGET:-450}

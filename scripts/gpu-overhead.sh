@@ -11,6 +11,7 @@
 #   the last one would fit again), BUDGET_S 240 (build excluded; a run that no longer fits is
 #   skipped: OUTDIR/skipped.txt), RUN_TIMEOUT_S 60, MPS 1, SKIP_BUILD 0.
 set -uo pipefail
+. "$(dirname "$0")/gpu-usage.sh"
 OUT=${1:?usage: gpu-overhead.sh OUTDIR}
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"

@@ -20,6 +20,7 @@
 # 4 (not below 1M); each run's --timeout is what is left, and a run that no longer fits is
 # skipped (listed in OUTDIR/skipped.txt).
 set -uo pipefail
+. "$(dirname "$0")/gpu-usage.sh"
 OUT=${1:?usage: gpu-sweep.sh OUTDIR}
 # shellcheck source=scripts/gpu-common.sh
 . "$(dirname "$0")/gpu-common.sh"
