@@ -13,7 +13,7 @@ ncclbpf_add_twin_test(NAME test_trusted_path.foreign COMMAND test_trusted_path f
 # Two unprivileged users created for the test: a pre-created /dev/shm/ncclbpf-<uid> and planted
 # records and reload entries against `ncclbpf ps`, `reload --job` and the plugin (root only,
 # else skipped with 77).
-ncclbpf_add_test(NAME security_other_users COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/other_users.sh
+ncclbpf_add_twin_test(NAME security_other_users COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/other_users.sh
   $<TARGET_FILE:ncclbpf> $<TARGET_FILE:nccl_ncclbpf>
   ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace
   LABELS security cli TIMEOUT 120 PROPERTIES RUN_SERIAL TRUE)
