@@ -132,10 +132,10 @@ static int slot_take(struct ncclbpf_telem_comm *t, uint32_t from)
 {
 	if (!atomic_compare_exchange_strong(&t->state, &from, NCCLBPF_TELEM_BUSY))
 		return 0;
-	/* Readers compare gen around their read (telem_slot_same): the bump must be visible
-	 * before any of the stores that clear or fill the slot. */
-	atomic_fetch_add_explicit(&t->gen, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
+	/* Readers compare gen around their read (telem_slot_same): the bump comes before any of
+	 * the stores that clear or fill the slot (acquire: they cannot move above it). No fences:
+	 * ThreadSanitizer does not model them. */
+	atomic_fetch_add_explicit(&t->gen, 1, memory_order_acq_rel);
 	return 1;
 }
 
@@ -190,8 +190,9 @@ uint32_t telem_slot_shown(const struct ncclbpf_telem_comm *t, uint32_t *gen)
 
 int telem_slot_same(const struct ncclbpf_telem_comm *t, uint32_t gen)
 {
-	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&t->gen, memory_order_relaxed) == gen;
+	/* A read-modify-write of nothing: its release half keeps the slot reads before it. */
+	_Atomic uint32_t *g = (_Atomic uint32_t *)&t->gen;
+	return atomic_fetch_add_explicit(g, 0, memory_order_acq_rel) == gen;
 }
 
 uint64_t telem_live_comms(void)
