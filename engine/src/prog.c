@@ -2,9 +2,10 @@
  *
  * Everything the interpreter and the JITs rely on without re-checking is established here:
  * every opcode is one RFC 9669 (v1-v4) defines, with its reserved fields zero; registers exist
- * and r10 is never written; every jump and local call lands on an instruction start inside the
- * program; helper ids exist in the table; the program cannot fall off its end. Semantic safety
- * (types, bounds, termination) is the verifier's job, not this file's. */
+ * and r10 is never written (insn_rules.c, the table the verifier checks through too); every jump
+ * and local call lands on an instruction start inside the program; helper ids exist in the table;
+ * the program cannot fall off its end. Semantic safety (types, bounds, termination) is the
+ * verifier's job, not this file's. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "err.h"
+#include "insn_rules.h"
 #include "ncclbpf/maps.h"
 #include "prog_internal.h"
 
@@ -32,69 +34,11 @@ struct validator {
 
 #define FAIL(v, pc, ...)                                                                           \
 	do {                                                                                       \
-		char _m[128];                                                                      \
+		char _m[192];                                                                      \
 		snprintf(_m, sizeof(_m), __VA_ARGS__);                                             \
 		ebpf_errf((v)->err, (v)->err_len, "insn %u: %s", (unsigned)(pc), _m);              \
 		return -EINVAL;                                                                    \
 	} while (0)
-
-static int check_alu(struct validator *v, uint32_t pc, const struct ebpf_insn *in)
-{
-	int is64 = EBPF_CLASS(in->code) == EBPF_ALU64;
-	uint8_t op = EBPF_OP(in->code);
-	int is_x = EBPF_SRC(in->code) == EBPF_X;
-
-	if (in->dst_reg == EBPF_REG_10)
-		FAIL(v, pc, "frame pointer r10 is read only");
-	switch (op) {
-	case EBPF_NEG:
-		if (is_x || in->src_reg || in->off || in->imm)
-			FAIL(v, pc, "neg uses reserved fields (code 0x%02x)", in->code);
-		return 0;
-	case EBPF_END:
-		if (is64 && is_x)
-			FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-		if (in->src_reg || in->off)
-			FAIL(v, pc, "byte swap uses reserved fields");
-		if (in->imm != 16 && in->imm != 32 && in->imm != 64)
-			FAIL(v, pc, "invalid byte swap width %d (must be 16, 32 or 64)", in->imm);
-		return 0;
-	case EBPF_DIV:
-	case EBPF_MOD:
-		if (in->off != 0 && in->off != 1)
-			FAIL(v, pc, "invalid offset %d for %s (0: unsigned, 1: signed)", in->off,
-			     op == EBPF_DIV ? "div" : "mod");
-		break;
-	case EBPF_MOV:
-		if (in->off) {
-			int ok = is_x && (in->off == 8 || in->off == 16 || (is64 && in->off == 32));
-			if (!ok)
-				FAIL(v, pc, "invalid sign-extension width %d for mov%s", in->off,
-				     is64 ? "" : "32");
-		}
-		break;
-	case EBPF_ADD:
-	case EBPF_SUB:
-	case EBPF_MUL:
-	case EBPF_OR:
-	case EBPF_AND:
-	case EBPF_LSH:
-	case EBPF_RSH:
-	case EBPF_XOR:
-	case EBPF_ARSH:
-		if (in->off)
-			FAIL(v, pc, "alu uses reserved field off=%d", in->off);
-		break;
-	default:
-		FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-	}
-	if (is_x && in->imm)
-		FAIL(v, pc, "alu with register source uses reserved field imm=%d", in->imm);
-	if (!is_x && in->src_reg)
-		FAIL(v, pc, "alu with immediate source uses reserved field src_reg=%u",
-		     in->src_reg);
-	return 0;
-}
 
 static int check_target(struct validator *v, uint32_t pc, int64_t target, const char *what)
 {
@@ -107,150 +51,27 @@ static int check_target(struct validator *v, uint32_t pc, int64_t target, const 
 	return 0;
 }
 
-static int check_jmp(struct validator *v, uint32_t pc, const struct ebpf_insn *in)
+/* Where a jump or call leads; the encoding itself is insn_rules.c's. */
+static int check_flow(struct validator *v, uint32_t pc, const struct ebpf_insn *in)
 {
-	int is32 = EBPF_CLASS(in->code) == EBPF_JMP32;
 	uint8_t op = EBPF_OP(in->code);
-	int is_x = EBPF_SRC(in->code) == EBPF_X;
 
 	switch (op) {
 	case EBPF_JA:
-		if (is_x || in->dst_reg || in->src_reg)
-			FAIL(v, pc, "ja uses reserved fields (code 0x%02x)", in->code);
-		if (is32) {
-			if (in->off)
-				FAIL(v, pc, "gotol uses reserved field off=%d", in->off);
+		if (EBPF_CLASS(in->code) == EBPF_JMP32)
 			return check_target(v, pc, (int64_t)pc + 1 + in->imm, "jump");
-		}
-		if (in->imm)
-			FAIL(v, pc, "ja uses reserved field imm=%d", in->imm);
 		return check_target(v, pc, (int64_t)pc + 1 + in->off, "jump");
 	case EBPF_CALL:
-		if (is32 || is_x)
-			FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-		if (in->dst_reg || in->off)
-			FAIL(v, pc, "call uses reserved fields");
-		if (in->src_reg == EBPF_PSEUDO_HELPER) {
-			uint32_t id = (uint32_t)in->imm;
-			if (id >= EBPF_MAX_HELPERS || !v->helpers || !v->helpers->by_id[id] ||
-			    !v->helpers->by_id[id]->fn)
-				FAIL(v, pc, "call to unknown helper %d", in->imm);
-			return 0;
-		}
 		if (in->src_reg == EBPF_PSEUDO_CALL)
 			return check_target(v, pc, (int64_t)pc + 1 + in->imm, "call");
-		if (in->src_reg == EBPF_PSEUDO_KFUNC)
-			FAIL(v, pc, "kfunc calls are not supported");
-		FAIL(v, pc, "call with unknown src_reg %u", in->src_reg);
+		if ((uint32_t)in->imm >= EBPF_MAX_HELPERS || !v->helpers ||
+		    !v->helpers->by_id[in->imm] || !v->helpers->by_id[in->imm]->fn)
+			FAIL(v, pc, "call to unknown helper %d", in->imm);
+		return 0;
 	case EBPF_EXIT:
-		if (is32 || is_x)
-			FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-		if (in->dst_reg || in->src_reg || in->off || in->imm)
-			FAIL(v, pc, "exit uses reserved fields");
 		return 0;
-	case EBPF_JEQ:
-	case EBPF_JGT:
-	case EBPF_JGE:
-	case EBPF_JSET:
-	case EBPF_JNE:
-	case EBPF_JSGT:
-	case EBPF_JSGE:
-	case EBPF_JLT:
-	case EBPF_JLE:
-	case EBPF_JSLT:
-	case EBPF_JSLE:
-		if (is_x && in->imm)
-			FAIL(v, pc, "jump with register source uses reserved field imm=%d",
-			     in->imm);
-		if (!is_x && in->src_reg)
-			FAIL(v, pc, "jump with immediate source uses reserved field src_reg=%u",
-			     in->src_reg);
+	default:
 		return check_target(v, pc, (int64_t)pc + 1 + in->off, "jump");
-	default:
-		FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-	}
-}
-
-static int check_mem(struct validator *v, uint32_t pc, const struct ebpf_insn *in)
-{
-	uint8_t cls = EBPF_CLASS(in->code), mode = EBPF_MODE(in->code);
-	uint8_t size = EBPF_SIZE(in->code);
-
-	switch (cls) {
-	case EBPF_LDX:
-		if (mode != EBPF_MEM && !(mode == EBPF_MEMSX && size != EBPF_DW))
-			FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-		if (in->imm)
-			FAIL(v, pc, "load uses reserved field imm=%d", in->imm);
-		if (in->dst_reg == EBPF_REG_10)
-			FAIL(v, pc, "frame pointer r10 is read only");
-		return 0;
-	case EBPF_ST:
-		if (mode != EBPF_MEM)
-			FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-		if (in->src_reg)
-			FAIL(v, pc, "store of immediate uses reserved field src_reg=%u",
-			     in->src_reg);
-		return 0;
-	case EBPF_STX:
-		if (mode == EBPF_MEM) {
-			if (in->imm)
-				FAIL(v, pc, "store uses reserved field imm=%d", in->imm);
-			return 0;
-		}
-		if (mode != EBPF_ATOMIC || (size != EBPF_W && size != EBPF_DW))
-			FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-		switch (in->imm) {
-		case EBPF_ATOMIC_ADD:
-		case EBPF_ATOMIC_OR:
-		case EBPF_ATOMIC_AND:
-		case EBPF_ATOMIC_XOR:
-			return 0;
-		case EBPF_ATOMIC_ADD | EBPF_FETCH:
-		case EBPF_ATOMIC_OR | EBPF_FETCH:
-		case EBPF_ATOMIC_AND | EBPF_FETCH:
-		case EBPF_ATOMIC_XOR | EBPF_FETCH:
-		case EBPF_XCHG:
-			if (in->src_reg == EBPF_REG_10)
-				FAIL(v, pc, "atomic fetch would write frame pointer r10");
-			return 0;
-		case EBPF_CMPXCHG:
-			return 0;
-		default:
-			FAIL(v, pc, "unknown atomic operation 0x%x", (unsigned)in->imm);
-		}
-	}
-	FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-}
-
-static int check_lddw(struct validator *v, uint32_t pc, const struct ebpf_insn *in, uint32_t n_maps)
-{
-	const struct ebpf_insn *next = in + 1;
-
-	if (pc + 1 >= v->n)
-		FAIL(v, pc, "truncated 64-bit immediate load at end of program");
-	if (in->off)
-		FAIL(v, pc, "64-bit immediate load uses reserved field off=%d", in->off);
-	if (in->dst_reg == EBPF_REG_10)
-		FAIL(v, pc, "frame pointer r10 is read only");
-	if (next->code || next->dst_reg || next->src_reg || next->off)
-		FAIL(v, pc, "second half of 64-bit immediate load has reserved fields set");
-	switch (in->src_reg) {
-	case 0:
-		return 0;
-	case EBPF_PSEUDO_MAP_FD:
-		if (next->imm)
-			FAIL(v, pc, "map reference uses reserved second imm=%d", next->imm);
-		/* fallthrough */
-	case EBPF_PSEUDO_MAP_VALUE:
-		if (in->imm < 0 || (uint32_t)in->imm >= n_maps)
-			FAIL(v, pc, "map index %d out of range (program has %u maps)", in->imm,
-			     n_maps);
-		return 0;
-	case EBPF_PSEUDO_FUNC:
-		FAIL(v, pc, "function pointers (ld_imm64 src=4) are not supported");
-	default:
-		FAIL(v, pc, "64-bit immediate load with unsupported src_reg %u", in->src_reg);
 	}
 }
 
@@ -266,41 +87,18 @@ static int validate(struct validator *v, uint32_t n_maps)
 	}
 	for (pc = 0; pc < v->n; pc++) {
 		const struct ebpf_insn *in = &insns[pc];
-		int rc = 0;
+		char why[160];
+		uint8_t cls = EBPF_CLASS(in->code);
 
-		if (in->dst_reg > EBPF_REG_10 || in->src_reg > EBPF_REG_10) {
-			/* src_reg of lddw/call is a pseudo kind, checked below. */
-			if (in->dst_reg > EBPF_REG_10)
-				FAIL(v, pc, "invalid register r%u", in->dst_reg);
-			if (!ebpf_insn_is_lddw(in) && in->code != (EBPF_JMP | EBPF_CALL))
-				FAIL(v, pc, "invalid register r%u", in->src_reg);
-		}
-		switch (EBPF_CLASS(in->code)) {
-		case EBPF_ALU:
-		case EBPF_ALU64:
-			rc = check_alu(v, pc, in);
-			break;
-		case EBPF_JMP:
-		case EBPF_JMP32:
-			rc = check_jmp(v, pc, in);
-			break;
-		case EBPF_LDX:
-		case EBPF_ST:
-		case EBPF_STX:
-			rc = check_mem(v, pc, in);
-			break;
-		case EBPF_LD:
-			if (EBPF_MODE(in->code) == EBPF_ABS || EBPF_MODE(in->code) == EBPF_IND)
-				FAIL(v, pc,
-				     "legacy packet access (LD_ABS/LD_IND) is not supported");
-			if (!ebpf_insn_is_lddw(in))
-				FAIL(v, pc, "unknown opcode 0x%02x", in->code);
-			rc = check_lddw(v, pc, in, n_maps);
+		if (ebpf_insn_check(in, v->n - pc, n_maps, why, sizeof(why)))
+			FAIL(v, pc, "%s", why);
+		if (ebpf_insn_is_lddw(in))
 			pc++;
-			break;
+		else if (cls == EBPF_JMP || cls == EBPF_JMP32) {
+			int rc = check_flow(v, pc, in);
+			if (rc)
+				return rc;
 		}
-		if (rc)
-			return rc;
 	}
 	{
 		const struct ebpf_insn *last = &insns[v->n - 1];

@@ -157,12 +157,12 @@ static void test_messages(void)
 	/* unknown opcodes and undefined variants */
 	REJECT("alu op 0xe0", 0, "unknown opcode 0xe7", INSN(0xe7, 1, 0, 0, 0), EXIT());
 	REJECT("bswap reg", 0, "unknown opcode 0xdf", INSN(0xdf, 1, 0, 0, 16), EXIT());
-	REJECT("neg reg", 0, "neg uses reserved fields", INSN(0x8f, 1, 2, 0, 0), EXIT());
-	REJECT("neg imm", 0, "neg uses reserved fields", INSN(0x87, 1, 0, 0, 1), EXIT());
+	REJECT("neg reg", 0, "unknown opcode 0x8f", INSN(0x8f, 1, 2, 0, 0), EXIT());
+	REJECT("neg imm", 0, "neg uses reserved field imm=1", INSN(0x87, 1, 0, 0, 1), EXIT());
 	REJECT("jmp32 call", 0, "unknown opcode 0x86", INSN(0x86, 0, 0, 0, 0), EXIT());
 	REJECT("jmp32 exit", 0, "unknown opcode 0x96", INSN(0x96, 0, 0, 0, 0), EXIT());
 	REJECT("jmp op 0xe0", 0, "unknown opcode 0xe5", INSN(0xe5, 1, 0, 0, 0), EXIT());
-	REJECT("ja reg", 0, "ja uses reserved fields", INSN(0x0d, 0, 0, 0, 0), EXIT());
+	REJECT("ja reg", 0, "unknown opcode 0x0d", INSN(0x0d, 0, 0, 0, 0), EXIT());
 	REJECT("ldxsx dw", 0, "unknown opcode 0x99", INSN(0x99, 1, 2, 0, 0), EXIT());
 	REJECT("atomic byte", 0, "unknown opcode 0xd3", INSN(0xd3, 1, 2, 0, 0), EXIT());
 	REJECT("st atomic", 0, "unknown opcode 0xc2", INSN(0xc2, 1, 0, 0, 0), EXIT());
@@ -170,12 +170,12 @@ static void test_messages(void)
 	REJECT("ld abs", 0, "LD_ABS/LD_IND", INSN(0x20, 0, 0, 0, 0), EXIT());
 	REJECT("ld ind", 0, "LD_ABS/LD_IND", INSN(0x40, 0, 1, 0, 0), EXIT());
 	/* bad off for signed div/mod and movsx, bad imm for byte swaps and atomics */
-	REJECT("sdiv off 2", 0, "invalid offset 2 for div", INSN(0x3f, 1, 2, 2, 0), EXIT());
-	REJECT("smod off -1", 0, "invalid offset -1 for mod", INSN(0x94, 1, 0, -1, 3), EXIT());
+	REJECT("sdiv off 2", 0, "div: invalid offset 2", INSN(0x3f, 1, 2, 2, 0), EXIT());
+	REJECT("smod off -1", 0, "mod32: invalid offset -1", INSN(0x94, 1, 0, -1, 3), EXIT());
 	REJECT("movsx 7", 0, "invalid sign-extension width 7", INSN(0xbf, 1, 2, 7, 0), EXIT());
-	REJECT("movsx32 32", 0, "invalid sign-extension width 32 for mov32",
+	REJECT("movsx32 32", 0, "mov32: invalid sign-extension width 32",
 	       INSN(0xbc, 1, 2, 32, 0), EXIT());
-	REJECT("mov imm off", 0, "invalid sign-extension width 8", INSN(0xb7, 1, 0, 8, 0), EXIT());
+	REJECT("mov imm off", 0, "mov uses reserved field off=8", INSN(0xb7, 1, 0, 8, 0), EXIT());
 	REJECT("end 8", 0, "invalid byte swap width 8", ENDIAN_BE(1, 8), EXIT());
 	REJECT("bswap 0", 0, "invalid byte swap width 0", BSWAP(1, 0), EXIT());
 	REJECT("atomic 0x02", 0, "unknown atomic operation 0x2", ATOMIC_OP(EBPF_DW, 0x02, 1, 2, 0),
@@ -188,25 +188,25 @@ static void test_messages(void)
 	REJECT("alu x imm", 0, "reserved field imm=1", INSN(0x0f, 1, 2, 0, 1), EXIT());
 	REJECT("alu k src", 0, "reserved field src_reg=2", INSN(0x07, 1, 2, 0, 1), EXIT());
 	REJECT("alu off", 0, "reserved field off=3", INSN(0x07, 1, 0, 3, 1), EXIT());
-	REJECT("end src", 0, "byte swap uses reserved fields", INSN(0xd4, 1, 1, 0, 16), EXIT());
-	REJECT("ldx imm", 0, "load uses reserved field imm=4", INSN(0x79, 1, 2, 0, 4), EXIT());
+	REJECT("end src", 0, "le uses reserved field src_reg=1", INSN(0xd4, 1, 1, 0, 16), EXIT());
+	REJECT("ldx imm", 0, "ldxdw uses reserved field imm=4", INSN(0x79, 1, 2, 0, 4), EXIT());
 	REJECT("st src", 0, "reserved field src_reg=1", INSN(0x7a, 1, 1, 0, 4), EXIT());
-	REJECT("stx imm", 0, "store uses reserved field imm=5", INSN(0x7b, 1, 2, 0, 5), EXIT());
+	REJECT("stx imm", 0, "stxdw uses reserved field imm=5", INSN(0x7b, 1, 2, 0, 5), EXIT());
 	REJECT("ja imm", 0, "ja uses reserved field imm=1", INSN(0x05, 0, 0, 0, 1), EXIT());
-	REJECT("ja dst", 0, "ja uses reserved fields", INSN(0x05, 1, 0, 0, 0), EXIT());
+	REJECT("ja dst", 0, "ja uses reserved field dst_reg=1", INSN(0x05, 1, 0, 0, 0), EXIT());
 	REJECT("gotol off", 0, "gotol uses reserved field off=1", INSN(0x06, 0, 0, 1, 0), EXIT());
 	REJECT("jmp k src", 0, "reserved field src_reg=3", INSN(0x15, 1, 3, 0, 0), EXIT());
 	REJECT("jmp x imm", 0, "reserved field imm=6", INSN(0x1d, 1, 3, 0, 6), EXIT());
-	REJECT("exit imm", 1, "exit uses reserved fields", MOV64_IMM(0, 0), INSN(0x95, 0, 0, 0, 1));
-	REJECT("call off", 0, "call uses reserved fields", INSN(0x85, 0, 0, 1, 0), EXIT());
-	REJECT("call src 3", 0, "call with unknown src_reg 3", INSN(0x85, 0, 3, 0, 0), EXIT());
+	REJECT("exit imm", 1, "exit uses reserved field imm=1", MOV64_IMM(0, 0), INSN(0x95, 0, 0, 0, 1));
+	REJECT("call off", 0, "call uses reserved field off=1", INSN(0x85, 0, 0, 1, 0), EXIT());
+	REJECT("call src 3", 0, "call: unknown src_reg 3", INSN(0x85, 0, 3, 0, 0), EXIT());
 	REJECT("lddw off", 0, "reserved field off=1", INSN(0x18, 1, 0, 1, 0), INSN(0, 0, 0, 0, 0),
 	       EXIT());
-	REJECT("lddw tail code", 0, "second half of 64-bit immediate load", INSN(0x18, 1, 0, 0, 0),
+	REJECT("lddw tail code", 0, "lddw: second half uses reserved fields", INSN(0x18, 1, 0, 0, 0),
 	       INSN(0x18, 0, 0, 0, 0), EXIT());
-	REJECT("lddw tail dst", 0, "second half of 64-bit immediate load", INSN(0x18, 1, 0, 0, 0),
+	REJECT("lddw tail dst", 0, "lddw: second half uses reserved fields", INSN(0x18, 1, 0, 0, 0),
 	       INSN(0, 1, 0, 0, 0), EXIT());
-	REJECT("lddw src 3", 0, "unsupported src_reg 3", LD_IMM64_RAW(1, 3, 0), EXIT());
+	REJECT("lddw src 3", 0, "lddw: unknown src_reg 3", LD_IMM64_RAW(1, 3, 0), EXIT());
 	REJECT("lddw func", 0, "function pointers", LD_IMM64_RAW(1, EBPF_PSEUDO_FUNC, 0), EXIT());
 	/* registers */
 	REJECT("dst r11", 1, "invalid register r11", MOV64_IMM(0, 0), MOV64_IMM(11, 0), EXIT());
@@ -217,7 +217,7 @@ static void test_messages(void)
 	       EXIT());
 	REJECT("ldx r10", 0, "frame pointer r10 is read only", LDX_MEM(EBPF_DW, 10, 1, 0), EXIT());
 	REJECT("lddw r10", 0, "frame pointer r10 is read only", LD_IMM64(10, 5), EXIT());
-	REJECT("fetch r10", 0, "would write frame pointer r10",
+	REJECT("fetch r10", 0, "atomic64: frame pointer r10 is read only",
 	       ATOMIC_OP(EBPF_DW, EBPF_ATOMIC_ADD | EBPF_FETCH, 1, 10, 0), EXIT());
 	/* jump targets */
 	REJECT("ja fwd", 0, "jump out of range (target 6, program has 2 insns)", JA(5), EXIT());
@@ -245,7 +245,7 @@ static void test_messages(void)
 	REJECT("map fd idx", 0, "map index 0 out of range (program has 0 maps)", LD_MAP_FD(1, 0),
 	       EXIT());
 	REJECT("map value idx", 0, "map index 3 out of range", LD_MAP_VALUE(1, 3, 0), EXIT());
-	REJECT("map fd tail imm", 0, "reserved second imm=4", LD_IMM64_RAW(1, 1, 4ull << 32),
+	REJECT("map fd tail imm", 0, "map reference uses reserved field imm=4 in its second half", LD_IMM64_RAW(1, 1, 4ull << 32),
 	       EXIT());
 	/* the end */
 	REJECT("fall off", 1, "last instruction must be exit or ja", MOV64_IMM(0, 0),

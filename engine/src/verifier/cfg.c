@@ -1,5 +1,6 @@
-/* Structural checks before the abstract interpretation: opcodes and reserved fields, jump and
- * call targets, 64-bit immediate loads, subprogram boundaries, reachability, recursion. Also
+/* Structural checks before the abstract interpretation: opcodes and reserved fields (through
+ * insn_rules.c, the table ebpf_prog__new checks through too), jump and call targets, 64-bit
+ * immediate loads, subprogram boundaries, reachability, recursion. Also
  * computes per-instruction register liveness (for pruning) and the immediate post-dominator of
  * every conditional jump (where control dependence on a rank-local value ends). */
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include "ncclbpf/maps.h"
 #include "state.h"
 #include "../insn_regs.h"
+#include "../insn_rules.h"
 
 #define NONE UINT32_MAX
 
@@ -38,179 +40,43 @@ static int64_t jmp_target(const struct ebpf_insn *i, uint32_t pc)
 	return (int64_t)pc + 1 + i->off;
 }
 
+/* What the verifier adds to the encoding rules of insn_rules.c: constant operands that can
+ * never be right, and the maps behind a 64-bit immediate load. */
 static int check_alu(struct env *env, const struct ebpf_insn *i, uint32_t pc)
 {
-	uint8_t op = EBPF_OP(i->code), cls = EBPF_CLASS(i->code);
-	bool x = EBPF_SRC(i->code) == EBPF_X;
+	uint8_t op = EBPF_OP(i->code);
 
-	switch (op) {
-	case EBPF_NEG:
-		if (x || i->src_reg || i->off || i->imm)
-			return verr(env, pc, -EINVAL, "BPF_NEG uses reserved fields");
-		break;
-	case EBPF_END:
-		if (i->src_reg || i->off || (cls == EBPF_ALU64 && x) ||
-		    (i->imm != 16 && i->imm != 32 && i->imm != 64))
-			return verr(env, pc, -EINVAL, "BPF_END uses reserved fields");
-		break;
-	case EBPF_MOV:
-		if (x) {
-			if (i->imm || (i->off && i->off != 8 && i->off != 16 &&
-				       (i->off != 32 || cls != EBPF_ALU64)))
-				return verr(env, pc, -EINVAL, "BPF_MOV uses reserved fields");
-		} else if (i->src_reg || i->off) {
-			return verr(env, pc, -EINVAL, "BPF_MOV uses reserved fields");
-		}
-		break;
-	case EBPF_ADD:
-	case EBPF_SUB:
-	case EBPF_MUL:
-	case EBPF_OR:
-	case EBPF_AND:
-	case EBPF_LSH:
-	case EBPF_RSH:
-	case EBPF_XOR:
-	case EBPF_ARSH:
-	case EBPF_DIV:
-	case EBPF_MOD:
-		if ((x ? i->imm != 0 : i->src_reg != 0) ||
-		    (i->off && !((op == EBPF_DIV || op == EBPF_MOD) && i->off == 1)))
-			return verr(env, pc, -EINVAL, "BPF_ALU uses reserved fields");
-		if (!x && (op == EBPF_DIV || op == EBPF_MOD) && i->imm == 0)
-			return verr(env, pc, -EACCES, "division by zero");
-		if (!x && (op == EBPF_LSH || op == EBPF_RSH || op == EBPF_ARSH) &&
-		    (i->imm < 0 || i->imm >= (cls == EBPF_ALU64 ? 64 : 32)))
-			return verr(env, pc, -EINVAL, "invalid shift %d", i->imm);
-		break;
-	default:
-		return verr(env, pc, -EINVAL, "invalid BPF_ALU opcode 0x%02x", i->code);
-	}
-	if (i->dst_reg == EBPF_REG_10)
-		return verr(env, pc, -EACCES, "frame pointer is read only");
-	return 0;
-}
-
-static int check_mem_insn(struct env *env, const struct ebpf_insn *i, uint32_t pc)
-{
-	uint8_t cls = EBPF_CLASS(i->code), mode = EBPF_MODE(i->code), sz = EBPF_SIZE(i->code);
-
-	switch (cls) {
-	case EBPF_LDX:
-		if ((mode != EBPF_MEM && mode != EBPF_MEMSX) || i->imm ||
-		    (mode == EBPF_MEMSX && sz == EBPF_DW))
-			return verr(env, pc, -EINVAL, "BPF_LDX uses reserved fields");
-		if (i->dst_reg == EBPF_REG_10)
-			return verr(env, pc, -EACCES, "frame pointer is read only");
-		break;
-	case EBPF_ST:
-		if (mode != EBPF_MEM || i->src_reg)
-			return verr(env, pc, -EINVAL, "BPF_ST uses reserved fields");
-		break;
-	case EBPF_STX:
-		if (mode == EBPF_ATOMIC) {
-			int32_t op = i->imm;
-			if (sz != EBPF_W && sz != EBPF_DW)
-				return verr(env, pc, -EINVAL, "invalid atomic operand size");
-			if (op != EBPF_ATOMIC_ADD && op != EBPF_ATOMIC_OR &&
-			    op != EBPF_ATOMIC_AND && op != EBPF_ATOMIC_XOR &&
-			    op != (EBPF_ATOMIC_ADD | EBPF_FETCH) &&
-			    op != (EBPF_ATOMIC_OR | EBPF_FETCH) &&
-			    op != (EBPF_ATOMIC_AND | EBPF_FETCH) &&
-			    op != (EBPF_ATOMIC_XOR | EBPF_FETCH) && op != EBPF_XCHG &&
-			    op != EBPF_CMPXCHG)
-				return verr(env, pc, -EINVAL,
-					    "BPF_ATOMIC uses invalid atomic opcode %02x", op);
-			if ((op & EBPF_FETCH) && i->src_reg == EBPF_REG_10)
-				return verr(env, pc, -EACCES, "frame pointer is read only");
-		} else if (mode != EBPF_MEM || i->imm) {
-			return verr(env, pc, -EINVAL, "BPF_STX uses reserved fields");
-		}
-		break;
-	}
-	return 0;
-}
-
-static int check_jmp(struct env *env, const struct ebpf_insn *i, uint32_t pc)
-{
-	uint8_t op = EBPF_OP(i->code), cls = EBPF_CLASS(i->code);
-	bool x = EBPF_SRC(i->code) == EBPF_X;
-
-	switch (op) {
-	case EBPF_JA:
-		if (x || i->src_reg || i->dst_reg || (cls == EBPF_JMP ? i->imm != 0 : i->off != 0))
-			return verr(env, pc, -EINVAL, "BPF_JA uses reserved fields");
-		break;
-	case EBPF_CALL:
-		if (cls != EBPF_JMP || x || i->off || i->dst_reg)
-			return verr(env, pc, -EINVAL, "BPF_CALL uses reserved fields");
-		if (i->src_reg == EBPF_PSEUDO_KFUNC)
-			return verr(env, pc, -EINVAL, "kernel function calls are not supported");
-		if (i->src_reg != EBPF_PSEUDO_HELPER && i->src_reg != EBPF_PSEUDO_CALL)
-			return verr(env, pc, -EINVAL, "BPF_CALL uses reserved fields");
-		break;
-	case EBPF_EXIT:
-		if (cls != EBPF_JMP || x || i->src_reg || i->dst_reg || i->off || i->imm)
-			return verr(env, pc, -EINVAL, "BPF_EXIT uses reserved fields");
-		break;
-	case EBPF_JEQ:
-	case EBPF_JGT:
-	case EBPF_JGE:
-	case EBPF_JSET:
-	case EBPF_JNE:
-	case EBPF_JSGT:
-	case EBPF_JSGE:
-	case EBPF_JLT:
-	case EBPF_JLE:
-	case EBPF_JSLT:
-	case EBPF_JSLE:
-		if (x ? i->imm != 0 : i->src_reg != 0)
-			return verr(env, pc, -EINVAL, "BPF_JMP/JMP32 uses reserved fields");
-		break;
-	default:
-		return verr(env, pc, -EINVAL, "invalid BPF_JMP opcode 0x%02x", i->code);
-	}
+	if (EBPF_SRC(i->code) == EBPF_X)
+		return 0;
+	if ((op == EBPF_DIV || op == EBPF_MOD) && i->imm == 0)
+		return verr(env, pc, -EACCES, "division by zero");
+	if ((op == EBPF_LSH || op == EBPF_RSH || op == EBPF_ARSH) &&
+	    (i->imm < 0 || i->imm >= (EBPF_CLASS(i->code) == EBPF_ALU64 ? 64 : 32)))
+		return verr(env, pc, -EACCES, "invalid shift %d", i->imm);
 	return 0;
 }
 
 static int check_lddw(struct env *env, const struct ebpf_insn *i, uint32_t pc)
 {
 	const struct ebpf_insn *n = i + 1;
+	struct ebpf_map *map;
 
-	if (pc + 1 >= env->n)
-		return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
-	if (n->code || n->dst_reg || n->src_reg || n->off || i->off)
-		return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
-	if (i->dst_reg == EBPF_REG_10)
-		return verr(env, pc, -EACCES, "frame pointer is read only");
-	switch (i->src_reg) {
-	case 0:
-		break;
-	case EBPF_PSEUDO_MAP_FD:
-	case EBPF_PSEUDO_MAP_VALUE:
-		if (i->imm < 0 || (uint32_t)i->imm >= env->opts->n_maps || !env->opts->maps ||
-		    !env->opts->maps[i->imm])
-			return verr(env, pc, -EINVAL, "map index %d out of range (%u maps)", i->imm,
-				    env->opts->n_maps);
-		if (i->src_reg == EBPF_PSEUDO_MAP_FD && n->imm)
-			return verr(env, pc, -EINVAL, "invalid bpf_ld_imm64 insn");
-		/* Only an array's element 0 has a fixed address to load (ebpf_prog__new resolves
-		 * nothing else), as in Linux. */
-		if (i->src_reg == EBPF_PSEUDO_MAP_VALUE &&
-		    ebpf_map__type(env->opts->maps[i->imm]) != EBPF_MAP_TYPE_ARRAY)
-			return verr(env, pc, -EACCES,
-				    "direct value access needs an array map (map '%s')",
-				    ebpf_map__name(env->opts->maps[i->imm]));
-		if (i->src_reg == EBPF_PSEUDO_MAP_VALUE &&
-		    ((uint32_t)n->imm >= ebpf_map__value_size(env->opts->maps[i->imm]) ||
-		     map_is_ringbuf(env, (uint32_t)i->imm)))
-			return verr(env, pc, -EACCES,
-				    "invalid access to map value pointer, value_size=%u off=%u",
-				    ebpf_map__value_size(env->opts->maps[i->imm]),
-				    (uint32_t)n->imm);
-		break;
-	default:
-		return verr(env, pc, -EINVAL, "unsupported bpf_ld_imm64 src_reg %u", i->src_reg);
-	}
+	if (!i->src_reg)
+		return 0;
+	map = env->opts->maps[i->imm];
+	if (!map)
+		return verr(env, pc, -EINVAL, "lddw: map %d is NULL", i->imm);
+	if (i->src_reg != EBPF_PSEUDO_MAP_VALUE)
+		return 0;
+	/* Only an array's element 0 has a fixed address to load (ebpf_prog__new resolves
+	 * nothing else), as in Linux. */
+	if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY)
+		return verr(env, pc, -EACCES, "direct value access needs an array map (map '%s')",
+			    ebpf_map__name(map));
+	if ((uint32_t)n->imm >= ebpf_map__value_size(map) || map_is_ringbuf(env, (uint32_t)i->imm))
+		return verr(env, pc, -EACCES,
+			    "invalid access to map value pointer, value_size=%u off=%u",
+			    ebpf_map__value_size(map), (uint32_t)n->imm);
 	return 0;
 }
 
@@ -232,14 +98,14 @@ static int scan(struct env *env, uint32_t **starts_out, uint32_t *n_starts)
 	starts[ns++] = 0;
 	for (uint32_t pc = 0; pc < env->n && !err; pc++) {
 		const struct ebpf_insn *i = &env->insns[pc];
-		uint8_t cls = EBPF_CLASS(i->code);
+		uint32_t n_maps = env->opts->maps ? env->opts->n_maps : 0;
+		char why[160];
 
-		if (i->dst_reg > 10 || i->src_reg > 10) {
-			err = verr(env, pc, -EINVAL, "R%u is invalid",
-				   i->dst_reg > 10 ? i->dst_reg : i->src_reg);
+		if (ebpf_insn_check(i, env->n - pc, n_maps, why, sizeof(why))) {
+			err = verr(env, pc, -EINVAL, "%s", why);
 			break;
 		}
-		switch (cls) {
+		switch (EBPF_CLASS(i->code)) {
 		case EBPF_ALU:
 		case EBPF_ALU64:
 			err = check_alu(env, i, pc);
@@ -247,22 +113,15 @@ static int scan(struct env *env, uint32_t **starts_out, uint32_t *n_starts)
 		case EBPF_LDX:
 		case EBPF_ST:
 		case EBPF_STX:
-			err = check_mem_insn(env, i, pc);
 			break;
 		case EBPF_LD:
-			if (!ebpf_insn_is_lddw(i)) {
-				err = verr(env, pc, -EINVAL, "BPF_LD_[ABS|IND] are not supported");
-				break;
-			}
 			err = check_lddw(env, i, pc);
 			pc++;
 			break;
 		default:
-			err = check_jmp(env, i, pc);
 			/* unknown helpers are rejected even where no path reaches them, as the
 			 * program could not be created anyway */
-			if (!err && EBPF_OP(i->code) == EBPF_CALL &&
-			    i->src_reg == EBPF_PSEUDO_HELPER &&
+			if (EBPF_OP(i->code) == EBPF_CALL && i->src_reg == EBPF_PSEUDO_HELPER &&
 			    (i->imm < 0 || i->imm >= EBPF_MAX_HELPERS || !env->opts->helpers ||
 			     !env->opts->helpers->by_id[i->imm]))
 				err = verr(env, pc, -EACCES, "invalid func unknown#%d", i->imm);
