@@ -15,10 +15,56 @@
 
 int ncclbpf_trace_fd = -1;
 
-void rt_trace_open(const char *path)
+int ncclbpf_trace_path(const char *tmpl, char *out, size_t len)
+{
+	struct rt_ident id;
+	int have_id = 0;
+	size_t n = 0;
+	for (const char *s = tmpl; *s; s++) {
+		char num[24];
+		const char *add = num;
+		if (*s != '%') {
+			num[0] = *s;
+			num[1] = 0;
+		} else if (s[1] == '%') {
+			add = "%";
+			s++;
+		} else if (s[1] == 'p') {
+			snprintf(num, sizeof(num), "%d", (int)getpid());
+			s++;
+		} else if (s[1] == 'h') {
+			if (!have_id)
+				rt_ident_read(&id);
+			have_id = 1;
+			add = id.host;
+			s++;
+		} else {
+			return -EINVAL;
+		}
+		size_t k = strlen(add);
+		if (n + k >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, k);
+		n += k;
+	}
+	if (len == 0)
+		return -ENAMETOOLONG;
+	out[n] = 0;
+	return 0;
+}
+
+void rt_trace_open(const char *tmpl)
 {
 	if (ncclbpf_trace_on())
 		return;
+	char path[4096];
+	int e = ncclbpf_trace_path(tmpl, path, sizeof(path));
+	if (e) {
+		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_TRACE=%s: %s, not recording", tmpl,
+		       e == -EINVAL ? "only %p (process id), %h (host name) and %% may follow a %"
+				    : "the path is too long");
+		return;
+	}
 	/* Never through a link, never a FIFO or someone else's file: trusted_path.h. */
 	char why[600];
 	int fd = ncclbpf_path_open_append(path, why, sizeof(why));
@@ -27,7 +73,7 @@ void rt_trace_open(const char *path)
 		       why);
 		return;
 	}
-	static const char hdr[] = "# ncclbpf trace v1\n";
+	static const char hdr[] = "# ncclbpf trace v2\n";
 	errno = 0;
 	if (lseek(fd, 0, SEEK_END) == 0 && write(fd, hdr, sizeof(hdr) - 1) != sizeof(hdr) - 1) {
 		int err = errno;
@@ -38,7 +84,7 @@ void rt_trace_open(const char *path)
 		return;
 	}
 	__atomic_store_n(&ncclbpf_trace_fd, fd, __ATOMIC_RELEASE);
-	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls to %s", path);
+	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls and profiler events to %s", path);
 }
 
 void rt_trace_close(void)
@@ -109,7 +155,41 @@ int ncclbpf_trace_format(const struct ncclbpf_trace_rec *r, char *buf, size_t le
 		put(&o, "\n");
 		break;
 	case NCCLBPF_TRACE_FINI:
-		put(&o, "fini c=%u.%u\n", r->pid, r->ctx);
+	case NCCLBPF_TRACE_PFINI:
+		put(&o, "%s c=%u.%u\n", r->kind == NCCLBPF_TRACE_FINI ? "fini" : "pfini", r->pid,
+		    r->ctx);
+		break;
+	case NCCLBPF_TRACE_PINIT:
+		put(&o, "pinit c=%u.%u comm=%016" PRIx64 " ranks=%u nodes=%u rank=%u api=%u\n",
+		    r->pid, r->ctx, r->comm_id, r->n_ranks, r->n_nodes, r->rank, r->api);
+		break;
+	case NCCLBPF_TRACE_PCOLL:
+		put(&o,
+		    "coll c=%u.%u ev=%" PRIx64 " t=%" PRIu64 " seq=%" PRIu64
+		    " func=%s count=%" PRIu64 " dtype=%s nch=%d alg=%s prot=%s\n",
+		    r->pid, r->ctx, r->handle, r->t_ns, r->seq, r->func, r->n_bytes, r->dtype,
+		    r->channels, r->alg, r->prot);
+		break;
+	case NCCLBPF_TRACE_PKCH:
+		put(&o,
+		    "kch c=%u.%u ev=%" PRIx64 " parent=%" PRIx64 " t=%" PRIu64
+		    " ch=%d timer=%" PRIu64 "\n",
+		    r->pid, r->ctx, r->handle, r->parent, r->t_ns, r->channels, r->timer);
+		break;
+	case NCCLBPF_TRACE_PKCH_END:
+		put(&o, "kchend c=%u.%u ev=%" PRIx64 " t=%" PRIu64 " timer=%" PRIu64 "\n", r->pid,
+		    r->ctx, r->handle, r->t_ns, r->timer);
+		break;
+	case NCCLBPF_TRACE_PPROXY:
+		put(&o,
+		    "proxy c=%u.%u ev=%" PRIx64 " parent=%" PRIx64 " t=%" PRIu64
+		    " pid=%u ch=%d peer=%d steps=%d chunk=%d\n",
+		    r->pid, r->ctx, r->handle, r->parent, r->t_ns, r->proxy_pid, r->channels,
+		    r->peer, r->steps, r->chunk);
+		break;
+	case NCCLBPF_TRACE_PSTOP:
+		put(&o, "stop c=%u.%u ev=%" PRIx64 " t=%" PRIu64 "\n", r->pid, r->ctx, r->handle,
+		    r->t_ns);
 		break;
 	default:
 		return -EINVAL;
@@ -135,6 +215,16 @@ void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r)
 			    "NCCLbpf: trace write failed (%s), recording stopped (NCCLBPF_TRACE)",
 			    err ? strerror(err) : "short write");
 	}
+}
+
+void ncclbpf_trace_name(char dst[NCCLBPF_TRACE_NAME_LEN], const char *s)
+{
+	if (!s || !*s)
+		s = "-";
+	size_t i = 0;
+	for (; s[i] && i + 1 < NCCLBPF_TRACE_NAME_LEN; i++)
+		dst[i] = s[i] > ' ' && s[i] <= '~' && s[i] != '=' ? s[i] : '?';
+	dst[i] = 0;
 }
 
 /* --- Parsing ------------------------------------------------------------------------------ */
@@ -185,13 +275,23 @@ static int parse_cost(const char *s, struct ncclbpf_trace_rec *r)
 	return *s ? -1 : 0;
 }
 
+/* A name field: one token of at most NCCLBPF_TRACE_NAME_LEN - 1 bytes. */
+static int parse_name(const char *s, char *dst)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= NCCLBPF_TRACE_NAME_LEN)
+		return -1;
+	memcpy(dst, s, n + 1);
+	return 0;
+}
+
 static int parse_field(struct ncclbpf_trace_rec *r, const char *key, const char *val,
-		       unsigned *seen)
+		       uint64_t *seen)
 {
 	uint64_t v64;
 #define KEY(name, bit, expr)                                                                       \
 	if (!strcmp(key, name)) {                                                                  \
-		*seen |= 1u << (bit);                                                              \
+		*seen |= 1ull << (bit);                                                            \
 		return (expr) ? -1 : 0;                                                            \
 	}
 	if (!strcmp(key, "c")) {
@@ -217,15 +317,15 @@ static int parse_field(struct ncclbpf_trace_rec *r, const char *key, const char 
 	KEY("pipe", 8, parse_u32(val, &r->pipe))
 	KEY("reg", 9, parse_u32(val, &r->reg))
 	if (!strcmp(key, "table")) {
-		*seen |= 1u << 10;
+		*seen |= 1ull << 10;
 		if (sscanf(val, "%dx%d", &r->num_algo, &r->num_proto) != 2 || r->num_algo < 0 ||
 		    r->num_proto < 0 || r->num_algo * r->num_proto > NCCLBPF_TRACE_MAX_CELLS)
 			return -1;
 		return 0;
 	}
 	if (!strcmp(key, "cost")) {
-		*seen |= 1u << 11;
-		if (!(*seen & (1u << 10)))
+		*seen |= 1ull << 11;
+		if (!(*seen & (1ull << 10)))
 			return -1;
 		return parse_cost(val, r);
 	}
@@ -238,10 +338,26 @@ static int parse_field(struct ncclbpf_trace_rec *r, const char *key, const char 
 	KEY("out", 17, parse_u64(val, 10, &r->chunk_out))
 	KEY("g", 18, (r->cp = 1, parse_u64(val, 10, &r->gen)))
 	KEY("h", 19, (r->cp = 1, parse_u64(val, 16, &r->hash)))
+	KEY("rank", 20, parse_u32(val, &r->rank))
+	KEY("ev", 21, parse_u64(val, 16, &r->handle))
+	KEY("parent", 22, parse_u64(val, 16, &r->parent))
+	KEY("t", 23, parse_u64(val, 10, &r->t_ns))
+	KEY("func", 24, parse_name(val, r->func))
+	KEY("count", 25, parse_u64(val, 10, &r->n_bytes))
+	KEY("dtype", 26, parse_name(val, r->dtype))
+	KEY("alg", 27, parse_name(val, r->alg))
+	KEY("prot", 28, parse_name(val, r->prot))
+	KEY("timer", 29, parse_u64(val, 10, &r->timer))
+	KEY("pid", 30, parse_u32(val, &r->proxy_pid))
+	KEY("peer", 31, parse_i32(val, &r->peer))
+	KEY("steps", 32, parse_i32(val, &r->steps))
+	KEY("chunk", 33, parse_i32(val, &r->chunk))
 	(void)v64;
 #undef KEY
 	return -1;
 }
+
+#define B(bit) (1ull << (bit))
 
 int ncclbpf_trace_parse(const char *line, struct ncclbpf_trace_rec *r, char *err, size_t err_len)
 {
@@ -263,14 +379,23 @@ int ncclbpf_trace_parse(const char *line, struct ncclbpf_trace_rec *r, char *err
 	static const struct {
 		const char *name;
 		int kind;
-		unsigned need;
+		uint64_t need;
 	} kinds[] = {
 	    {"init", NCCLBPF_TRACE_INIT, 0x1f},
 	    {"call", NCCLBPF_TRACE_CALL, 0x1u | 0xfe0u | 0xf000u},
 	    {"chunk", NCCLBPF_TRACE_CHUNK, 0x1u | 0xe0u | 0x3f000u},
 	    {"fini", NCCLBPF_TRACE_FINI, 0x1},
+	    {"pinit", NCCLBPF_TRACE_PINIT, 0x1fu | B(20)},
+	    {"coll", NCCLBPF_TRACE_PCOLL,
+	     1u | B(21) | B(23) | B(5) | B(24) | B(25) | B(26) | B(14) | B(27) | B(28)},
+	    {"kch", NCCLBPF_TRACE_PKCH, 1u | B(21) | B(22) | B(23) | B(14) | B(29)},
+	    {"kchend", NCCLBPF_TRACE_PKCH_END, 1u | B(21) | B(23) | B(29)},
+	    {"proxy", NCCLBPF_TRACE_PPROXY,
+	     1u | B(21) | B(22) | B(23) | B(30) | B(14) | B(31) | B(32) | B(33)},
+	    {"stop", NCCLBPF_TRACE_PSTOP, 1u | B(21) | B(23)},
+	    {"pfini", NCCLBPF_TRACE_PFINI, 0x1},
 	};
-	unsigned need = 0;
+	uint64_t need = 0;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strcmp(tok, kinds[i].name)) {
 			r->kind = kinds[i].kind;
@@ -280,7 +405,7 @@ int ncclbpf_trace_parse(const char *line, struct ncclbpf_trace_rec *r, char *err
 		snprintf(err, err_len, "unknown record '%.32s'", tok);
 		return -EINVAL;
 	}
-	unsigned seen = 0;
+	uint64_t seen = 0;
 	while ((tok = strtok_r(NULL, " \t", &save))) {
 		char *eq = strchr(tok, '=');
 		if (!eq) {
@@ -294,7 +419,9 @@ int ncclbpf_trace_parse(const char *line, struct ncclbpf_trace_rec *r, char *err
 		}
 	}
 	if ((seen & need) != need) {
-		snprintf(err, err_len, "record lacks fields (have 0x%x, need 0x%x)", seen, need);
+		snprintf(err, err_len,
+			 "record lacks fields (have 0x%" PRIx64 ", need 0x%" PRIx64 ")", seen,
+			 need);
 		return -EINVAL;
 	}
 	return 1;

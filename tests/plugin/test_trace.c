@@ -44,6 +44,24 @@ static void test_roundtrip(void)
 		r.version = rand_r(&seed) % 100;
 		r.chunk_in = (uint64_t)rand_r(&seed);
 		r.chunk_out = (uint64_t)rand_r(&seed);
+		if (it % 3 == 0) { /* a profiler record */
+			r.kind = NCCLBPF_TRACE_PINIT + it / 3 % 7;
+			r.rank = (uint32_t)rand_r(&seed) % 4096;
+			r.handle = ((uint64_t)rand_r(&seed) << 20) ^ (uint64_t)rand_r(&seed);
+			r.parent = (uint64_t)rand_r(&seed) << 12;
+			r.t_ns = (uint64_t)rand_r(&seed) * 977;
+			r.timer = (uint64_t)rand_r(&seed) * 1000003;
+			r.proxy_pid = (uint32_t)rand_r(&seed);
+			r.peer = rand_r(&seed) % 64 - 1;
+			r.steps = rand_r(&seed) % 100;
+			r.chunk = rand_r(&seed);
+			r.channels = rand_r(&seed) % 64;
+			ncclbpf_trace_name(r.func, it % 2 ? "AllReduce" : NULL);
+			ncclbpf_trace_name(r.dtype,
+					   "ncclFloat32 x=y"); /* one token: "?" for each */
+			ncclbpf_trace_name(r.alg, "RING");
+			ncclbpf_trace_name(r.prot, "SIMPLE");
+		}
 		int n = ncclbpf_trace_format(&r, buf, sizeof(buf));
 		CHECK(n > 0 && buf[n - 1] == '\n');
 		CHECK(ncclbpf_trace_parse(buf, &q, err, sizeof(err)) == 1);
@@ -58,6 +76,24 @@ static void test_roundtrip(void)
 			      q.version == r.version);
 			CHECK(!memcmp(q.cost, r.cost, sizeof(float) * (size_t)(r.num_algo * 3)));
 		}
+		if (r.kind == NCCLBPF_TRACE_PINIT)
+			CHECK(q.comm_id == r.comm_id && q.rank == r.rank && q.api == r.api);
+		if (r.kind == NCCLBPF_TRACE_PCOLL)
+			CHECK(q.handle == r.handle && q.t_ns == r.t_ns && q.seq == r.seq &&
+			      q.n_bytes == r.n_bytes && q.channels == r.channels &&
+			      !strcmp(q.func, it % 2 ? "AllReduce" : "-") &&
+			      !strcmp(q.dtype, "ncclFloat32?x?y") && !strcmp(q.alg, "RING") &&
+			      !strcmp(q.prot, "SIMPLE"));
+		if (r.kind == NCCLBPF_TRACE_PKCH || r.kind == NCCLBPF_TRACE_PKCH_END)
+			CHECK(q.handle == r.handle && q.timer == r.timer &&
+			      (r.kind == NCCLBPF_TRACE_PKCH_END ||
+			       (q.parent == r.parent && q.channels == r.channels)));
+		if (r.kind == NCCLBPF_TRACE_PPROXY)
+			CHECK(q.handle == r.handle && q.parent == r.parent &&
+			      q.proxy_pid == r.proxy_pid && q.peer == r.peer &&
+			      q.steps == r.steps && q.chunk == r.chunk && q.channels == r.channels);
+		if (r.kind == NCCLBPF_TRACE_PSTOP)
+			CHECK(q.handle == r.handle && q.t_ns == r.t_ns);
 		if (r.kind == NCCLBPF_TRACE_CHUNK)
 			CHECK(q.chunk_in == r.chunk_in && q.chunk_out == r.chunk_out &&
 			      q.algo == r.algo && q.channels == r.channels);
@@ -78,6 +114,11 @@ static void test_roundtrip(void)
 	    "call c=1.0 seq=0 coll=4 bytes=-8 pipe=1 reg=0 table=0x0 cost=- algo=1 proto=2 ch=0 "
 	    "ver=1\n",
 	    "fini c=1.0 junk\n",
+	    "stop c=1.0 t=5\n",			  /* ev missing */
+	    "kch c=1.0 ev=10 t=5 ch=1 timer=7\n", /* parent missing */
+	    "coll c=1.0 ev=10 t=5 seq=1 func=AllReduce count=4 dtype=ncclInt8 nch=1 alg=RING\n",
+	    "coll c=1.0 ev=10 t=5 seq=1 func=AllReduceAllReduceAllReduceAllReduce count=4 "
+	    "dtype=ncclInt8 nch=1 alg=RING prot=LL\n", /* name too long */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(ncclbpf_trace_parse(bad[i], &q, err, sizeof(err)) < 0);

@@ -102,3 +102,25 @@ if(TARGET test_closed_loop_asan)
     ${PROJECT_SOURCE_DIR}/tests/plugin)
   add_dependencies(test_closed_loop_asan policies)
 endif()
+
+# A profiler trace recorded through the shipped plugin (NCCLBPF_TRACE with %h/%p) and replayed
+# by `ncclbpf replay --json`: the replayed policy's map must hold exactly what the events imply.
+set(PROF_REPLAY_ASAN_ARGS)
+if(NCCLBPF_SANITIZERS)
+  set(PROF_REPLAY_ASAN_ARGS ASAN_ARGS $<TARGET_FILE:nccl_ncclbpf_asan> $<TARGET_FILE:ncclbpf_asan>
+    ${NCCLBPF_POLICY_DIR}/profiler_latency.o ${CMAKE_CURRENT_BINARY_DIR}/prof_replay_asan)
+endif()
+ncclbpf_test(test_prof_replay SOURCES ${PROF_TEST_DIR}/test_prof_replay.c LIBS dl
+  ARGS $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}/profiler_latency.o
+       ${CMAKE_CURRENT_BINARY_DIR}/prof_replay
+  ${PROF_REPLAY_ASAN_ARGS} LABELS "plugin;profiler;cli" TIMEOUT 60)
+foreach(t test_prof_replay test_prof_replay_asan)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PROF_TEST_DIR}
+      ${PROJECT_SOURCE_DIR}/include)
+    add_dependencies(${t} policies nccl_ncclbpf ncclbpf)
+  endif()
+endforeach()
+if(TARGET test_prof_replay_asan)
+  add_dependencies(test_prof_replay_asan nccl_ncclbpf_asan ncclbpf_asan)
+endif()

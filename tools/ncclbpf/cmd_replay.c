@@ -1,8 +1,10 @@
-/* ncclbpf replay: feeds a recorded tuner trace (NCCLBPF_TRACE) through the real plugin library,
- * loaded as NCCL loads it, and shows per collective and size what the plugin decides now and how
- * that differs from what NCCL got when the trace was recorded. Optionally hot-reloads another
- * bundle in the middle of the replay (through the plugin's own file watcher, as an operator
- * would), so both versions' decisions show. */
+/* ncclbpf replay: feeds a recorded trace (NCCLBPF_TRACE) through the real plugin library, loaded
+ * as NCCL loads it: tuner calls, with per collective and size what the plugin decides now and
+ * how that differs from what NCCL got when the trace was recorded, and profiler events
+ * (replay_prof.h); then the policy's maps as the replay left them (replay_maps.h). Optionally
+ * hot-reloads another bundle in the middle of the replay (through the plugin's own file watcher,
+ * as an operator would), so both versions' decisions show. --json prints all of it as one
+ * document (docs/cli-json.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,8 +16,11 @@
 
 #include "bundle_check.h"
 #include "cli.h"
+#include "cli_json.h"
 #include "ncclbpf/trace.h"
 #include "plugin_host.h"
+#include "replay_maps.h"
+#include "replay_prof.h"
 
 struct group {
 	int phase;
@@ -114,15 +119,113 @@ static int wait_reload(unsigned since, char *msg, size_t len)
 	return -1;
 }
 
+struct replay_counts {
+	uint64_t calls, differ, chunk_calls, chunk_differ, orphans;
+};
+
+static void print_table(const struct replay_counts *n)
+{
+	printf("%-6s %-13s %10s %7s  %-22s    %-22s\n", "phase", "collective", "bytes", "calls",
+	       "recorded (NCCL got)", "replayed");
+	for (size_t i = 0; i < n_groups; i++) {
+		const struct group *g = &groups[i];
+		char b[32], rec[48], now[48];
+		snprintf(rec, sizeof(rec), "%s/%s ch %d", plugin_host_algo_name(g->ra),
+			 plugin_host_proto_name(g->rp), g->rc);
+		snprintf(now, sizeof(now), "%s/%s ch %d", plugin_host_algo_name(g->na),
+			 plugin_host_proto_name(g->np), g->nc);
+		printf("%-6s %-13s %10s %7llu  %-22s -> %-22s%s\n", g->phase ? "after" : "before",
+		       plugin_host_coll_name((int)g->coll),
+		       plugin_host_bytes(g->bytes, b, sizeof(b)), (unsigned long long)g->count, rec,
+		       now, strcmp(rec, now) ? "  changed" : "");
+	}
+	printf("%llu calls replayed, %llu decisions differ from the recorded ones",
+	       (unsigned long long)n->calls, (unsigned long long)n->differ);
+	if (n->chunk_calls)
+		printf(", %llu of %llu chunk sizes differ", (unsigned long long)n->chunk_differ,
+		       (unsigned long long)n->chunk_calls);
+	if (n->orphans)
+		printf(", %llu records without an init record skipped",
+		       (unsigned long long)n->orphans);
+	printf("\n");
+}
+
+static void json_decision(struct json *j, const char *key, int a, int p, int ch)
+{
+	json_key(j, key);
+	json_obj(j);
+	json_kstr(j, "algo", plugin_host_algo_name(a));
+	json_kstr(j, "proto", plugin_host_proto_name(p));
+	json_ki64(j, "channels", ch);
+	json_end(j);
+}
+
+static void print_json(struct json *j, const struct replay_counts *n)
+{
+	json_key(j, "groups");
+	json_arr(j);
+	for (size_t i = 0; i < n_groups; i++) {
+		const struct group *g = &groups[i];
+		json_obj(j);
+		json_kstr(j, "phase", g->phase ? "after" : "before");
+		json_kstr(j, "collective", plugin_host_coll_name((int)g->coll));
+		json_ku64(j, "bytes", g->bytes);
+		json_ku64(j, "calls", g->count);
+		json_decision(j, "recorded", g->ra, g->rp, g->rc);
+		json_decision(j, "replayed", g->na, g->np, g->nc);
+		json_kbool(j, "changed", g->na != g->ra || g->np != g->rp || g->nc != g->rc);
+		json_end(j);
+	}
+	json_end(j);
+	json_ku64(j, "calls", n->calls);
+	json_ku64(j, "differ", n->differ);
+	json_ku64(j, "chunk_calls", n->chunk_calls);
+	json_ku64(j, "chunk_differ", n->chunk_differ);
+	json_ku64(j, "orphans", n->orphans);
+}
+
+static void print_prof(const struct replay_prof_counts *c)
+{
+	printf("%llu profiler contexts: %llu collectives, %llu kernel channels, %llu proxy "
+	       "operations replayed",
+	       (unsigned long long)c->comms, (unsigned long long)c->colls,
+	       (unsigned long long)c->channels, (unsigned long long)c->proxies);
+	if (c->masked)
+		printf(", %llu events the policy did not ask for", (unsigned long long)c->masked);
+	if (c->orphans)
+		printf(", %llu records without a pinit record skipped",
+		       (unsigned long long)c->orphans);
+	printf("\n");
+}
+
+static void print_prof_json(struct json *j, const struct replay_prof_counts *c)
+{
+	json_key(j, "profiler");
+	json_obj(j);
+	json_ku64(j, "comms", c->comms);
+	json_ku64(j, "collectives", c->colls);
+	json_ku64(j, "channels", c->channels);
+	json_ku64(j, "proxy_ops", c->proxies);
+	json_ku64(j, "masked", c->masked);
+	json_ku64(j, "orphans", c->orphans);
+	json_end(j);
+}
+
 static int cmd_replay(int argc, char **argv)
 {
 	const char *trace = NULL, *policy = NULL, *plugin = plugin_host_default_path();
 	const char *engine = NULL, *reload_policy = NULL;
-	const char *reload_at_s = NULL, *api_s = NULL;
+	const char *reload_at_s = NULL, *api_s = NULL, *maps = NULL;
+	int json = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int k;
+		if (!strcmp(a, "--json")) {
+			json = 1;
+			continue;
+		}
 		if ((k = cli_opt(argc, argv, &i, "--policy", &policy)) ||
+		    (k = cli_opt(argc, argv, &i, "--maps", &maps)) ||
 		    (k = cli_opt(argc, argv, &i, "--plugin", &plugin)) ||
 		    (k = cli_opt(argc, argv, &i, "--engine", &engine)) ||
 		    (k = cli_opt(argc, argv, &i, "--reload-at", &reload_at_s)) ||
@@ -146,6 +249,13 @@ static int cmd_replay(int argc, char **argv)
 		return cli_usage_error("--engine is jit or interp, not '%s'", engine);
 	if (!trace)
 		return cli_usage_error("no TRACE given");
+	int bundle = policy && strcmp(policy, "none") && strncmp(policy, "native:", 7);
+	if (maps && !strcmp(maps, "none"))
+		maps = NULL;
+	else if (!maps && bundle)
+		maps = "all";
+	else if (maps && !bundle)
+		return cli_usage_error("--maps needs --policy BUNDLE (a policy with maps)");
 	if (!reload_at_s != !reload_policy)
 		return cli_usage_error("--reload-at and --reload-policy go together");
 	if (reload_policy && (!policy || !strcmp(policy, "none")))
@@ -163,9 +273,13 @@ static int cmd_replay(int argc, char **argv)
 	FILE *f = fopen(trace, "r");
 	if (!f)
 		return cli_fail("%s: %s", trace, strerror(errno));
-	/* Configure the plugin as a user would, through its environment. */
+	/* Configure the plugin as a user would, through its environment: offline, so neither
+	 * recording nor the control plane; the inspection server on when the maps are shown. */
 	char dir[] = "/tmp/ncclbpf-replay-XXXXXX", live[4200] = "";
 	unsetenv("NCCLBPF_TRACE");
+	unsetenv("NCCLBPF_CP_DIR");
+	if (maps)
+		setenv("NCCLBPF_INSPECT", "1", 1);
 	if (engine)
 		setenv("NCCLBPF_ENGINE", engine, 1);
 	if (reload_policy) {
@@ -199,8 +313,29 @@ static int cmd_replay(int argc, char **argv)
 		fclose(f);
 		return cli_fail("%s has no ncclTunerPlugin_v6", plugin);
 	}
-	printf("replaying %s through %s (ncclTunerPlugin_v%llu), policy %s\n", trace, plugin, api,
-	       policy ? policy : "none");
+	struct json jw, *j = NULL;
+	if (json) {
+		j = &jw;
+		json_init(j, stdout);
+		json_obj(j);
+		json_kstr(j, "trace", trace);
+		json_kstr(j, "plugin", plugin);
+		json_ku64(j, "api", api);
+		json_kstr(j, "policy", policy && strcmp(policy, "none") ? policy : NULL);
+	} else {
+		printf("replaying %s through %s (ncclTunerPlugin_v%llu), policy %s\n", trace,
+		       plugin, api, policy ? policy : "none");
+	}
+	/* The replay's own communicator keeps the plugin's runtime, and so the policy and its
+	 * maps, alive until the maps are shown, whatever the trace finalizes. */
+	void *keeper = NULL;
+	{
+		ncclNvlDomainInfo_v5_t nvl = {1, 1, 1};
+		ncclTunerConstants_v5_t consts;
+		memset(&consts, 0, sizeof(consts));
+		h.v5->init(&keeper, 0, 1, 1, plugin_host_logger, &nvl, &consts);
+	}
+	struct replay_prof *prof = replay_prof_new(h.handle, (void *)plugin_host_logger);
 
 	struct ctxmap *ctxs = NULL;
 	size_t n_ctx = 0;
@@ -218,6 +353,8 @@ static int cmd_replay(int argc, char **argv)
 			rc = cli_fail("%s:%ld: %s", trace, lineno, err);
 			break;
 		}
+		if (replay_prof_record(prof, &r))
+			continue;
 		if (r.kind == NCCLBPF_TRACE_INIT) {
 			void *pc = NULL;
 			ncclNvlDomainInfo_v5_t nvl = {(int)r.n_nodes,
@@ -268,7 +405,18 @@ static int cmd_replay(int argc, char **argv)
 				break;
 			}
 			int ok = wait_reload(since, msg, sizeof(msg));
-			printf("call %llu: hot reload of %s: %s\n", reload_at, reload_policy, msg);
+			if (j) {
+				json_key(j, "reload");
+				json_obj(j);
+				json_ku64(j, "at", reload_at);
+				json_kstr(j, "policy", reload_policy);
+				json_kbool(j, "ok", ok == 0);
+				json_kstr(j, "message", msg);
+				json_end(j);
+			} else {
+				printf("call %llu: hot reload of %s: %s\n", reload_at,
+				       reload_policy, msg);
+			}
 			phase = ok == 0 ? 1 : phase;
 		}
 		float t[NCCLBPF_TRACE_MAX_CELLS];
@@ -298,6 +446,25 @@ static int cmd_replay(int argc, char **argv)
 		differ += g.na != g.ra || g.np != g.rp || g.nc != g.rc;
 	}
 	fclose(f);
+	if (n_groups) /* a trace of profiler events only has none */
+		qsort(groups, n_groups, sizeof(*groups), cmp_group);
+	/* Profiler contexts the trace left open end as at NCCL's finalize (collectives still
+	 * open deliver nothing); tuner contexts stay until their per-communicator maps were
+	 * shown. */
+	struct replay_prof_counts pc;
+	replay_prof_end(prof, &pc);
+	struct replay_counts n = {calls, differ, chunk_calls, chunk_differ, orphans};
+	if (j) {
+		print_json(j, &n);
+		print_prof_json(j, &pc);
+	} else {
+		if (n.calls || n.chunk_calls || n.orphans || !pc.comms)
+			print_table(&n);
+		if (pc.comms)
+			print_prof(&pc);
+	}
+	if (maps && replay_maps_show(maps, j))
+		rc = 1;
 	for (size_t i = 0; i < n_ctx; i++) {
 		if (api == 6)
 			h.v6->finalize(ctxs[i].plugin_ctx);
@@ -305,31 +472,9 @@ static int cmd_replay(int argc, char **argv)
 			h.v5->finalize(ctxs[i].plugin_ctx);
 	}
 	free(ctxs);
-
-	qsort(groups, n_groups, sizeof(*groups), cmp_group);
-	printf("%-6s %-13s %10s %7s  %-22s    %-22s\n", "phase", "collective", "bytes", "calls",
-	       "recorded (NCCL got)", "replayed");
-	for (size_t i = 0; i < n_groups; i++) {
-		const struct group *g = &groups[i];
-		char b[32], rec[48], now[48];
-		snprintf(rec, sizeof(rec), "%s/%s ch %d", plugin_host_algo_name(g->ra),
-			 plugin_host_proto_name(g->rp), g->rc);
-		snprintf(now, sizeof(now), "%s/%s ch %d", plugin_host_algo_name(g->na),
-			 plugin_host_proto_name(g->np), g->nc);
-		printf("%-6s %-13s %10s %7llu  %-22s -> %-22s%s\n", g->phase ? "after" : "before",
-		       plugin_host_coll_name((int)g->coll),
-		       plugin_host_bytes(g->bytes, b, sizeof(b)), (unsigned long long)g->count, rec,
-		       now, strcmp(rec, now) ? "  changed" : "");
-	}
-	printf("%llu calls replayed, %llu decisions differ from the recorded ones",
-	       (unsigned long long)calls, (unsigned long long)differ);
-	if (chunk_calls)
-		printf(", %llu of %llu chunk sizes differ", (unsigned long long)chunk_differ,
-		       (unsigned long long)chunk_calls);
-	if (orphans)
-		printf(", %llu records without an init record skipped",
-		       (unsigned long long)orphans);
-	printf("\n");
+	h.v5->finalize(keeper);
+	if (j)
+		json_end(j);
 	free(groups);
 	groups = NULL;
 	n_groups = cap_groups = 0;
@@ -344,12 +489,16 @@ static int cmd_replay(int argc, char **argv)
 NCCLBPF_COMMAND(
     replay_cmd, .name = "replay",
     .args = "[--policy BUNDLE|none] [--plugin LIB] [--engine jit|interp] [--api 5|6] "
-	    "[--reload-at N --reload-policy BUNDLE] TRACE",
-    .summary = "drive the real plugin library over a recorded trace (NCCLBPF_TRACE)",
+	    "[--reload-at N --reload-policy BUNDLE] [--maps all|none|NAME,...] [--json] TRACE",
+    .summary = "drive the real plugin library over a recorded trace (NCCLBPF_TRACE): tuner "
+	       "calls and profiler events",
     .help = "  --policy BUNDLE  the policy the plugin loads (NCCLBPF_POLICY; none: NCCL's own)\n"
 	    "  --plugin LIB     the plugin library (default: $NCCLBPF_PLUGIN, else ours)\n"
 	    "  --engine E       jit or interp (NCCLBPF_ENGINE)\n"
 	    "  --api 5|6        the tuner table to call (ncclTunerPlugin_v5 or _v6)\n"
 	    "  --reload-at N    before tuner call N, install --reload-policy BUNDLE over the\n"
-	    "                   policy and let the plugin's watcher reload it\n",
+	    "                   policy and let the plugin's watcher reload it\n"
+	    "  --maps M         the policy's maps to show after the replay, typed as `map dump`\n"
+	    "                   shows them (default all; none; or NAME,NAME)\n"
+	    "  --json           one JSON document (docs/cli-json.md)\n",
     .run = cmd_replay);

@@ -15,8 +15,10 @@
 #include "log.h"
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/telemetry.h"
+#include "ncclbpf/trace.h"
 #include "nccl_profiler.h"
 #include "profiler_events.h"
+#include "profiler_trace.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -57,12 +59,16 @@ static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, con
 		return ncclSuccess;
 	}
 	prof_set_mask_ptr(mask);
+	if (ncclbpf_trace_on())
+		prof_trace_comm(c, NCCLBPF_TRACE_PINIT);
 	return ncclSuccess;
 }
 
 static ncclResult_t finalize(void *context)
 {
 	if (context) {
+		if (ncclbpf_trace_on())
+			prof_trace_comm(context, NCCLBPF_TRACE_PFINI);
 		prof_comm_free(context);
 		ncclbpf_rt_release();
 	}
@@ -84,15 +90,27 @@ static ncclResult_t finalize(void *context)
 						    D->coll.count, D->coll.datatype,               \
 						    D->coll.nChannels, D->coll.algo,               \
 						    D->coll.proto);                                \
+				if (h && __builtin_expect(ncclbpf_trace_on(), 0))                  \
+					prof_trace_coll(c, h, D->coll.seqNumber, D->coll.func,     \
+							D->coll.count, D->coll.datatype,           \
+							D->coll.nChannels, D->coll.algo,           \
+							D->coll.proto);                            \
 				break;                                                             \
 			case ncclProfileKernelCh:                                                  \
 				h = prof_kch_start(c, D->parentObj, D->kernelCh.channelId,         \
 						   D->kernelCh.pTimer);                            \
+				if (h && __builtin_expect(ncclbpf_trace_on(), 0))                  \
+					prof_trace_kch(c, h, D->parentObj, D->kernelCh.channelId,  \
+						       D->kernelCh.pTimer);                        \
 				break;                                                             \
 			case ncclProfileProxyOp:                                                   \
 				h = prof_proxy_start(c, D->parentObj, D->proxyOp.pid,              \
 						     D->proxyOp.channelId, D->proxyOp.peer,        \
 						     D->proxyOp.nSteps, D->proxyOp.chunkSize);     \
+				if (h && __builtin_expect(ncclbpf_trace_on(), 0))                  \
+					prof_trace_proxy(c, h, D->parentObj, D->proxyOp.pid,       \
+							 D->proxyOp.channelId, D->proxyOp.peer,    \
+							 D->proxyOp.nSteps, D->proxyOp.chunkSize); \
 				break;                                                             \
 			default:                                                                   \
 				/* Group, P2p, ProxyStep, ProxyCtrl, NetPlugin, API, launch and    \

@@ -10,9 +10,11 @@
 
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/telemetry.h"
+#include "ncclbpf/trace.h"
 #include "nccl_profiler.h"
 #include "profiler_names.h"
 #include "profiler_pool.h"
+#include "profiler_trace.h"
 
 static _Atomic int wanted_mask;
 /* Program events (bit 1 << NCCLBPF_PROF_*) the active program is run on. An event outside it
@@ -103,6 +105,8 @@ struct prof_comm *prof_comm_new(uint64_t comm_id, const char *name, int rank, in
 	c->n_nodes = n_nodes < 0 ? 0 : (uint32_t)n_nodes;
 	c->log = log;
 	c->api = api;
+	static _Atomic uint32_t serials;
+	c->serial = atomic_fetch_add(&serials, 1);
 	c->telem = ncclbpf_telem_comm_open(comm_id, name, c->rank, c->n_ranks, c->n_nodes);
 	atomic_fetch_add(&live_comms, 1);
 	return c;
@@ -347,12 +351,26 @@ void *prof_proxy_start(struct prof_comm *c, void *parent, pid_t pid, uint8_t cha
 	return ev;
 }
 
+const struct prof_comm *prof_comm_of_handle(const void *handle)
+{
+	int ch;
+	struct prof_coll *p = live_coll(handle, &ch);
+	if (p)
+		return atomic_load_explicit(&p->comm, memory_order_relaxed);
+	struct prof_proxy *x = prof_proxy_of(handle);
+	if (x && atomic_load_explicit(&x->state, memory_order_acquire) == PROF_EV_PROXY)
+		return atomic_load_explicit(&x->comm, memory_order_relaxed);
+	return NULL;
+}
+
 ncclResult_t prof_record_state(void *handle, ncclProfilerEventState_v4_t state,
 			       ncclProfilerEventStateArgs_v4_t *args)
 {
 	if (state != ncclProfilerKernelChStop || !args)
 		return ncclSuccess;
 	uint64_t gpu_end = args->kernelCh.pTimer;
+	if (__builtin_expect(ncclbpf_trace_on(), 0))
+		prof_trace_kch_end(handle, gpu_end);
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (!p || ch < 0)
@@ -411,6 +429,8 @@ static void proxy_stop(struct prof_proxy *ev)
 
 ncclResult_t prof_stop(void *handle)
 {
+	if (__builtin_expect(ncclbpf_trace_on(), 0))
+		prof_trace_stop(handle);
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (p) {

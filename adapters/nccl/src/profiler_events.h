@@ -29,7 +29,8 @@
 struct prof_comm {
 	uint64_t comm_id;
 	uint32_t rank, n_ranks, n_nodes;
-	uint32_t api; /* profiler interface version that created it */
+	uint32_t api;	 /* profiler interface version that created it */
+	uint32_t serial; /* creation number in this process (trace records name it) */
 	ncclDebugLogger_t log;
 	_Atomic uint64_t colls;	    /* collectives tracked */
 	_Atomic uint64_t colls_end; /* COLL_END delivered (GPU timing complete) */
@@ -61,6 +62,10 @@ void *prof_coll_start(struct prof_comm *c, uint64_t seq, const char *func, size_
 void *prof_kch_start(struct prof_comm *c, void *parent, uint8_t channel, uint64_t gpu_start);
 void *prof_proxy_start(struct prof_comm *c, void *parent, pid_t pid, uint8_t channel, int peer,
 		       int n_steps, int chunk_size);
+/* The communicator of a live event's handle (a collective, one of its channels, a proxy
+ * operation), or NULL. */
+const struct prof_comm *prof_comm_of_handle(const void *handle);
+
 /* stopEvent and recordEventState themselves (the same in v4, v5 and v6), so that these two
  * callbacks, two thirds of all calls, reach the event code without a call in between.
  * recordEventState looks only at KernelChStop's GPU end time. */
