@@ -73,6 +73,33 @@ static void map_record(struct insp_out *o, struct ebpf_object_map *om, int cls)
 	insp_end(o);
 }
 
+/* How often the program of hook h ran since the library was loaded: runs=N, and for the
+ * profiler program the runs per event. Counted per hook, not per bundle: a reload's new
+ * program continues its predecessor's count. */
+static void prog_runs(struct insp_out *o, const struct rt_policy *p, const struct rt_hook *h)
+{
+	static const char *const prof_events[] = {"runs_coll_start", "runs_coll_end",
+						  "runs_kernel_ch", "runs_proxy_op"};
+	if (!h)
+		return;
+	if (h == &p->hot.tuner) {
+		struct ncclbpf_rt_stats st;
+		ncclbpf_rt_get_stats(&st);
+		insp_kvu(o, "runs", st.comm[NCCLBPF_STAT_RUNS]);
+	} else if (h == &p->hot.chunk) {
+		insp_kvu(o, "runs", ncclbpf_rt_runs(NCCLBPF_RT_RUNS_CHUNK));
+	} else if (h == &p->hot.profiler) {
+		uint64_t n[4], all = 0;
+		for (int e = 0; e < 4; e++)
+			all += n[e] = ncclbpf_rt_runs(NCCLBPF_RT_RUNS_PROF + e);
+		insp_kvu(o, "runs", all);
+		for (int e = 0; e < 4; e++)
+			insp_kvu(o, prof_events[e], n[e]);
+	} else if (h >= p->net && h < p->net + RT_NET_HOOKS) {
+		insp_kvu(o, "runs", ncclbpf_rt_runs(NCCLBPF_RT_RUNS_NET + (int)(h - p->net)));
+	}
+}
+
 void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 {
 	if (!p->obj)
@@ -94,6 +121,7 @@ void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 		insp_kvu(o, "worst_case_insns", vs ? vs->worst_case_insns : 0);
 		insp_kvu(o, "verify_ns", vs ? vs->time_ns : 0);
 		insp_kvu(o, "code_size", h ? h->code_size : 0);
+		prog_runs(o, p, h);
 		/* Posts timed for a completion's duration_ns: one in this many (0: not read). */
 		if (h == &p->net[NCCLBPF_NET_COMPLETE - 1])
 			insp_kvu(o, "time_every",

@@ -150,11 +150,14 @@ int rt_jit_available(void);
  * -ENOENT when none is attached. */
 static inline int rt_net_run_hook(const struct rt_hook *h, struct ncclbpf_net_ctx *x, uint64_t *ret)
 {
-	if (h->fn) {
+	int err = 0;
+	if (h->fn)
 		*ret = h->fn((uint64_t)(uintptr_t)x, h->arg);
-		return 0;
-	}
-	return h->prog ? rt_bundle_run_interp_r0(h->prog, x, ret) : -ENOENT;
+	else
+		err = h->prog ? rt_bundle_run_interp_r0(h->prog, x, ret) : -ENOENT;
+	if (err == 0)
+		ncclbpf_rt__count_run(NCCLBPF_RT_RUNS_NET + rt_net_slot(x->op));
+	return err;
 }
 
 /* net_defer.c: queues a completion whose time is filled in for a later run of SEC("net/complete")

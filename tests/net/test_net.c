@@ -797,6 +797,10 @@ static int defer_rank(int id, int n, int (*pipes)[2], void *arg)
 	if (a->mode != 2)
 		EXPECT(net && json_u64(net, "pending") == 0, "a map read leaves nothing queued: %s",
 		       out);
+	/* Every run of the completion program counted (`stat`'s runs), queued or inline. */
+	prog = strstr(out, "\"hook\":\"net/complete\"");
+	EXPECT(prog && json_u64(prog, "runs") == 2 * DEFER_MSGS,
+	       "stat counts %d runs of the net/complete program: %s", 2 * DEFER_MSGS, out);
 	rank_close(&r);
 	fflush(stdout);
 	return failures ? 1 : 0;

@@ -4,7 +4,9 @@
  * (collectives counted per communicator, rank, collective type and size bucket, with their GPU
  * latencies); `ncclbpf replay --json` passes that trace through the plugin again and the
  * resulting `latency` map must hold exactly what the driven stream implies: every bucket's
- * count, total, minimum, maximum and last latency and last seq.
+ * count, total, minimum, maximum and last latency and last seq. While recording, `ncclbpf stat`
+ * of this process must count the profiler program's runs: one per finished collective, all of
+ * them COLL_END (profiler_latency is SEC("profiler/coll_end")).
  *
  * usage: test_prof_replay PLUGIN.so NCCLBPF-CLI PROFILER_LATENCY.o WORKDIR */
 #include <dirent.h>
@@ -74,7 +76,7 @@ static void quiet(ncclDebugLogLevel level, unsigned long flags, const char *file
 /* One communicator's stream: collectives of several types and sizes, each with its channels
  * reported after the host stop (as NCCL's proxy thread does), with proxy-control noise in
  * between. GPU times are chosen so that the latencies differ per collective. */
-static void drive(const struct prof_api *a, uint64_t comm, int rank, uint32_t salt)
+static void *drive(const struct prof_api *a, uint64_t comm, int rank, uint32_t salt)
 {
 	static const struct {
 		const char *func, *dtype;
@@ -108,7 +110,7 @@ static void drive(const struct prof_api *a, uint64_t comm, int rank, uint32_t sa
 		expect_coll(comm, (uint32_t)rank, kinds[k].coll, kinds[k].count * kinds[k].elem,
 			    seq, hi - lo);
 	}
-	CHECK(ps_finalize(a, ctx) == ncclSuccess);
+	return ctx;
 }
 
 static void clean_host(char *out, size_t len)
@@ -130,6 +132,34 @@ static uint64_t u64_of(const struct json *obj, const char *key)
 {
 	const struct json *v = json_get(obj, key);
 	return v && v->kind == JSON_NUM ? strtoull(v->num_text, NULL, 10) : ~0ull;
+}
+
+/* `ncclbpf stat` of this process: the profiler program ran once per finished collective. */
+static void check_stat(const char *cli, const char *cp_dir)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "%s stat %d --dir %s --json", cli, (int)getpid(), cp_dir);
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	static char out[1 << 18];
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	CHECKF(pclose(p) == 0, "%s failed: %s", cmd, out);
+	struct json *d = json_parse(out, n, NULL, 0);
+	CHECKF(d != NULL, "stat --json is not JSON: %.300s", out);
+	const struct json *progs = json_get(d, "progs"), *prof = NULL;
+	for (int i = 0; progs && progs->kind == JSON_ARR && i < progs->n; i++)
+		if (json_str(progs->v[i], "hook") &&
+		    !strcmp(json_str(progs->v[i], "hook"), "profiler"))
+			prof = progs->v[i];
+	CHECKF(prof != NULL, "stat lists no profiler program: %.300s", out);
+	CHECK_EQ_U64(u64_of(prof, "runs"), n_colls);
+	CHECK_EQ_U64(u64_of(prof, "runs_coll_end"), n_colls);
+	CHECK_EQ_U64(u64_of(prof, "runs_coll_start"), 0);
+	CHECK_EQ_U64(u64_of(prof, "runs_kernel_ch"), 0);
+	json_free(d);
 }
 
 static void check_replay(const char *cli, const char *policy, const char *trace, const char *dir)
@@ -213,7 +243,12 @@ int main(int argc, char **argv)
 	setenv("NCCLBPF_TRACE", tmpl, 1);
 	setenv("NCCLBPF_POLICY", policy, 1);
 	setenv("NCCLBPF_WATCH", "0", 1);
-	setenv("NCCLBPF_INSPECT", "0", 1);
+	/* Inspection under a private directory, for `ncclbpf stat --dir`. */
+	char cp_dir[4200];
+	snprintf(cp_dir, sizeof(cp_dir), "%s/cp", dir);
+	if (mkdir(cp_dir, 0700) != 0 && errno != EEXIST)
+		perror(cp_dir);
+	setenv("NCCLBPF_CP_DIR", cp_dir, 1);
 	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 	CHECKF(h != NULL, "dlopen %s: %s", lib, dlerror());
 	if (!h)
@@ -224,11 +259,14 @@ int main(int argc, char **argv)
 	v6.version = 6;
 	CHECK(v5.v4 && v5.v5 && v5.v6);
 	if (v5.v4 && v5.v5 && v5.v6) {
-		drive(&v5, 0x1111aaaa2222bbbbull, 0, 0);
-		drive(&v6, 0x3333cccc4444ddddull, 1, 3);
+		CHECK(ps_finalize(&v5, drive(&v5, 0x1111aaaa2222bbbbull, 0, 0)) == ncclSuccess);
+		void *ctx = drive(&v6, 0x3333cccc4444ddddull, 1, 3);
+		check_stat(cli, cp_dir);
+		CHECK(ps_finalize(&v6, ctx) == ncclSuccess);
 	}
 	dlclose(h);
 	unsetenv("NCCLBPF_TRACE");
+	unsetenv("NCCLBPF_CP_DIR");
 	struct stat st;
 	CHECKF(stat(trace, &st) == 0 && st.st_size > 0,
 	       "no trace at %s (NCCLBPF_TRACE=%s: %%h, %%p not expanded?)", trace, tmpl);

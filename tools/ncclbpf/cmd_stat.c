@@ -87,6 +87,12 @@ static void print_human(const struct insp_recs *rs)
 			       get(r, "code_size"));
 		else
 			printf("%s hook, interpreter", get(r, "hook"));
+		if (insp_get(r, "runs"))
+			printf("; ran %s times", get(r, "runs"));
+		if (insp_get(r, "runs_coll_end"))
+			printf(" (coll_start %s, kernel_ch %s, coll_end %s, proxy_op %s)",
+			       get(r, "runs_coll_start"), get(r, "runs_kernel_ch"),
+			       get(r, "runs_coll_end"), get(r, "runs_proxy_op"));
 		unsigned long long every = u(r, "time_every");
 		if (every == 1)
 			printf("; duration_ns of every request");

@@ -113,6 +113,28 @@ int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx);
  * for Coll and KernelCh events, which make up a COLL_END, but builds no context for them). */
 #define NCCLBPF_RT_PROF_END_ONLY 4u
 
+/* Program runs since the library was loaded, per hook, for inspection (`ncclbpf stat`; tuner runs
+ * are counted per communicator, enum ncclbpf_comm_stat): the chunk program, the profiler
+ * program per event, each net program. Each counter has its own cache line: the threads that
+ * deliver one hook's calls add to it (relaxed), nothing else writes it. */
+enum ncclbpf_rt_run_counter {
+	NCCLBPF_RT_RUNS_CHUNK = 0,
+	NCCLBPF_RT_RUNS_PROF = 1, /* + event - 1, for NCCLBPF_PROF_COLL_START .. _PROXY_OP */
+	NCCLBPF_RT_RUNS_NET = 5,  /* + net hook slot: connect, accept, isend, irecv, complete */
+	NCCLBPF_RT_RUNS_MAX = 10,
+};
+struct ncclbpf_rt_run_count {
+	uint64_t n;
+	uint64_t pad[7];
+};
+extern struct ncclbpf_rt_run_count ncclbpf_rt_runs_[NCCLBPF_RT_RUNS_MAX];
+static inline void ncclbpf_rt__count_run(unsigned i)
+{
+	__atomic_fetch_add(&ncclbpf_rt_runs_[i].n, 1, __ATOMIC_RELAXED);
+}
+/* The counter i (relaxed read). */
+uint64_t ncclbpf_rt_runs(enum ncclbpf_rt_run_counter i);
+
 struct ncclbpf_comm;
 /* Binds c's instances of p's per-communicator maps for this thread (runtime/src/comm_maps.c:
  * built, and carried over from c's previous policy, at c's first call under p). 0, or -ENOMEM
@@ -200,8 +222,11 @@ static inline int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *
 }
 static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
-				    offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
+	int err = ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
+				       offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
+	if (err == 0)
+		ncclbpf_rt__count_run(NCCLBPF_RT_RUNS_CHUNK);
+	return err;
 }
 
 /* Profiler hook. A bundle has at most one profiler program; its section says which NCCL events
@@ -212,9 +237,12 @@ static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *
  * program) or -EFAULT (interpreter stopped it). */
 static inline int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx)
 {
-	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
-				    offsetof(struct ncclbpf_rt_policy_hot, profiler), (void *)ctx,
-				    NULL);
+	int err = ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
+				       offsetof(struct ncclbpf_rt_policy_hot, profiler),
+				       (void *)ctx, NULL);
+	if (err == 0 && ctx->event - 1u < 4u)
+		ncclbpf_rt__count_run(NCCLBPF_RT_RUNS_PROF + ctx->event - 1u);
+	return err;
 }
 #endif
 uint32_t ncclbpf_rt_profiler_needs(void);
@@ -471,8 +499,11 @@ static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclb
 static inline int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclbpf_chunk_ctx *ctx,
 					    uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c), c,
-				    offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
+	int err = ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c), c,
+				       offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
+	if (err == 0)
+		ncclbpf_rt__count_run(NCCLBPF_RT_RUNS_CHUNK);
+	return err;
 }
 #endif
 
