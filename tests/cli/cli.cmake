@@ -30,6 +30,12 @@ if(NCCLBPF_BUILD_POLICIES)
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_replay.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
             ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace
     OUTPUT "cli_replay: all checks passed" TIMEOUT 120 LABELS cli)
+  # --json of test-run and replay, parsed (cli_json_runs.sh)
+  ncclbpf_add_twin_test(NAME cli_json_runs
+    COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_json_runs.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
+            ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace
+            ${NCCLBPF_CLI_TESTS}/json_expect.py
+    OUTPUT "cli_json_runs: all checks passed" TIMEOUT 120 LABELS cli)
   # verify as veristat: many objects, -o csv|json, --compare (cli_verify.sh)
   ncclbpf_add_twin_test(NAME cli_verify
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_verify.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}

@@ -29,6 +29,7 @@
 #include "bench_ab.h"
 #include "bench_sides.h"
 #include "cli.h"
+#include "cli_json.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/runtime.h"
 #include "prof_drive.h"
@@ -265,45 +266,31 @@ static int reload_costs(const char *path, int n, double med[R_N])
 }
 
 /* --- Output ---------------------------------------------------------------------------------- */
-static void json_str(const char *s)
+static void json_diff(struct json *j, const char *key, const struct ab_result *r)
 {
-	putchar('"');
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	json_key(j, key);
+	json_obj(j);
+	json_kf64(j, "ns", r->diff);
+	json_kf64(j, "p25", r->diff_lo);
+	json_kf64(j, "p75", r->diff_hi);
+	json_end(j);
 }
 
-static void json_diff(const char *key, const struct ab_result *r)
-{
-	printf(",\"%s\":{\"ns\":%.2f,\"p25\":%.2f,\"p75\":%.2f}", key, r->diff, r->diff_lo,
-	       r->diff_hi);
-}
-
-static void json_case(const struct opts *o, const struct bcase *c, int first)
+static void json_case(struct json *j, const struct opts *o, const struct bcase *c)
 {
 	char base[4096];
 	baseline_path(o, c->policy ? c->stem : "noop", base, sizeof(base));
-	printf("%s{\"policy\":", first ? "" : ",");
-	if (c->policy)
-		json_str(c->policy);
-	else
-		printf("null");
-	printf(",\"ours_ns\":%.2f", c->ours.ns);
+	json_obj(j);
+	json_kstr(j, "policy", c->policy);
+	json_kf64(j, "ours_ns", c->ours.ns);
 	if (c->has_baseline) {
-		printf(",\"baseline\":");
-		json_str(base);
-		printf(",\"native_ns\":%.2f", c->native.ns);
-		json_diff("ours_minus_native", &c->ours);
+		json_kstr(j, "baseline", base);
+		json_kf64(j, "native_ns", c->native.ns);
+		json_diff(j, "ours_minus_native", &c->ours);
 	}
 	if (c->has_twin)
-		printf(",\"ebpf_minus_c_in_adapter_ns\":%.2f", c->twin.diff);
-	printf("}");
+		json_kf64(j, "ebpf_minus_c_in_adapter_ns", c->twin.diff);
+	json_end(j);
 }
 
 static void text_case(const struct bcase *c)
@@ -545,33 +532,38 @@ static int cmd_bench(int argc, char **argv)
 
 	const char *engine = o.interp ? "interp" : "jit";
 	if (o.json) {
-		printf("{\"plugin\":");
-		json_str(o.plugin);
-		printf(",\"engine\":\"%s\",\"rounds\":%d,\"calls_per_round\":%ld,"
-		       "\"clock\":\"thread_cputime\",\"trace\":",
-		       engine, o.rounds, o.calls);
-		json_str(o.trace);
+		struct json j;
+		json_init(&j, stdout);
+		json_obj(&j);
+		json_kstr(&j, "plugin", o.plugin);
+		json_kstr(&j, "engine", engine);
+		json_ki64(&j, "rounds", o.rounds);
+		json_ki64(&j, "calls_per_round", o.calls);
+		json_kstr(&j, "clock", "thread_cputime");
+		json_kstr(&j, "trace", o.trace);
 		for (int kind = K_TUNER; kind <= K_PROFILER; kind++) {
-			printf(",\"%s\":{\"unit\":\"%s\",\"cases\":[",
-			       kind == K_TUNER ? "tuner" : "profiler",
-			       kind == K_TUNER ? "call" : "event");
-			int first = 1;
+			json_key(&j, kind == K_TUNER ? "tuner" : "profiler");
+			json_obj(&j);
+			json_kstr(&j, "unit", kind == K_TUNER ? "call" : "event");
+			json_key(&j, "cases");
+			json_arr(&j);
 			for (int i = 0; i <= n_pol; i++)
-				if (cs[i].kind == (enum kind)kind && cs[i].ran) {
-					json_case(&o, &cs[i], first);
-					first = 0;
-				}
-			printf("]}");
+				if (cs[i].kind == (enum kind)kind && cs[i].ran)
+					json_case(&j, &o, &cs[i]);
+			json_end(&j);
+			json_end(&j);
 		}
-		printf(",\"reload_us\":[");
+		json_key(&j, "reload_us");
+		json_arr(&j);
 		for (int i = 0; i < n_pol && o.reloads; i++) {
-			printf("%s{\"policy\":", i ? "," : "");
-			json_str(pol[i]);
+			json_obj(&j);
+			json_kstr(&j, "policy", pol[i]);
 			for (int k = 0; k < R_N; k++)
-				printf(",\"%s\":%.3f", reload_names[k], med[i][k]);
-			printf("}");
+				json_kf64(&j, reload_names[k], med[i][k]);
+			json_end(&j);
 		}
-		printf("]}\n");
+		json_end(&j);
+		json_end(&j);
 		free(cs);
 		return 0;
 	}

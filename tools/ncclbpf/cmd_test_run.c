@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_json.h"
 #include "hexio.h"
 #include "ncclbpf.h"
 #include "ncclbpf/epoch.h"
@@ -325,19 +326,78 @@ static void print_field(const struct ebpf_prog_type *t, const struct ebpf_ctx_fi
 	printf("%s\n", note);
 }
 
-/* The inputs the run used; a field no --ctx or --ctx-hex byte set is marked as a default. */
-static void print_inputs(const struct ebpf_prog_type *t, const uint8_t *ctx, const uint8_t *given)
+/* The same as one JSON object: {"field", "value" (a number, an array with null for NA, or a
+ * hex string), "symbol" (NCCL's name, when it has one), "default" (inputs: no --ctx or
+ * --ctx-hex byte set it)}. */
+static void json_field(struct json *j, const struct ebpf_prog_type *t,
+		       const struct ebpf_ctx_field *f, const uint8_t *ctx, int is_default)
 {
-	printf("inputs:\n");
+	const struct shape *sh = shape_of(t, f->name);
+	json_obj(j);
+	json_kstr(j, "field", f->name);
+	json_key(j, "value");
+	if (f->size <= 8 && !sh) {
+		uint64_t v = load(ctx + f->off, f->size);
+		int64_t sv = f->size == 4   ? (int32_t)v
+			     : f->size == 2 ? (int16_t)v
+			     : f->size == 1 ? (int8_t)v
+					    : (int64_t)v;
+		if (f->size == 8 && sv < 0)
+			json_u64(j, v); /* a u64 past INT64_MAX */
+		else
+			json_i64(j, sv);
+		const char *sym = symbol(f->name, sv);
+		if (sym)
+			json_kstr(j, "symbol", sym);
+	} else if (sh) {
+		json_arr(j);
+		for (uint32_t k = 0; k < f->size / sh->elem; k++) {
+			uint64_t v = load(ctx + f->off + k * sh->elem, sh->elem);
+			int na = sh->elem < 8 ? v == (1ull << (8 * sh->elem)) - 1 : v == UINT64_MAX;
+			if (na)
+				json_null(j);
+			else
+				json_u64(j, v);
+		}
+		json_end(j);
+	} else {
+		json_hex(j, ctx + f->off, f->size);
+	}
+	if (is_default >= 0)
+		json_kbool(j, "default", is_default);
+	json_end(j);
+}
+
+/* Did no --ctx or --ctx-hex byte set field f? */
+static int is_default(const struct ebpf_ctx_field *f, const uint8_t *given)
+{
+	for (uint32_t k = 0; k < f->size; k++)
+		if (given[f->off + k])
+			return 0;
+	return 1;
+}
+
+/* The inputs the run used; a field no --ctx or --ctx-hex byte set is marked as a default. */
+static void print_inputs(struct json *j, const struct ebpf_prog_type *t, const uint8_t *ctx,
+			 const uint8_t *given)
+{
+	if (j) {
+		json_key(j, "inputs");
+		json_arr(j);
+	} else {
+		printf("inputs:\n");
+	}
 	for (uint32_t i = 0; i < t->n_fields; i++) {
 		const struct ebpf_ctx_field *f = &t->fields[i];
 		if (f->flags & EBPF_CTX_WRITE)
 			continue;
-		int set = 0;
-		for (uint32_t k = 0; k < f->size && !set; k++)
-			set = given[f->off + k];
-		print_field(t, f, ctx, set ? "" : "  (default)");
+		if (j)
+			json_field(j, t, f, ctx, is_default(f, given));
+		else
+			print_field(t, f, ctx, is_default(f, given) ? "  (default)" : "");
 	}
+	if (j)
+		json_end(j);
 }
 
 /* --- Map snapshots ----------------------------------------------------------------------- */
@@ -408,36 +468,78 @@ static void print_bytes(const char *label, const uint8_t *p, size_t n)
 		printf(" (%llu)", (unsigned long long)load(p, (uint32_t)n));
 }
 
-/* Prints the differences; returns the number of changed entries. */
-static uint32_t diff(const char *name, const struct snap *a, const struct snap *b)
+/* A key or value as JSON typed by the object's BTF (docs/cli-json.md) under name, and its bytes
+ * under name_hex. */
+static void json_typed(struct json *j, const struct ebpf_object_map *om, const char *name,
+		       int value, const uint8_t *p, size_t n)
+{
+	char hex_key[32];
+	size_t room = 24 * n + 4096;
+	char *buf = malloc(room);
+	json_key(j, name);
+	if (buf && ebpf_object_map__json(om, value, p, n, buf, room) >= 0)
+		json_raw(j, buf);
+	else
+		json_hex(j, p, n);
+	free(buf);
+	snprintf(hex_key, sizeof(hex_key), "%s_hex", name);
+	json_key(j, hex_key);
+	json_hex(j, p, n);
+}
+
+/* One changed entry: old is NULL for an added one, now NULL for a deleted one. */
+static void show_change(struct json *j, const struct ebpf_object_map *om, const struct snap *s,
+			const uint8_t *k, const uint8_t *old, const uint8_t *now)
+{
+	const char *name = ebpf_object_map__name(om);
+	const char *what = !old ? "added" : !now ? "deleted" : "changed";
+	if (j) {
+		json_obj(j);
+		json_kstr(j, "map", name);
+		json_kstr(j, "change", what);
+		json_typed(j, om, "key", 0, k, s->ksz);
+		if (old && now)
+			json_typed(j, om, "old_value", 1, old, s->vsz);
+		if (now)
+			json_typed(j, om, "value", 1, now, s->vsz);
+		json_end(j);
+		return;
+	}
+	printf("  %s: %-7s", name, what);
+	print_bytes(" key ", k, s->ksz);
+	if (old && now)
+		print_bytes("\n           value ", old, s->vsz);
+	if (now)
+		print_bytes(old ? "\n        -> value " : "\n           value ", now, s->vsz);
+	printf("\n");
+}
+
+/* Shows the differences; returns the number of changed entries. */
+static uint32_t diff(struct json *j, const struct ebpf_object_map *om, const struct snap *a,
+		     const struct snap *b)
 {
 	uint32_t changes = 0;
 	for (uint32_t i = 0; i < b->n; i++) {
 		const uint8_t *k = b->keys + (size_t)i * b->ksz, *v = b->vals + (size_t)i * b->vsz;
-		int j = snap_find(a, k);
-		if (j >= 0 && !memcmp(a->vals + (size_t)j * a->vsz, v, a->vsz))
+		int x = snap_find(a, k);
+		const uint8_t *old = x >= 0 ? a->vals + (size_t)x * a->vsz : NULL;
+		if (old && !memcmp(old, v, a->vsz))
 			continue;
-		printf("  %s: %s", name, j < 0 ? "added  " : "changed");
-		print_bytes(" key ", k, b->ksz);
-		if (j >= 0)
-			print_bytes("\n           value ", a->vals + (size_t)j * a->vsz, a->vsz);
-		print_bytes(j >= 0 ? "\n        -> value " : "\n           value ", v, b->vsz);
-		printf("\n");
+		show_change(j, om, b, k, old, v);
 		changes++;
 	}
 	for (uint32_t i = 0; i < a->n; i++) {
 		const uint8_t *k = a->keys + (size_t)i * a->ksz;
 		if (snap_find(b, k) >= 0)
 			continue;
-		printf("  %s: deleted", name);
-		print_bytes(" key ", k, a->ksz);
-		printf("\n");
+		show_change(j, om, a, k, a->vals + (size_t)i * a->vsz, NULL);
 		changes++;
 	}
 	return changes;
 }
 
 struct rb_print {
+	struct json *j;
 	const char *name;
 	uint32_t n;
 };
@@ -445,6 +547,17 @@ struct rb_print {
 static int print_record(void *ctx, const void *data, uint32_t size)
 {
 	struct rb_print *r = ctx;
+	if (r->j) {
+		json_obj(r->j);
+		json_kstr(r->j, "map", r->name);
+		json_kstr(r->j, "change", "record");
+		json_ku64(r->j, "n", r->n++);
+		json_ku64(r->j, "size", size);
+		json_key(r->j, "value_hex");
+		json_hex(r->j, data, size);
+		json_end(r->j);
+		return 0;
+	}
 	char label[96];
 	snprintf(label, sizeof(label), "  %s: record %u (%u bytes) ", r->name, r->n++, size);
 	print_bytes(label, data, size);
@@ -458,7 +571,7 @@ static int cmd_test_run(int argc, char **argv)
 {
 	const char *file = NULL, *prog_name = NULL, *ctx_arg = NULL, *ctx_hex = NULL;
 	unsigned long long repeat = 1;
-	int quiet = 0, jit = 0, status = 1;
+	int quiet = 0, jit = 0, status = 1, json = 0;
 	char err[512];
 
 	const char *repeat_s = NULL;
@@ -467,6 +580,8 @@ static int cmd_test_run(int argc, char **argv)
 		int k;
 		if (!strcmp(a, "--quiet"))
 			quiet = 1;
+		else if (!strcmp(a, "--json"))
+			json = 1;
 		else if (!strcmp(a, "--jit"))
 			jit = 1;
 		else if ((k = cli_opt(argc, argv, &i, "--prog", &prog_name)) ||
@@ -575,46 +690,83 @@ static int cmd_test_run(int argc, char **argv)
 		fprintf(stderr, "ncclbpf test-run: run failed: %s\n", strerror(-ret));
 		goto out;
 	}
-	printf("%s (%s, %u insns): return %lld", ebpf_program__name(p), t->name,
-	       ebpf_program__insn_cnt(p), (long long)r0);
-	if ((int64_t)r0 < 0 || r0 > 9)
-		printf(" (0x%llx)", (unsigned long long)r0);
-	printf("\n");
-	if (repeat > 1) {
-		double ns =
-		    (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
-		printf("%s: %llu runs, %.1f ns per run\n", jit ? "jit" : "interpreter", repeat,
-		       ns / (double)repeat);
+	double ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+	struct json jw, *j = NULL;
+	if (json) {
+		j = &jw;
+		json_init(j, stdout);
+		json_obj(j);
+		json_kstr(j, "file", file);
+		json_kstr(j, "program", ebpf_program__name(p));
+		json_kstr(j, "type", t->name);
+		json_ku64(j, "insns", ebpf_program__insn_cnt(p));
+		json_kstr(j, "engine", jit ? "jit" : "interp");
+		json_ki64(j, "return", (int64_t)r0);
+		json_ku64(j, "runs", repeat);
+		if (repeat > 1)
+			json_kf64(j, "ns_per_run", ns / (double)repeat);
+	} else {
+		printf("%s (%s, %u insns): return %lld", ebpf_program__name(p), t->name,
+		       ebpf_program__insn_cnt(p), (long long)r0);
+		if ((int64_t)r0 < 0 || r0 > 9)
+			printf(" (0x%llx)", (unsigned long long)r0);
+		printf("\n");
+		if (repeat > 1)
+			printf("%s: %llu runs, %.1f ns per run\n", jit ? "jit" : "interpreter",
+			       repeat, ns / (double)repeat);
 	}
 	if (!quiet)
-		print_inputs(t, before, given);
-	printf("outputs:\n");
+		print_inputs(j, t, before, given);
+	if (j) {
+		json_key(j, "outputs");
+		json_arr(j);
+	} else {
+		printf("outputs:\n");
+	}
 	int outputs = 0;
 	for (uint32_t i = 0; i < t->n_fields; i++) {
 		const struct ebpf_ctx_field *f = &t->fields[i];
 		if (f->flags & EBPF_CTX_WRITE) {
-			print_field(t, f, ctx, "");
+			if (j)
+				json_field(j, t, f, ctx, -1);
+			else
+				print_field(t, f, ctx, "");
 			outputs++;
 		}
 	}
-	if (!outputs)
+	if (j)
+		json_end(j);
+	else if (!outputs)
 		printf("  (none: %s context is read-only)\n", t->name);
-	if (memcmp(ctx, before, t->ctx_size)) {
-		for (uint32_t i = 0; i < t->n_fields; i++) {
-			const struct ebpf_ctx_field *f = &t->fields[i];
-			if (!(f->flags & EBPF_CTX_WRITE) &&
-			    memcmp(ctx + f->off, before + f->off, f->size))
+	if (j) {
+		json_key(j, "inputs_changed");
+		json_arr(j);
+	}
+	for (uint32_t i = 0; i < t->n_fields; i++) {
+		const struct ebpf_ctx_field *f = &t->fields[i];
+		if (!(f->flags & EBPF_CTX_WRITE) &&
+		    memcmp(ctx + f->off, before + f->off, f->size)) {
+			if (j)
+				json_str(j, f->name);
+			else
 				printf("  WARNING: input field '%s' changed\n", f->name);
 		}
 	}
+	if (j)
+		json_end(j);
 	if (!quiet) {
 		uint32_t changes = 0;
-		printf("maps changed:\n");
+		if (j) {
+			json_key(j, "map_changes");
+			json_arr(j);
+		} else {
+			printf("maps changed:\n");
+		}
 		for (uint32_t i = 0; i < n_maps; i++) {
 			struct ebpf_object_map *om = ebpf_object__map(obj, i);
 			struct ebpf_map *m = ebpf_object_map__map(om);
 			if (ebpf_map__type(m) == EBPF_MAP_TYPE_RINGBUF) {
-				struct rb_print rp = {ebpf_object_map__name(om), 0};
+				struct rb_print rp = {j, ebpf_object_map__name(om), 0};
 				ebpf_ringbuf__consume(m, print_record, &rp, 0);
 				changes += rp.n;
 				continue;
@@ -623,11 +775,15 @@ static int cmd_test_run(int argc, char **argv)
 				fprintf(stderr, "ncclbpf test-run: out of memory\n");
 				goto out;
 			}
-			changes += diff(ebpf_object_map__name(om), &snaps[i], &snaps[n_maps + i]);
+			changes += diff(j, om, &snaps[i], &snaps[n_maps + i]);
 		}
-		if (!changes)
+		if (j)
+			json_end(j);
+		else if (!changes)
 			printf("  (none)\n");
 	}
+	if (j)
+		json_end(j);
 	status = 0;
 out:
 	for (uint32_t i = 0; snaps && i < 2 * n_maps; i++)
@@ -643,7 +799,7 @@ out:
 NCCLBPF_COMMAND(
     test_run_cmd, .name = "test-run",
     .args = "[--prog NAME] [--ctx FIELD=VALUE,...] [--ctx-hex HEX] [--repeat N] [--jit] [--quiet] "
-	    "FILE.o",
+	    "[--json] FILE.o",
     .summary = "run one program of a policy once on a context you describe",
     .help = "  --prog     the program to run (needed when the object has more than one)\n"
 	    "  --ctx      fields by name: n_bytes=1048576,coll_type=AllReduce,\n"
@@ -655,5 +811,6 @@ NCCLBPF_COMMAND(
 	    "  --ctx-hex  the context's bytes (shorter input is zero-padded)\n"
 	    "  --repeat   run N times on the same context (prints the mean time per run)\n"
 	    "  --jit      run the JIT-compiled program (default: the interpreter)\n"
-	    "  --quiet    return value and outputs only\n",
+	    "  --quiet    return value and outputs only\n"
+	    "  --json     one JSON document (docs/cli-json.md)\n",
     .run = cmd_test_run);
