@@ -105,39 +105,12 @@ int cp_read(const char *path, char **out, size_t *len, size_t max)
 	int fd = ncclbpf_path_open_entry(AT_FDCWD, path, NULL, 0);
 	if (fd < 0)
 		return fd;
-	size_t cap = 256, n = 0;
-	char *buf = malloc(cap + 1);
-	int e = buf ? 0 : -ENOMEM;
-	while (!e) {
-		if (n == cap) {
-			if (cap >= max) {
-				e = -E2BIG;
-				break;
-			}
-			cap = cap * 4 > max ? max : cap * 4;
-			char *nb = realloc(buf, cap + 1);
-			if (!nb) {
-				e = -ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		ssize_t got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			e = -errno;
-		else if (got == 0)
-			break;
-		else
-			n += (size_t)got;
-	}
+	void *buf;
+	size_t n;
+	int e = ncclbpf_path_read_fd(fd, path, max ? max - 1 : 0, &buf, &n, NULL, 0);
 	close(fd);
-	if (e) {
-		free(buf);
+	if (e)
 		return e;
-	}
-	buf[n] = 0;
 	*out = buf;
 	if (len)
 		*len = n;

@@ -21,8 +21,9 @@ int cp_mkdirs(const char *path);
 int cp_write(const char *dir, const char *name, const void *buf, size_t len);
 /* Creates dir/name with buf unless it exists (temp file + link): 0, -EEXIST, or -errno. */
 int cp_create_once(const char *dir, const char *name, const void *buf, size_t len);
-/* Reads a whole file (at most max bytes), NUL-terminated; *out to be freed. 0 or -errno. A
- * link, a FIFO or anything but a regular file is refused without blocking. */
+/* Reads a whole file of fewer than max bytes (-E2BIG otherwise), NUL-terminated; *out to be
+ * freed. 0 or -errno. A link, a FIFO or anything but a regular file is refused without
+ * blocking. */
 int cp_read(const char *path, char **out, size_t *len, size_t max);
 /* Removes a directory tree: only our own entries, never through a link, in a trusted parent
  * (best effort: 0 or the first -errno). */
