@@ -152,6 +152,8 @@ static void test_hash(void)
 	CHECK(ebpf_map__update_elem(tmpl, &k, &v, EBPF_NOEXIST) == 0);
 	CHECK(ebpf_map__update_elem(tmpl, &k, &v, EBPF_NOEXIST) == -EEXIST);
 	CHECK(ebpf_map__lookup_elem(tmpl, &k) != NULL);
+	/* a user-side delete acts on the map given, bound or not (inst keeps k, checked below) */
+	CHECK(ebpf_map__user_delete(tmpl, &k) == -ENOENT);
 	ebpf_map__bind(NULL);
 	CHECK(ebpf_map__lookup_elem(tmpl, &k) == NULL);
 	CHECK(ebpf_map__user_lookup(inst, &k, &out) == 0 && out == 5);

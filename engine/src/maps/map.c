@@ -238,16 +238,22 @@ long ebpf_map__update_elem(struct ebpf_map *map, const void *key, const void *va
 	return rc;
 }
 
-long ebpf_map__delete_elem(struct ebpf_map *map, const void *key)
+/* Deletes key from map itself (no binding resolved), counting a success. */
+static long remove_counted(struct ebpf_map *map, const void *key)
 {
-	if (__builtin_expect(map->flags & EBPF_MAP_F_PER_COMM, 0))
-		map = bound(map);
 	ebpf_epoch_enter();
 	long rc = map->ops->remove(map, key);
 	ebpf_epoch_exit();
 	if (!rc)
 		map_stat_inc(&map->n_deletes);
 	return rc;
+}
+
+long ebpf_map__delete_elem(struct ebpf_map *map, const void *key)
+{
+	if (__builtin_expect(map->flags & EBPF_MAP_F_PER_COMM, 0))
+		map = bound(map);
+	return remove_counted(map, key);
 }
 
 int ebpf_map__user_lookup(struct ebpf_map *map, const void *key, void *value)
@@ -278,12 +284,7 @@ int ebpf_map__user_delete(struct ebpf_map *map, const void *key)
 {
 	if (atomic_load_explicit(&map->frozen, memory_order_acquire))
 		return -EPERM;
-	ebpf_epoch_enter();
-	long rc = map->ops->remove(map, key);
-	ebpf_epoch_exit();
-	if (!rc)
-		map_stat_inc(&map->n_deletes);
-	return (int)rc;
+	return (int)remove_counted(map, key); /* the map given, bound or not */
 }
 
 int ebpf_map__def_matches(const struct ebpf_map *map, const struct ebpf_map_def *def)
