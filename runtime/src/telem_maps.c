@@ -49,26 +49,21 @@ int telem_check_exports(const struct ebpf_object *obj, char *why, size_t len)
 	return 0;
 }
 
-static uint64_t rd(const uint8_t *p, uint32_t size)
+/* A member's integer at p, widened to 64 bits (sign-extended when it is signed). */
+static uint64_t rd(const uint8_t *p, const struct ebpf_map_field *f)
 {
 	uint64_t v = 0;
-	memcpy(&v, p, size); /* little-endian host */
-	return v;
+	memcpy(&v, p, f->size); /* little-endian host */
+	uint32_t shift = 64 - 8 * f->size;
+	return f->is_signed ? (uint64_t)((int64_t)(v << shift) >> shift) : v;
 }
 
-static int64_t rd_signed(const uint8_t *p, uint32_t size)
-{
-	uint64_t v = rd(p, size);
-	uint32_t shift = 64 - 8 * size;
-	return (int64_t)(v << shift) >> shift;
-}
-
-static void int_text(struct tbuf *b, const uint8_t *p, const struct ebpf_map_field *f)
+static void int_print(struct tbuf *b, uint64_t v, const struct ebpf_map_field *f)
 {
 	if (f->is_signed)
-		tb_printf(b, "%lld", (long long)rd_signed(p, f->size));
+		tb_printf(b, "%lld", (long long)(int64_t)v);
 	else
-		tb_printf(b, "%llu", (unsigned long long)rd(p, f->size));
+		tb_printf(b, "%llu", (unsigned long long)v);
 }
 
 static void key_labels(struct tbuf *b, const uint8_t *key, const struct ebpf_map_field *k,
@@ -79,30 +74,22 @@ static void key_labels(struct tbuf *b, const uint8_t *key, const struct ebpf_map
 		for (uint32_t e = 0; e < k[i].count; e++) {
 			if (e)
 				tb_puts(b, ".");
-			int_text(b, key + k[i].off + e * k[i].size, &k[i]);
+			const uint8_t *p = key + k[i].off + e * k[i].size;
+			int_print(b, rd(p, &k[i]), &k[i]);
 		}
 		tb_puts(b, "\"");
 	}
 }
 
-/* The value member f summed over the per-CPU slots of one element. */
+/* The value member f summed over the per-CPU slots of one element (one slot: its value),
+ * modulo 2^64: signed members add as their two's complement. */
 static void value_text(struct tbuf *b, const uint8_t *val, uint32_t ncpu, size_t stride,
 		       const struct ebpf_map_field *f)
 {
-	if (ncpu == 1) {
-		int_text(b, val + f->off, f);
-		return;
-	}
-	int64_t s = 0;
-	uint64_t u = 0;
-	for (uint32_t c = 0; c < ncpu; c++) {
-		s += rd_signed(val + c * stride + f->off, f->size);
-		u += rd(val + c * stride + f->off, f->size);
-	}
-	if (f->is_signed)
-		tb_printf(b, "%lld", (long long)s);
-	else
-		tb_printf(b, "%llu", (unsigned long long)u);
+	uint64_t sum = 0;
+	for (uint32_t c = 0; c < ncpu; c++)
+		sum += rd(val + c * stride + f->off, f);
+	int_print(b, sum, f);
 }
 
 static void one_map(struct tbuf *b, const struct ebpf_object_map *m, const char *bundle)
