@@ -24,6 +24,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
+#include "ncclbpf/nccl_platform.h"
 #include "skip.h"
 
 uint64_t k_sieve(uint64_t *mem, uint64_t len);
@@ -478,7 +479,7 @@ static int bench_policies(const char *dir)
 		if (len < 3 || strcmp(de->d_name + len - 2, ".o"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+		obj = ncclbpf_object_open_file(path, NULL, err, sizeof(err));
 		if (!obj || ebpf_object__load(obj, &lo, err, sizeof(err))) {
 			printf("   %-22s not loaded: %s\n", de->d_name, err);
 			ebpf_object__close(obj);

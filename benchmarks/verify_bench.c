@@ -9,6 +9,7 @@
 
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 static const char *default_files[] = {NCCLBPF_BENCH_POLICIES NULL};
 
@@ -28,7 +29,7 @@ static int cmp_d(const void *a, const void *b)
 static int bench_file(const char *file, int reps)
 {
 	char err[512];
-	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_file(file, NULL, err, sizeof(err));
 	uint32_t n_maps;
 	struct ebpf_map **maps;
 	uint8_t *flags;

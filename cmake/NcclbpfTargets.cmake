@@ -23,8 +23,9 @@
 #   ncclbpf_test(<name> SOURCES <c files> [LIBS ...] [ARGS ...] [ASAN_ARGS ...] [NO_SANITIZE]
 #                [STATUS n] [OUTPUT ...] [NOT_OUTPUT ...] [ENVIRONMENT ...]
 #                [ASAN_ENVIRONMENT ...] [LABELS ...] [TIMEOUT s])
-#     builds <name> against the engine and registers it; with NCCLBPF_SANITIZERS also
-#     <name>_asan against the ASan+UBSan engine, registered as <name>.asan (with ASAN_ARGS when
+#     builds <name> against the engine and the NCCL platform (ncclbpf_platform: the program
+#     types of include/ncclbpf.h) and registers it; with NCCLBPF_SANITIZERS also
+#     <name>_asan against their ASan+UBSan builds, registered as <name>.asan (with ASAN_ARGS when
 #     given, e.g. smaller counts, and ASAN_ENVIRONMENT added).
 #
 # What a test's result means: every test runs through ncclbpf_test_runner
@@ -238,7 +239,7 @@ function(ncclbpf_test name)
     endif()
   endforeach()
   add_executable(${name} ${T_SOURCES})
-  target_link_libraries(${name} PRIVATE ncclbpf_engine ${T_LIBS})
+  target_link_libraries(${name} PRIVATE ncclbpf_platform ${T_LIBS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
   ncclbpf_add_test(NAME ${name} COMMAND $<TARGET_FILE:${name}> ${T_ARGS} ${checks}
     ENVIRONMENT ${T_ENVIRONMENT})
@@ -249,7 +250,7 @@ function(ncclbpf_test name)
     add_executable(${name}_asan ${T_SOURCES})
     target_compile_options(${name}_asan PRIVATE ${NCCLBPF_SANITIZE_FLAGS})
     target_link_options(${name}_asan PRIVATE ${NCCLBPF_SANITIZE_FLAGS})
-    target_link_libraries(${name}_asan PRIVATE ncclbpf_engine_asan ${T_LIBS})
+    target_link_libraries(${name}_asan PRIVATE ncclbpf_platform_asan ${T_LIBS})
     target_include_directories(${name}_asan PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
     ncclbpf_add_test(NAME ${name}.asan COMMAND $<TARGET_FILE:${name}_asan> ${T_ASAN_ARGS}
       SANITIZER asan ${checks} ENVIRONMENT ${T_ENVIRONMENT} ${T_ASAN_ENVIRONMENT})

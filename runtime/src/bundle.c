@@ -10,6 +10,7 @@
 #include "ncclbpf/jit.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 #include "rt_internal.h"
 
 /* Hooks by program section. A program in any other section is an error (a misspelt section
@@ -58,7 +59,7 @@ static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report
  * name; a type without the field counts as reading it whenever it reads anything. */
 static void net_clock_flags(struct rt_policy *p, const uint64_t *reads)
 {
-	const struct ebpf_prog_type *t = ebpf_prog_type_by_name("net");
+	const struct ebpf_prog_type *t = ncclbpf_prog_type("net");
 	uint64_t tb = ebpf_prog_type_field_bit(t, "time_ns");
 	uint64_t db = ebpf_prog_type_field_bit(t, "duration_ns");
 	const int done = NCCLBPF_NET_COMPLETE - 1;
@@ -210,7 +211,7 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	char err[sizeof(r->msg)];
 	uint64_t t0 = rt_now_ns();
 	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = name};
-	struct ebpf_object *obj = ebpf_object__open_mem(image, len, &oo, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_mem(image, len, &oo, err, sizeof(err));
 	r->parse_ns = rt_now_ns() - t0;
 	if (!obj) {
 		int e = errno ? -errno : -EINVAL;

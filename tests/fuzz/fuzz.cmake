@@ -23,7 +23,9 @@ if(NCCLBPF_FUZZ)
     target_compile_definitions(ncclbpf_engine_fuzz PUBLIC NCCLBPF_HAVE_JIT=1)
   endif()
 
-  add_executable(fuzz_loader ${CMAKE_CURRENT_LIST_DIR}/fuzz_loader.c)
+  add_executable(fuzz_loader ${CMAKE_CURRENT_LIST_DIR}/fuzz_loader.c
+    ${PROJECT_SOURCE_DIR}/runtime/platform/nccl_platform.c)
+  target_include_directories(fuzz_loader PRIVATE ${PROJECT_SOURCE_DIR}/runtime/include)
   target_compile_options(fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_loader PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_loader PRIVATE ncclbpf_engine_fuzz)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 /* Map memory an input may ask for before we skip loading it: a valid object may legitimately
  * declare a 4 GiB array, but creating it belongs to the maps' tests, not to 10 M fuzz runs. */
@@ -29,7 +30,7 @@ static int cheap_maps(const struct ebpf_object *obj)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[256];
-	struct ebpf_object *obj = ebpf_object__open_mem(data, size, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_mem(data, size, NULL, err, sizeof(err));
 	if (!obj)
 		return 0;
 	/* A small complexity budget keeps mutated loops from costing 1 M verifier steps each. */

@@ -21,6 +21,7 @@
 #include "ncclbpf/prog.h"
 #include "ncclbpf/progtype.h"
 #include "ncclbpf/verifier.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define N_MAPS 5
 static struct ebpf_map *maps[N_MAPS];
@@ -71,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 2 + sizeof(struct ebpf_insn))
 		return 0;
-	type = data[0] % 5 < 4 ? ebpf_prog_type_by_name(types[data[0] % 5]) : NULL;
+	type = data[0] % 5 < 4 ? ncclbpf_prog_type(types[data[0] % 5]) : NULL;
 	for (int i = 0; i < N_MAPS; i++)
 		flags[i] = (data[1] >> i) & 1 ? EBPF_VERIFY_MAP_RANK_LOCAL : 0;
 	n = (uint32_t)((size - 2) / sizeof(struct ebpf_insn));

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 static int failures;
 
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(path, sizeof(path), "%s/btf_values.o", argv[1]);
-	struct ebpf_object *obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_file(path, NULL, err, sizeof(err));
 	if (!obj) {
 		printf("FAIL open: %s\n", err);
 		return 1;

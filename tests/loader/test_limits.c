@@ -18,6 +18,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/runtime.h"
+#include "ncclbpf/nccl_platform.h"
 
 static const char *dir;
 
@@ -42,7 +43,7 @@ static void test_engine_rule(void)
 {
 	char err[512], want[128];
 	struct ebpf_object *obj =
-	    ebpf_object__open_file(obj_path("features.o"), NULL, err, sizeof(err));
+	    ncclbpf_object_open_file(obj_path("features.o"), NULL, err, sizeof(err));
 	CHECKF(obj != NULL, "%s", err);
 	if (!obj)
 		return;

@@ -9,6 +9,7 @@
 #include "ncclbpf.h"
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 static const char *bpf_dir, *pol_dir;
 static char path[4096];
@@ -54,7 +55,7 @@ static void test_features(void)
 {
 	char err[256];
 	struct ebpf_object *obj =
-	    ebpf_object__open_file(obj_path(bpf_dir, "features.o"), NULL, err, sizeof(err));
+	    ncclbpf_object_open_file(obj_path(bpf_dir, "features.o"), NULL, err, sizeof(err));
 	CHECK(obj != NULL);
 	if (!obj) {
 		fprintf(stderr, "features.o: %s\n", err);
@@ -62,6 +63,14 @@ static void test_features(void)
 	}
 	CHECK(strstr(ebpf_object__name(obj), "features.o") != NULL);
 	CHECK(!ebpf_object__is_loaded(obj));
+	/* The engine knows no program type of its own: without the NCCL platform the same file
+	 * is refused at its first program section. */
+	char none[256] = "";
+	struct ebpf_object *bare =
+	    ebpf_object__open_file(obj_path(bpf_dir, "features.o"), NULL, none, sizeof(none));
+	CHECK(bare == NULL);
+	CHECKF(strstr(none, "unknown program type (known: none;") != NULL, "%s", none);
+	ebpf_object__close(bare);
 
 	/* Maps: BTF maps in declaration order, then .rodata, .data, .bss. */
 	static const struct {
@@ -196,7 +205,7 @@ static void expect_reject(const char *file, const char *msg1, const char *msg2)
 	char err[512] = "";
 	errno = 0;
 	struct ebpf_object *obj =
-	    ebpf_object__open_file(obj_path(bpf_dir, file), NULL, err, sizeof(err));
+	    ncclbpf_object_open_file(obj_path(bpf_dir, file), NULL, err, sizeof(err));
 	CHECK(obj == NULL);
 	CHECK(errno == EINVAL);
 	CHECK(strstr(err, msg1) != NULL);
@@ -232,7 +241,7 @@ static void corrupt(const char *what, void (*edit)(uint8_t *img, size_t *size), 
 		return;
 	edit(img, &size);
 	errno = 0;
-	struct ebpf_object *obj = ebpf_object__open_mem(img, size, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_mem(img, size, NULL, err, sizeof(err));
 	CHECK(obj == NULL);
 	CHECK(errno == EINVAL || errno == E2BIG);
 	CHECK(strstr(err, msg) != NULL);
@@ -369,16 +378,16 @@ static void test_corruptions(void)
 	corrupt("code size", e_code_size, "not a multiple of 8");
 
 	char err[128] = "x";
-	CHECK(ebpf_object__open_mem(NULL, 0, NULL, err, sizeof(err)) == NULL);
+	CHECK(ncclbpf_object_open_mem(NULL, 0, NULL, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "not an ELF") != NULL);
-	CHECK(ebpf_object__open_mem("\x7f"
-				    "ELF",
-				    4, NULL, err, sizeof(err)) == NULL);
-	CHECK(ebpf_object__open_file("/nonexistent/x.o", NULL, err, sizeof(err)) == NULL);
+	CHECK(ncclbpf_object_open_mem("\x7f"
+				      "ELF",
+				      4, NULL, err, sizeof(err)) == NULL);
+	CHECK(ncclbpf_object_open_file("/nonexistent/x.o", NULL, err, sizeof(err)) == NULL);
 	CHECK(errno == ENOENT && strstr(err, "/nonexistent/x.o"));
 	/* A named open uses the name in messages. */
 	struct ebpf_object_open_opts o = {.sz = sizeof(o), .name = "bundle-7"};
-	CHECK(ebpf_object__open_mem("junk", 4, &o, err, sizeof(err)) == NULL);
+	CHECK(ncclbpf_object_open_mem("junk", 4, &o, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "not an ELF") != NULL);
 }
 
@@ -406,8 +415,8 @@ static void test_policies(void)
 	};
 	for (size_t i = 0; i < sizeof(pol) / sizeof(pol[0]); i++) {
 		char err[256];
-		struct ebpf_object *obj =
-		    ebpf_object__open_file(obj_path(pol_dir, pol[i].file), NULL, err, sizeof(err));
+		struct ebpf_object *obj = ncclbpf_object_open_file(obj_path(pol_dir, pol[i].file),
+								   NULL, err, sizeof(err));
 		CHECK(obj != NULL);
 		if (!obj) {
 			fprintf(stderr, "%s: %s\n", pol[i].file, err);
@@ -427,7 +436,7 @@ static void test_policies(void)
 	/* table_tuner's table is the .data map's initial contents (6 rows of 24 bytes). */
 	char err[256];
 	struct ebpf_object *obj =
-	    ebpf_object__open_file(obj_path(pol_dir, "table_tuner.o"), NULL, err, sizeof(err));
+	    ncclbpf_object_open_file(obj_path(pol_dir, "table_tuner.o"), NULL, err, sizeof(err));
 	if (obj) {
 		struct ebpf_object_map *m = ebpf_object__find_map_by_name(obj, ".data");
 		size_t sz;
@@ -458,7 +467,7 @@ static void test_load(void)
 {
 	char err[256];
 	struct ebpf_object *obj =
-	    ebpf_object__open_file(obj_path(bpf_dir, "features.o"), NULL, err, sizeof(err));
+	    ncclbpf_object_open_file(obj_path(bpf_dir, "features.o"), NULL, err, sizeof(err));
 	CHECK(obj != NULL);
 	if (!obj)
 		return;
@@ -531,8 +540,8 @@ static void test_verify(void)
 	};
 	char err[1024], want[128];
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct ebpf_object *obj =
-		    ebpf_object__open_file(obj_path(pol_dir, bad[i].file), NULL, err, sizeof(err));
+		struct ebpf_object *obj = ncclbpf_object_open_file(obj_path(pol_dir, bad[i].file),
+								   NULL, err, sizeof(err));
 		CHECK(obj != NULL);
 		if (!obj)
 			continue;
@@ -561,7 +570,7 @@ static void test_verify(void)
 					   "profiler_latency.o"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		struct ebpf_object *obj =
-		    ebpf_object__open_file(obj_path(pol_dir, good[i]), NULL, err, sizeof(err));
+		    ncclbpf_object_open_file(obj_path(pol_dir, good[i]), NULL, err, sizeof(err));
 		int ret = obj ? ebpf_object__load(obj, NULL, err, sizeof(err)) : -1;
 		CHECK_EQ_U64(ret, 0);
 		if (ret)
@@ -575,15 +584,15 @@ static void test_verify(void)
 		ebpf_object__close(obj);
 	}
 	struct ebpf_object *obj =
-	    ebpf_object__open_file(obj_path(bpf_dir, "rank_split.o"), NULL, err, sizeof(err));
+	    ncclbpf_object_open_file(obj_path(bpf_dir, "rank_split.o"), NULL, err, sizeof(err));
 	int ret = obj ? ebpf_object__load(obj, NULL, err, sizeof(err)) : -1;
 	CHECK_EQ_U64(ret, 0);
 	if (ret)
 		fprintf(stderr, "rank_split.o: %s\n", err);
 	ebpf_object__close(obj);
 	/* The unsafe experimental mode lets the rank-dependent tuner through. */
-	obj = ebpf_object__open_file(obj_path(pol_dir, "unsafe/rank_dependent.o"), NULL, err,
-				     sizeof(err));
+	obj = ncclbpf_object_open_file(obj_path(pol_dir, "unsafe/rank_dependent.o"), NULL, err,
+				       sizeof(err));
 	struct ebpf_object_load_opts lo = {.sz = sizeof(lo),
 					   .verify_flags = EBPF_VERIFY_F_ALLOW_RANK_LOCAL};
 	ret = obj ? ebpf_object__load(obj, &lo, err, sizeof(err)) : -1;

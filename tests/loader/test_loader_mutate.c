@@ -14,6 +14,7 @@
 #include "check.h"
 #include "ldr_util.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define LOAD_EVERY 64
 #define STRIDE	   31 /* bytes outside the structural ranges: every STRIDE-th gets flipped */
@@ -26,7 +27,7 @@ static void try_variant(const uint8_t *buf, size_t size)
 	err[0] = 0;
 	errno = 0;
 	variants++;
-	struct ebpf_object *obj = ebpf_object__open_mem(buf, size, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_mem(buf, size, NULL, err, sizeof(err));
 	if (!obj) {
 		CHECK(errno != 0);
 		CHECK(err[0] != 0);

@@ -173,8 +173,8 @@ static void test_messages(void)
 	REJECT("sdiv off 2", 0, "div: invalid offset 2", INSN(0x3f, 1, 2, 2, 0), EXIT());
 	REJECT("smod off -1", 0, "mod32: invalid offset -1", INSN(0x94, 1, 0, -1, 3), EXIT());
 	REJECT("movsx 7", 0, "invalid sign-extension width 7", INSN(0xbf, 1, 2, 7, 0), EXIT());
-	REJECT("movsx32 32", 0, "mov32: invalid sign-extension width 32",
-	       INSN(0xbc, 1, 2, 32, 0), EXIT());
+	REJECT("movsx32 32", 0, "mov32: invalid sign-extension width 32", INSN(0xbc, 1, 2, 32, 0),
+	       EXIT());
 	REJECT("mov imm off", 0, "mov uses reserved field off=8", INSN(0xb7, 1, 0, 8, 0), EXIT());
 	REJECT("end 8", 0, "invalid byte swap width 8", ENDIAN_BE(1, 8), EXIT());
 	REJECT("bswap 0", 0, "invalid byte swap width 0", BSWAP(1, 0), EXIT());
@@ -197,13 +197,14 @@ static void test_messages(void)
 	REJECT("gotol off", 0, "gotol uses reserved field off=1", INSN(0x06, 0, 0, 1, 0), EXIT());
 	REJECT("jmp k src", 0, "reserved field src_reg=3", INSN(0x15, 1, 3, 0, 0), EXIT());
 	REJECT("jmp x imm", 0, "reserved field imm=6", INSN(0x1d, 1, 3, 0, 6), EXIT());
-	REJECT("exit imm", 1, "exit uses reserved field imm=1", MOV64_IMM(0, 0), INSN(0x95, 0, 0, 0, 1));
+	REJECT("exit imm", 1, "exit uses reserved field imm=1", MOV64_IMM(0, 0),
+	       INSN(0x95, 0, 0, 0, 1));
 	REJECT("call off", 0, "call uses reserved field off=1", INSN(0x85, 0, 0, 1, 0), EXIT());
 	REJECT("call src 3", 0, "call: unknown src_reg 3", INSN(0x85, 0, 3, 0, 0), EXIT());
 	REJECT("lddw off", 0, "reserved field off=1", INSN(0x18, 1, 0, 1, 0), INSN(0, 0, 0, 0, 0),
 	       EXIT());
-	REJECT("lddw tail code", 0, "lddw: second half uses reserved fields", INSN(0x18, 1, 0, 0, 0),
-	       INSN(0x18, 0, 0, 0, 0), EXIT());
+	REJECT("lddw tail code", 0, "lddw: second half uses reserved fields",
+	       INSN(0x18, 1, 0, 0, 0), INSN(0x18, 0, 0, 0, 0), EXIT());
 	REJECT("lddw tail dst", 0, "lddw: second half uses reserved fields", INSN(0x18, 1, 0, 0, 0),
 	       INSN(0, 1, 0, 0, 0), EXIT());
 	REJECT("lddw src 3", 0, "lddw: unknown src_reg 3", LD_IMM64_RAW(1, 3, 0), EXIT());
@@ -245,8 +246,8 @@ static void test_messages(void)
 	REJECT("map fd idx", 0, "map index 0 out of range (program has 0 maps)", LD_MAP_FD(1, 0),
 	       EXIT());
 	REJECT("map value idx", 0, "map index 3 out of range", LD_MAP_VALUE(1, 3, 0), EXIT());
-	REJECT("map fd tail imm", 0, "map reference uses reserved field imm=4 in its second half", LD_IMM64_RAW(1, 1, 4ull << 32),
-	       EXIT());
+	REJECT("map fd tail imm", 0, "map reference uses reserved field imm=4 in its second half",
+	       LD_IMM64_RAW(1, 1, 4ull << 32), EXIT());
 	/* the end */
 	REJECT("fall off", 1, "last instruction must be exit or ja", MOV64_IMM(0, 0),
 	       MOV64_IMM(0, 1));

@@ -14,6 +14,7 @@
 
 #include "check.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define MAX_EXPECT 16
 
@@ -102,7 +103,7 @@ static void check_object(const char *src_dir, const char *obj_dir, const char *n
 	CHECKF(e.accept != (e.n_reject > 0), "%s: says neither or both of ACCEPT and REJECT", name);
 
 	snprintf(path, sizeof(path), "%s/%.*s.o", obj_dir, (int)(strlen(name) - 2), name);
-	struct ebpf_object *obj = ebpf_object__open_file(path, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_file(path, NULL, err, sizeof(err));
 	CHECKF(obj != NULL, "%s: %s", path, err);
 	if (!obj)
 		return;

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "ncclbpf/prog.h"
+#include "ncclbpf/nccl_platform.h"
 #include "vcases.h"
 
 #include "cases_accept.h"
@@ -34,7 +35,7 @@ static void run_checked(const struct vcase *c)
 				    .helpers = ebpf_helpers_default(),
 				    .maps = vmaps,
 				    .n_maps = N_MAPS};
-	const struct ebpf_prog_type *t = c->type ? ebpf_prog_type_by_name(c->type) : NULL;
+	const struct ebpf_prog_type *t = c->type ? ncclbpf_prog_type(c->type) : NULL;
 	uint8_t ctx[256];
 	char err[256];
 	struct ebpf_prog *p = ebpf_prog__new(c->insns, vcase_len(c), &po, err, sizeof(err));
@@ -102,7 +103,7 @@ static int write_corpus(const char *dir)
 /* stats.ctx_read holds exactly the fields listed in c->reads. */
 static void check_reads(const struct vcase *c, const struct ebpf_verify_stats *st)
 {
-	const struct ebpf_prog_type *t = ebpf_prog_type_by_name(c->type);
+	const struct ebpf_prog_type *t = ncclbpf_prog_type(c->type);
 	char names[256];
 	uint64_t want = 0;
 
@@ -157,7 +158,7 @@ static void check_reads_wide_type(void)
  * offsets), narrow and straddling reads, a moved ctx pointer, words from 63 on in bit 63. */
 static void check_words(void)
 {
-	const struct ebpf_prog_type *t = ebpf_prog_type_by_name("tuner");
+	const struct ebpf_prog_type *t = ncclbpf_prog_type("tuner");
 	struct ebpf_verify_opts o = {.sz = sizeof(o), .type = t, .helpers = ebpf_helpers_default()};
 	struct ebpf_verify_stats st;
 	char err[256];

@@ -17,6 +17,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/progtype.h"
 #include "ncclbpf/verifier.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define N_MAPS	   5
 #define MAP_HASH   0
@@ -111,7 +112,7 @@ static inline int vcase_verify(const struct vcase *c, char *err, size_t err_len,
 {
 	struct ebpf_verify_opts o = {
 	    .sz = sizeof(o),
-	    .type = c->type ? ebpf_prog_type_by_name(c->type) : NULL,
+	    .type = c->type ? ncclbpf_prog_type(c->type) : NULL,
 	    .maps = vmaps,
 	    .n_maps = N_MAPS,
 	    .map_flags = map_flags,

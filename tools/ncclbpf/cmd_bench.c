@@ -32,6 +32,7 @@
 #include "cli_json.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/runtime.h"
+#include "ncclbpf/nccl_platform.h"
 #include "prof_drive.h"
 #include "self_path.h"
 
@@ -96,7 +97,7 @@ static int parse_num(const char *flag, const char *v, long lo, long hi, long *ou
 static int policy_kind(const char *path, enum kind *k)
 {
 	char err[512];
-	struct ebpf_object *o = ebpf_object__open_file(path, NULL, err, sizeof(err));
+	struct ebpf_object *o = ncclbpf_object_open_file(path, NULL, err, sizeof(err));
 	if (!o) {
 		fprintf(stderr, "ncclbpf bench: %s\n", err);
 		return -1;

@@ -11,6 +11,7 @@
 #include "ncclbpf/disasm.h"
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define MAX_INPUT ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 
@@ -85,7 +86,7 @@ static int disasm_elf(const struct listing *l, const char *prog_name)
 		fprintf(stderr, "ncclbpf disasm: --elf: %s\n", err);
 		return 1;
 	}
-	obj = ebpf_object__open_mem(in.data, in.len, &oo, err, sizeof(err));
+	obj = ncclbpf_object_open_mem(in.data, in.len, &oo, err, sizeof(err));
 	hexbuf_free(&in);
 	if (!obj) {
 		fprintf(stderr, "ncclbpf disasm: %s\n", err);

@@ -27,6 +27,7 @@
 #include "ncclbpf/jit.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 #define MAX_MEM_BYTES  ((size_t)64 << 20)
@@ -272,7 +273,7 @@ static int exec_elf(const struct exec_args *a, struct hexbuf *mem)
 		hexbuf_free(&in);
 		return fail("--elf: empty input");
 	}
-	obj = ebpf_object__open_mem(in.data, in.len, &oo, err, sizeof(err));
+	obj = ncclbpf_object_open_mem(in.data, in.len, &oo, err, sizeof(err));
 	hexbuf_free(&in);
 	if (!obj)
 		return fail("%s", err);

@@ -10,6 +10,7 @@
 #include "cli_json.h"
 #include "ncclbpf/disasm.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define HEX_LIMIT 4096 /* bytes of initial data shown unless --full */
 
@@ -298,7 +299,7 @@ static int cmd_objdump(int argc, char **argv)
 	}
 	if (!file)
 		return cli_usage_error("no object file given");
-	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_file(file, NULL, err, sizeof(err));
 	if (!obj)
 		return cli_fail("%s", err);
 	if (json) {

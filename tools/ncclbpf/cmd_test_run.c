@@ -26,6 +26,7 @@
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/jit.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define MAX_REPEAT   100000000ull
 #define MAX_SNAPSHOT (1u << 20) /* entries per map */
@@ -602,7 +603,7 @@ static int cmd_test_run(int argc, char **argv)
 	if (!file)
 		return cli_usage_error("no object file given");
 
-	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_file(file, NULL, err, sizeof(err));
 	if (!obj)
 		return cli_fail("%s", err);
 	/* --prog may be left out when the object has one program. */

@@ -16,6 +16,7 @@
 #include "ncclbpf.h"
 #include "ncclbpf/envvars.h"
 #include "ncclbpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 #include "self_path.h"
 #include "tune.h"
 
@@ -35,7 +36,7 @@ static const char *default_template(char *buf, size_t len)
 static int check_written(const char *path, const struct tune_row *rows, size_t n)
 {
 	char err[512];
-	struct ebpf_object *obj = ebpf_object__open_file(path, NULL, err, sizeof err);
+	struct ebpf_object *obj = ncclbpf_object_open_file(path, NULL, err, sizeof err);
 	if (!obj) {
 		fprintf(stderr, "ncclbpf tune: written %s does not open: %s\n", path, err);
 		return -1;

@@ -21,6 +21,7 @@
 #include "cli_json.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/runtime.h"
+#include "ncclbpf/nccl_platform.h"
 #include "plugin_host.h"
 #include "verify_rows.h"
 
@@ -161,7 +162,7 @@ static int verify_file(const struct verify_opts *o, const char *file, struct vro
 		json_obj(j);
 		json_kstr(j, "file", file);
 	}
-	struct ebpf_object *obj = ebpf_object__open_file(file, NULL, err, sizeof(err));
+	struct ebpf_object *obj = ncclbpf_object_open_file(file, NULL, err, sizeof(err));
 	if (!obj) {
 		cli_warn("%s", err);
 		if (j) {

@@ -2,11 +2,11 @@
  *
  * An object is what `clang -O2 -g -target bpf -mcpu=v3 -c policy.c` produces. Opening it parses
  * and checks the ELF (and BTF, .BTF.ext), and assembles every program: programs are chosen by
- * section name (progtype.h), bpf-to-bpf calls pull the called functions (static subprograms in
- * .text) into each program, map references become EBPF_PSEUDO_MAP_FD and global data references
- * EBPF_PSEUDO_MAP_VALUE, both with imm = index into the object's map table. Nothing is created
- * or run by opening. Loading creates the maps (with their initial data), verifies every program
- * and creates the executable programs (prog.h).
+ * section name (the platform's program types, progtype.h), bpf-to-bpf calls pull the called
+ * functions (static subprograms in .text) into each program, map references become
+ * EBPF_PSEUDO_MAP_FD and global data references EBPF_PSEUDO_MAP_VALUE, both with imm = index into
+ * the object's map table. Nothing is created or run by opening. Loading creates the maps (with
+ * their initial data), verifies every program and creates the executable programs (prog.h).
  *
  * Malformed or unsupported input of any kind is rejected with one line naming the section,
  * symbol and offset; the loader never trusts a length, offset or count in the file. */
@@ -42,6 +42,9 @@ struct ebpf_object_map; /* one map declared by an object (definition, initial da
 struct ebpf_object_open_opts {
 	size_t sz;
 	const char *name; /* used in messages; default: the file name, or "mem" */
+	/* The host's program types and helpers (progtype.h); it must outlive the object. NULL:
+	 * none, so every section other than .text is refused as of an unknown program type. */
+	const struct ebpf_platform *platform;
 };
 
 /* Parses an object. buf is copied: the caller may free it at once. On failure returns NULL,
@@ -85,10 +88,11 @@ int ebpf_object__check_limits(const struct ebpf_object *obj, const struct ebpf_o
 
 struct ebpf_object_load_opts {
 	size_t sz;
-	const struct ebpf_helper_table *helpers; /* NULL: ebpf_helpers_default() */
-	uint32_t verify_flags;			 /* EBPF_VERIFY_F_* for every program */
-	uint64_t complexity_limit;		 /* 0: the verifier's default */
-	char *log_buf;				 /* verifier log of the failing program */
+	/* NULL: the platform's (ebpf_object_open_opts.platform), else ebpf_helpers_default() */
+	const struct ebpf_helper_table *helpers;
+	uint32_t verify_flags;	   /* EBPF_VERIFY_F_* for every program */
+	uint64_t complexity_limit; /* 0: the verifier's default */
+	char *log_buf;		   /* verifier log of the failing program */
 	size_t log_size;
 	const struct ebpf_object_limits *limits; /* checked first; NULL: the hard limits only */
 };

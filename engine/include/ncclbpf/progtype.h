@@ -1,6 +1,8 @@
 /* Program types as data: what a hook's context looks like to the verifier, which helpers it
- * may call, which return values it may produce, and its cost budget. The tables themselves live
- * in engine/src/progtypes.c and are static-asserted against the SDK structs (include/ncclbpf.h). */
+ * may call, which return values it may produce, and its cost budget. The engine defines none:
+ * the host that embeds it describes its own in a platform (struct ebpf_platform) and passes it
+ * when opening objects (ebpf_object_open_opts.platform), as libbpf's users pass program types
+ * and PREVAIL its platform. Types are read while verifying, never while a program runs. */
 #ifndef NCCLBPF_PROGTYPE_H
 #define NCCLBPF_PROGTYPE_H
 
@@ -44,12 +46,28 @@ struct ebpf_prog_type {
 	uint32_t flags;				      /* EBPF_PROG_TYPE_F_* */
 };
 
-/* The shipped program types, and lookup by ELF section name (NULL when none matches). */
-const struct ebpf_prog_type *ebpf_prog_type_by_section(const char *section);
-const struct ebpf_prog_type *ebpf_prog_type_by_name(const char *name);
+struct ebpf_helper_table;
+
+/* What a host defines for the programs it runs: its program types, each chosen by ELF section
+ * name, and the helpers programs may call (each type narrows them by helper_allow). The host
+ * keeps it alive as long as objects opened with it. */
+struct ebpf_platform {
+	const char *name; /* in messages */
+	const struct ebpf_prog_type *types;
+	uint32_t n_types;
+	const struct ebpf_helper_table *helpers; /* NULL: ebpf_helpers_default() */
+};
+
+/* The platform's program type for an ELF section name, or by type name (NULL when none
+ * matches or platform is NULL). */
+const struct ebpf_prog_type *ebpf_platform_type_by_section(const struct ebpf_platform *platform,
+							   const char *section);
+const struct ebpf_prog_type *ebpf_platform_type_by_name(const struct ebpf_platform *platform,
+							const char *name);
 /* Writes the section names of every program type into buf, comma separated, a prefix type as
- * "net/<name>" (for messages: the list comes from the table, so it cannot fall behind it). */
-void ebpf_prog_type_sections(char *buf, size_t len);
+ * "net/<name>" ("none" without types), for messages: the list comes from the table, so it
+ * cannot fall behind it. */
+void ebpf_platform_sections(const struct ebpf_platform *platform, char *buf, size_t len);
 /* The ebpf_verify_stats.ctx_read bit of type's field called name (0 when it has none). */
 uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name);
 

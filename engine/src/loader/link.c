@@ -86,10 +86,10 @@ static int find_code_sections(struct linker *L)
 		c->idx = i;
 		c->n_insns = (uint32_t)(s->size / 8);
 		if (strcmp(s->name, ".text")) {
-			c->type = ebpf_prog_type_by_section(s->name);
+			c->type = ebpf_platform_type_by_section(L->obj->platform, s->name);
 			if (!c->type) {
 				char known[256];
-				ebpf_prog_type_sections(known, sizeof(known));
+				ebpf_platform_sections(L->obj->platform, known, sizeof(known));
 				return ldr_err(L->err, L->err_len, EINVAL,
 					       "section '%s': unknown program type (known: %s; "
 					       "helper functions belong in .text)",

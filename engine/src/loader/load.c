@@ -74,7 +74,8 @@ static int prepare(struct ebpf_object *obj, const struct ebpf_object_load_opts *
 		memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
 	o->sz = sizeof(*o);
 	if (!o->helpers)
-		o->helpers = ebpf_helpers_default();
+		o->helpers = obj->platform && obj->platform->helpers ? obj->platform->helpers
+								     : ebpf_helpers_default();
 	int ret = o->limits ? ebpf_object__check_limits(obj, o->limits, NULL, err, err_len) : 0;
 	if (ret)
 		return ret;

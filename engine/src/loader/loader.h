@@ -232,6 +232,7 @@ struct ebpf_object {
 	struct ebpf_object_map *maps;
 	uint32_t n_maps;
 	struct ldr_btf btf; /* kept for typed map contents (its data lives in image) */
+	const struct ebpf_platform *platform; /* the host's program types and helpers */
 	int loaded;
 	/* Set by ebpf_object__load: frees the created maps and programs. A pointer, so that users
 	 * that only open objects (objdump, the open fuzzer) do not link maps and programs. */

@@ -5,6 +5,10 @@
 
 #include "loader.h"
 
+/* The caller's options struct is large enough to hold field (libbpf convention: sz first). */
+#define OPT_HAS(opts, field)                                                                       \
+	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field))
+
 static struct ebpf_object *fail(struct ebpf_object *obj, int ret)
 {
 	ebpf_object__close(obj);
@@ -25,8 +29,7 @@ struct ebpf_object *ebpf_object__open_mem(const void *buf, size_t size,
 
 	if (err && err_len)
 		err[0] = 0;
-	if (opts && opts->sz >= offsetof(struct ebpf_object_open_opts, name) + sizeof(opts->name) &&
-	    opts->name)
+	if (OPT_HAS(opts, name) && opts->name)
 		name = opts->name;
 	if (!buf && size)
 		return fail(NULL, ldr_err(err, err_len, EINVAL, "%s: no buffer", name));
@@ -37,6 +40,7 @@ struct ebpf_object *ebpf_object__open_mem(const void *buf, size_t size,
 	if (!obj)
 		return fail(NULL, ldr_err(err, err_len, ENOMEM, "out of memory"));
 	obj->name = strdup(name);
+	obj->platform = OPT_HAS(opts, platform) ? opts->platform : NULL;
 	/* Our own copy: suitably aligned, and the BTF strings line info points to live in it. */
 	obj->image = malloc(size ? size : 1);
 	if (!obj->name || !obj->image)
@@ -84,8 +88,10 @@ struct ebpf_object *ebpf_object__open_file(const char *path,
 					   size_t err_len)
 {
 	struct ebpf_object_open_opts o = {.sz = sizeof(o)};
-	if (opts && opts->sz >= offsetof(struct ebpf_object_open_opts, name) + sizeof(opts->name))
+	if (OPT_HAS(opts, name))
 		o.name = opts->name;
+	if (OPT_HAS(opts, platform))
+		o.platform = opts->platform;
 	if (!o.name)
 		o.name = path;
 	FILE *f = path ? fopen(path, "rb") : NULL;

@@ -1,13 +1,13 @@
-/* The program types the SDK (include/ncclbpf.h) defines, as verifier tables. The offsets come
- * from the SDK structs themselves and the layouts are pinned by static asserts, so the table and
- * the header cannot drift apart. */
+/* The NCCL platform: the program types the SDK (include/ncclbpf.h) defines, as the engine's
+ * verifier tables. The offsets come from the SDK structs themselves and the layouts are pinned
+ * by static asserts, so the table and the header cannot drift apart. This table is the one list
+ * of program types and their sections: the loader's messages read it. */
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "ncclbpf.h"
 #include "ncclbpf/maps.h"
-#include "ncclbpf/progtype.h"
+#include "ncclbpf/nccl_platform.h"
 
 #define R EBPF_CTX_READ
 #define W EBPF_CTX_WRITE
@@ -143,50 +143,46 @@ static const struct ebpf_prog_type prog_types[] = {
     },
 };
 
-const struct ebpf_prog_type *ebpf_prog_type_by_section(const char *section)
+static const struct ebpf_platform platform = {
+    .name = "nccl",
+    .types = prog_types,
+    .n_types = sizeof(prog_types) / sizeof(prog_types[0]),
+};
+
+const struct ebpf_platform *ncclbpf_platform(void)
 {
-	if (!section)
-		return NULL;
-	for (size_t i = 0; i < sizeof(prog_types) / sizeof(prog_types[0]); i++) {
-		const char *s = prog_types[i].section;
-		size_t n = strlen(s);
-		if (n && s[n - 1] == '/') {
-			if (!strncmp(section, s, n) && section[n])
-				return &prog_types[i];
-		} else if (!strcmp(section, s)) {
-			return &prog_types[i];
-		}
-	}
-	return NULL;
+	return &platform;
 }
 
-const struct ebpf_prog_type *ebpf_prog_type_by_name(const char *name)
+const struct ebpf_prog_type *ncclbpf_prog_type(const char *name)
 {
-	for (size_t i = 0; name && i < sizeof(prog_types) / sizeof(prog_types[0]); i++)
-		if (!strcmp(prog_types[i].name, name))
-			return &prog_types[i];
-	return NULL;
+	return ebpf_platform_type_by_name(&platform, name);
 }
 
-void ebpf_prog_type_sections(char *buf, size_t len)
+/* The caller's options, with the NCCL platform unless they name another. */
+static struct ebpf_object_open_opts with_platform(const struct ebpf_object_open_opts *opts)
 {
-	size_t used = 0;
-	if (!buf || !len)
-		return;
-	buf[0] = 0;
-	for (size_t i = 0; i < sizeof(prog_types) / sizeof(prog_types[0]) && used < len; i++) {
-		const char *s = prog_types[i].section;
-		size_t n = strlen(s);
-		int w = snprintf(buf + used, len - used, "%s%s%s", i ? ", " : "", s,
-				 n && s[n - 1] == '/' ? "<name>" : "");
-		used += w > 0 ? (size_t)w : 0;
-	}
+	struct ebpf_object_open_opts o = {.sz = sizeof(o)};
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	o.sz = sizeof(o);
+	if (!o.platform)
+		o.platform = &platform;
+	return o;
 }
 
-uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name)
+struct ebpf_object *ncclbpf_object_open_file(const char *path,
+					     const struct ebpf_object_open_opts *opts, char *err,
+					     size_t err_len)
 {
-	for (uint32_t i = 0; type && name && i < type->n_fields; i++)
-		if (!strcmp(type->fields[i].name, name))
-			return 1ull << (i < 63 ? i : 63);
-	return 0;
+	struct ebpf_object_open_opts o = with_platform(opts);
+	return ebpf_object__open_file(path, &o, err, err_len);
+}
+
+struct ebpf_object *ncclbpf_object_open_mem(const void *buf, size_t size,
+					    const struct ebpf_object_open_opts *opts, char *err,
+					    size_t err_len)
+{
+	struct ebpf_object_open_opts o = with_platform(opts);
+	return ebpf_object__open_mem(buf, size, &o, err, err_len);
 }
