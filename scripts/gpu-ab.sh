@@ -17,7 +17,6 @@
 # Example (the net hook cost figures of docs/gpu-results.md):
 #   scripts/gpu-ab.sh 64K gpu-carry/policies/noop.o gpu-carry/policies/net_counters.o
 set -uo pipefail
-. "$(dirname "$0")/gpu-usage.sh"
 . "$(dirname "$0")/gpu-common.sh"
 
 mode=net iters=300 pairs=300 extra=()

@@ -13,7 +13,6 @@
 # Ranks share one GPU (distinct NCCL_HOSTID, a private MPS daemon) when there are fewer GPUs
 # than RANKS. Writes OUTDIR/summary.md and OUTDIR/gpu-inspector.tar.gz (runs and summary).
 set -uo pipefail
-. "$(dirname "$0")/gpu-usage.sh"
 
 usage() {
 	cat <<'EOF'

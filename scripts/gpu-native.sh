@@ -27,7 +27,6 @@
 #   table_tuner.o two_lookups.o when present), RANKS 2, MAXB 64K, ITERS 200, WARMUP 5,
 #   TARGET_MS 20, BUDGET_S 300 for (2) (build excluded), RUN_TIMEOUT_S 60, MPS 1, SKIP_BUILD 0.
 set -uo pipefail
-. "$(dirname "$0")/gpu-usage.sh"
 . "$(dirname "$0")/gpu-common.sh"
 
 rounds=41 reps=6 nccl=1 before=

@@ -16,16 +16,16 @@ bad() {
 for s in "$SRC"/scripts/gpu-*.sh; do
 	bash -n "$s" || bad "bash -n $s"
 done
-# --help: every script's usage (its leading comment) on stdout, exit 0, nothing built or
-# written (run in an empty directory with the output defaults pointed into it).
+# --help: every script's usage on stdout (its own, or its leading comment through
+# gpu-usage.sh), exit 0, nothing built or written (run in an empty directory with the output
+# defaults pointed into it).
 for s in "$SRC"/scripts/gpu-*.sh; do
 	case ${s##*/} in gpu-common.sh | gpu-usage.sh) continue ;; esac
 	mkdir -p "$W/help"
-	first=$(sed -n '2s/^# //p' "$s")
 	out=$(cd "$W/help" && TMPDIR=$W/help BUILD_DIR=$W/help/build bash "$s" --help 2>"$W/help.err")
 	rc=$?
 	[ $rc -eq 0 ] || bad "${s##*/} --help: exit $rc"
-	[ "$(printf '%s\n' "$out" | head -1)" = "$first" ] || bad "${s##*/} --help: usage not on stdout"
+	[ -n "$(printf '%s\n' "$out" | head -1)" ] || bad "${s##*/} --help: no usage on stdout"
 	[ ! -s "$W/help.err" ] || bad "${s##*/} --help wrote to stderr: $(head -2 "$W/help.err")"
 	[ -z "$(ls -A "$W/help")" ] || bad "${s##*/} --help left files: $(ls -A "$W/help")"
 	rm -rf "$W/help"
