@@ -30,6 +30,12 @@ if(NCCLBPF_BUILD_POLICIES)
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_replay.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
             ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace
     OUTPUT "cli_replay: all checks passed" TIMEOUT 120 LABELS cli)
+  # Messages that name the file, and the -g hint for objects without source lines
+  # (cli_messages.sh)
+  ncclbpf_add_twin_test(NAME cli_messages
+    COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_messages.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_CLANG}
+            ${PROJECT_SOURCE_DIR}/include ${NCCLBPF_CLI_TESTS}/messages_sample.bpf.c
+    OUTPUT "cli_messages: all checks passed" TIMEOUT 120 LABELS cli)
   # --json of test-run and replay, parsed (cli_json_runs.sh)
   ncclbpf_add_twin_test(NAME cli_json_runs
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_json_runs.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}

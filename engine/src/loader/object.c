@@ -83,6 +83,24 @@ out:
 	return obj;
 }
 
+/* Every error about a file names it: "PATH: " before a message that does not start with it. */
+static void name_file(char *err, size_t err_len, const char *path)
+{
+	size_t n = strlen(path);
+	if (!err || !err_len || !strncmp(err, path, n))
+		return;
+	int e = errno;
+	size_t len = strnlen(err, err_len - 1);
+	if (n + 2 < err_len) {
+		size_t keep = len + n + 2 < err_len ? len : err_len - n - 3;
+		memmove(err + n + 2, err, keep);
+		memcpy(err, path, n);
+		memcpy(err + n, ": ", 2);
+		err[n + 2 + keep] = 0;
+	}
+	errno = e;
+}
+
 struct ebpf_object *ebpf_object__open_file(const char *path,
 					   const struct ebpf_object_open_opts *opts, char *err,
 					   size_t err_len)
@@ -134,6 +152,8 @@ struct ebpf_object *ebpf_object__open_file(const char *path,
 		errno = e;
 	} else {
 		obj = ebpf_object__open_mem(buf, len, &o, err, err_len);
+		if (!obj)
+			name_file(err, err_len, path);
 	}
 	free(buf);
 	return obj;

@@ -159,6 +159,9 @@ static int verify_prog(struct rank_pass *rp, uint32_t i, uint64_t local, char *e
 	};
 	int ret = ebpf_verify(p->insns, p->n_insns, &vo, &p->vstats, err, err_len);
 	p->vstats.time_ns += spent;
+	if (ret < 0 && !p->n_lines && err && err_len) /* no .BTF.ext: the reader gets insns only */
+		snprintf(err + strnlen(err, err_len - 1), err_len - strnlen(err, err_len - 1),
+			 " (compile with -g for source lines)");
 	rp->verified_with[i] = local;
 	for (uint32_t k = 0; k < obj->n_maps; k++) {
 		struct ebpf_object_map *m = &obj->maps[k];
