@@ -7,24 +7,6 @@
 #include "ncclbpf/epoch.h"
 #include "rt_internal.h"
 
-int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret)
-{
-	uint32_t slot = rt_net_slot(ctx->op);
-	if (slot >= RT_NET_HOOKS)
-		return -EINVAL;
-	ebpf_epoch_enter();
-	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
-	int err = -ENOENT;
-	if (p) {
-		/* Programs get a private copy: the context is read-only for them anyway, and
-		 * the caller's struct stays untouched whatever the engine does. */
-		struct ncclbpf_net_ctx x = *ctx;
-		err = rt_net_run_hook(&p->net[slot], &x, ret);
-	}
-	ebpf_epoch_exit();
-	return err;
-}
-
 /* Duration since a TSC-tagged posting stamp (ncclbpf_rt_net_stamp); 0 if the counter went
  * backwards (it cannot where the kernel keeps time with it). */
 static inline uint64_t tsc_duration(uint64_t t0)

@@ -95,6 +95,12 @@ expect_err "disasm of an invalid opcode" "1 invalid instruction" "$tmp/bad.hex" 
 expect_err "disasm of a truncated program" "not a multiple of 8" <(printf 'b7 00 00') disasm
 expect_err "disasm of empty input" "empty program" /dev/null disasm
 expect_err "disasm bad option" "unknown argument" "$ret42" disasm --bogus
+expect_err "disasm --elf of empty input" "ncclbpf disasm: --elf: empty input" /dev/null disasm --elf
+expect_err "disasm --elf of bad hex" "ncclbpf disasm: --elf: invalid hex" <(printf 'zz') disasm --elf
+# the inspection commands read --dir alike (cli_dir_opt)
+for c in ps stat top map; do
+	expect_err "$c --dir without a value" "ncclbpf $c: --dir needs a value" /dev/null "$c" --dir
+done
 
 # --elf: a clang-compiled object through the loader (global data map, subprogram, two programs).
 if [ -n "$elf_src" ] && command -v clang >/dev/null 2>&1; then

@@ -30,9 +30,15 @@ static void test_create_errors(void)
 	CHECK(strstr(err, "key_size must be 4") != NULL);
 	CHECK(!mk(EBPF_MAP_TYPE_ARRAY, 4, 0, 4, err));
 	CHECK(!mk(EBPF_MAP_TYPE_ARRAY, 4, 8, 0, err));
-	errno = 0;
-	CHECK(!mk(EBPF_MAP_TYPE_ARRAY, 4, EBPF_MAP_MAX_VALUE_SIZE + 1, 1, err));
-	CHECK(errno == E2BIG);
+	/* the value size limit is every type's */
+	static const uint32_t types[] = {EBPF_MAP_TYPE_ARRAY, EBPF_MAP_TYPE_PERCPU_ARRAY,
+					 EBPF_MAP_TYPE_HASH, EBPF_MAP_TYPE_PERCPU_HASH,
+					 EBPF_MAP_TYPE_LRU_HASH};
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		errno = 0;
+		CHECK(!mk(types[t], 4, EBPF_MAP_MAX_VALUE_SIZE + 1, 1, err));
+		CHECK(errno == E2BIG && strstr(err, "value_size") != NULL);
+	}
 	errno = 0;
 	CHECK(!mk(EBPF_MAP_TYPE_ARRAY, 4, EBPF_MAP_MAX_VALUE_SIZE, 1u << 20, err));
 	CHECK(errno == E2BIG);

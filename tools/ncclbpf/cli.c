@@ -1,5 +1,6 @@
 /* The CLI conventions of cli.h: help from the registrations, usage errors, failures. */
 #include "cli.h"
+#include "inspect_client.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -97,6 +98,14 @@ int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
 	}
 	*val = argv[++*i];
 	return 1;
+}
+
+int cli_dir_opt(int argc, char **argv, int *i, const char **dir)
+{
+	int k = insp_parse_dir(argc, argv, i, dir);
+	if (k < 0)
+		cli_usage_error("--dir needs a value");
+	return k;
 }
 
 int cli_parse_u64(const char *opt, const char *text, unsigned long long lo, unsigned long long hi,

@@ -66,6 +66,8 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * advances *i and returns 1; returns -1 (usage error printed) when the value is missing, 0 when
  * argv[*i] is another argument. */
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+/* The same for the inspection directory, --dir D or --dir=D (insp_parse_dir). */
+int cli_dir_opt(int argc, char **argv, int *i, const char **dir);
 
 /* Strict numbers for option values: the whole text, in [lo, hi]. 0, or -1 with the usage error
  * printed ("--calls needs a number in 1..100: 'abc'"). */

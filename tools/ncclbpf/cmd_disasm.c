@@ -11,7 +11,6 @@
 #include "ncclbpf/disasm.h"
 #include "ncclbpf/helpers.h"
 #include "ncclbpf/object.h"
-#include "ncclbpf/nccl_platform.h"
 
 #define MAX_INPUT ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 
@@ -64,30 +63,12 @@ static int list(const struct listing *l, const struct ebpf_insn *insns, size_t n
 
 static int disasm_elf(const struct listing *l, const char *prog_name)
 {
-	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = "stdin"};
 	const struct ebpf_program *p = NULL;
 	struct ebpf_object *obj;
-	struct hexbuf in;
 	char err[512];
-	int c, rc, bad = 0, shown = 0;
+	int bad = 0, shown = 0;
 
-	c = getc(stdin);
-	if (c != EOF)
-		ungetc(c, stdin);
-	if (c == 0x7f)
-		rc = hex_read_raw(stdin, EBPF_OBJECT_MAX_SIZE, &in, err, sizeof(err));
-	else
-		rc = hex_parse_file(stdin, EBPF_OBJECT_MAX_SIZE, &in, err, sizeof(err));
-	if (!rc && !in.len) {
-		snprintf(err, sizeof(err), "empty input");
-		rc = -1;
-	}
-	if (rc) {
-		fprintf(stderr, "ncclbpf disasm: --elf: %s\n", err);
-		return 1;
-	}
-	obj = ncclbpf_object_open_mem(in.data, in.len, &oo, err, sizeof(err));
-	hexbuf_free(&in);
+	obj = hex_open_object(stdin, "stdin", err, sizeof(err));
 	if (!obj) {
 		fprintf(stderr, "ncclbpf disasm: %s\n", err);
 		return 1;

@@ -27,7 +27,6 @@
 #include "ncclbpf/jit.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/prog.h"
-#include "ncclbpf/nccl_platform.h"
 
 #define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 #define MAX_MEM_BYTES  ((size_t)64 << 20)
@@ -252,29 +251,13 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
  * program runs like a raw one. */
 static int exec_elf(const struct exec_args *a, struct hexbuf *mem)
 {
-	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = "stdin"};
 	struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
 	struct ebpf_object *obj;
 	struct ebpf_program *p;
-	struct hexbuf in;
 	char err[512];
-	int c, rc;
+	int rc;
 
-	c = getc(stdin);
-	if (c != EOF)
-		ungetc(c, stdin);
-	if (c == 0x7f)
-		rc = hex_read_raw(stdin, EBPF_OBJECT_MAX_SIZE, &in, err, sizeof(err));
-	else
-		rc = hex_parse_file(stdin, EBPF_OBJECT_MAX_SIZE, &in, err, sizeof(err));
-	if (rc)
-		return fail("--elf: %s", err);
-	if (!in.len) {
-		hexbuf_free(&in);
-		return fail("--elf: empty input");
-	}
-	obj = ncclbpf_object_open_mem(in.data, in.len, &oo, err, sizeof(err));
-	hexbuf_free(&in);
+	obj = hex_open_object(stdin, "stdin", err, sizeof(err));
 	if (!obj)
 		return fail("%s", err);
 	p = a->prog_name ? ebpf_object__find_program_by_name(obj, a->prog_name)

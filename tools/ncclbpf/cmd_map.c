@@ -187,8 +187,8 @@ static int cmd_map(int argc, char **argv)
 		int k = cli_opt(argc, argv, &i, "--timeout", &timeout);
 		if (k < 0)
 			return CLI_USAGE;
-		if (!k && (k = insp_parse_dir(argc, argv, &i, &dir)) < 0)
-			return cli_usage_error("--dir needs a value");
+		if (!k && (k = cli_dir_opt(argc, argv, &i, &dir)) < 0)
+			return CLI_USAGE;
 		if (k)
 			continue;
 		if (argv[i][0] == '-' && argv[i][1])

@@ -91,11 +91,10 @@ static int cmd_ps(int argc, char **argv)
 			json = 1;
 			continue;
 		}
-		int k = insp_parse_dir(argc, argv, &i, &dir);
+		int k = cli_dir_opt(argc, argv, &i, &dir);
 		if (k == 1)
 			continue;
-		return k < 0 ? cli_usage_error("--dir needs a value")
-			     : cli_usage_error("unexpected argument '%s'", argv[i]);
+		return k < 0 ? CLI_USAGE : cli_usage_error("unexpected argument '%s'", argv[i]);
 	}
 	if (!dir)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));

@@ -256,11 +256,11 @@ static int cmd_stat(int argc, char **argv)
 	const char *dir = NULL;
 	int json = 0, pid = 0;
 	for (int i = 1; i < argc; i++) {
-		int k = insp_parse_dir(argc, argv, &i, &dir);
-		if (k == 1)
-			continue;
+		int k = cli_dir_opt(argc, argv, &i, &dir);
 		if (k < 0)
-			return cli_usage_error("--dir needs a value");
+			return CLI_USAGE;
+		if (k)
+			continue;
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
 		else if (argv[i][0] == '-')

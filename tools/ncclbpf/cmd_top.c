@@ -267,12 +267,11 @@ static int cmd_top(int argc, char **argv)
 	unsigned long long interval_ms = 1000, count = 0;
 	int json = 0;
 	for (int i = 1; i < argc; i++) {
-		int k = insp_parse_dir(argc, argv, &i, &dir);
-		if (k == 1)
-			continue;
-		if (k < 0)
-			return cli_usage_error("--dir needs a value");
-		if ((k = cli_opt(argc, argv, &i, "--interval", &val)) != 0) {
+		int k;
+		if ((k = cli_dir_opt(argc, argv, &i, &dir)) != 0) {
+			if (k < 0)
+				return CLI_USAGE;
+		} else if ((k = cli_opt(argc, argv, &i, "--interval", &val)) != 0) {
 			if (k < 0 || cli_parse_u64("--interval", val, 100, 3600000, &interval_ms))
 				return CLI_USAGE;
 		} else if ((k = cli_opt(argc, argv, &i, "--count", &val)) != 0) {

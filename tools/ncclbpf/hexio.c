@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hexio.h"
+#include "ncclbpf/nccl_platform.h"
 
 struct hexstate {
 	struct hexbuf *out;
@@ -196,4 +197,32 @@ int hex_to_insns(const struct hexbuf *b, struct ebpf_insn **insns, uint32_t *n, 
 	memcpy(*insns, b->data, b->len);
 	*n = (uint32_t)cnt;
 	return 0;
+}
+
+struct ebpf_object *hex_open_object(FILE *f, const char *name, char *err, size_t err_len)
+{
+	struct ebpf_object_open_opts oo = {.sz = sizeof(oo), .name = name};
+	struct ebpf_object *obj;
+	struct hexbuf in;
+	char why[512];
+	int c = getc(f), rc;
+
+	if (c != EOF)
+		ungetc(c, f);
+	if (c == 0x7f)
+		rc = hex_read_raw(f, EBPF_OBJECT_MAX_SIZE, &in, why, sizeof(why));
+	else
+		rc = hex_parse_file(f, EBPF_OBJECT_MAX_SIZE, &in, why, sizeof(why));
+	if (!rc && !in.len) {
+		hexbuf_free(&in);
+		snprintf(why, sizeof(why), "empty input");
+		rc = -1;
+	}
+	if (rc) {
+		snprintf(err, err_len, "--elf: %s", why);
+		return NULL;
+	}
+	obj = ncclbpf_object_open_mem(in.data, in.len, &oo, err, err_len);
+	hexbuf_free(&in);
+	return obj;
 }

@@ -27,6 +27,12 @@ int hex_read_raw(FILE *f, size_t max_bytes, struct hexbuf *out, char *err, size_
 
 void hexbuf_free(struct hexbuf *b);
 
+struct ebpf_object;
+/* An ELF object from f (`--elf` of exec and disasm): the bytes themselves when they start with
+ * the ELF magic, else in the hex format; opened with the NCCL platform and named name. NULL
+ * with err "--elf: <why>" when the input is unreadable or empty, else the loader's message. */
+struct ebpf_object *hex_open_object(FILE *f, const char *name, char *err, size_t err_len);
+
 /* Turns bytes into instructions: the length must be a non-zero multiple of 8 and at most
  * EBPF_MAX_INSNS instructions. *insns is malloc'd. Returns 0, or -1 with err set. */
 int hex_to_insns(const struct hexbuf *b, struct ebpf_insn **insns, uint32_t *n, char *err,

@@ -104,15 +104,7 @@ static uint64_t array_count(const struct ebpf_map *m)
 	return m->max_entries;
 }
 
-static const struct map_ops array_ops = {
-    .lookup = array_lookup,
-    .update = array_update,
-    .remove = array_remove,
-    .copy_out = array_copy_out,
-    .next_key = array_next_key,
-    .destroy = array_destroy,
-    .count = array_count,
-};
+static const struct map_ops array_ops = MAP_OPS(array);
 
 /* Bytes per CPU block: the values rounded to a cache line, so per-CPU blocks never share one. */
 static uint64_t cpu_block(const struct ebpf_map_def *def)
@@ -137,12 +129,6 @@ struct ebpf_map *array_map_create(const struct ebpf_map_def *def, uint32_t ncpus
 	if (def->value_size == 0 || def->max_entries == 0) {
 		map_err(err, err_len, def, "value_size and max_entries must be non-zero");
 		errno = EINVAL;
-		return NULL;
-	}
-	if (def->value_size > EBPF_MAP_MAX_VALUE_SIZE) {
-		map_err(err, err_len, def, "value_size %u exceeds %u", def->value_size,
-			EBPF_MAP_MAX_VALUE_SIZE);
-		errno = E2BIG;
 		return NULL;
 	}
 	uint64_t stride = ROUND_UP8(def->value_size);

@@ -518,15 +518,7 @@ static uint64_t htab_count(const struct ebpf_map *m)
 	return atomic_load_explicit(&((struct htab *)h)->count, memory_order_relaxed);
 }
 
-static const struct map_ops htab_ops = {
-    .lookup = htab_lookup,
-    .update = htab_update,
-    .remove = htab_remove,
-    .copy_out = htab_copy_out,
-    .next_key = htab_next_key,
-    .destroy = htab_destroy,
-    .count = htab_count,
-};
+static const struct map_ops htab_ops = MAP_OPS(htab);
 
 /* Linux: one bucket per entry, rounded to a power of two; we cap the table (chains get longer
  * beyond 4M entries, nothing breaks). */
@@ -567,12 +559,6 @@ struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus,
 	if (def->key_size > EBPF_MAP_MAX_KEY_SIZE) {
 		map_err(err, err_len, def, "key_size %u exceeds %u", def->key_size,
 			EBPF_MAP_MAX_KEY_SIZE);
-		errno = E2BIG;
-		return NULL;
-	}
-	if (def->value_size > EBPF_MAP_MAX_VALUE_SIZE) {
-		map_err(err, err_len, def, "value_size %u exceeds %u", def->value_size,
-			EBPF_MAP_MAX_VALUE_SIZE);
 		errno = E2BIG;
 		return NULL;
 	}

@@ -84,6 +84,12 @@ struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, siz
 		errno = EINVAL;
 		return NULL;
 	}
+	if (def->value_size > EBPF_MAP_MAX_VALUE_SIZE) {
+		map_err(err, err_len, def, "value_size %u exceeds %u", def->value_size,
+			EBPF_MAP_MAX_VALUE_SIZE);
+		errno = E2BIG;
+		return NULL;
+	}
 	struct ebpf_map *m;
 	switch (def->type) {
 	case EBPF_MAP_TYPE_ARRAY:

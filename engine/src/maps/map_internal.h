@@ -27,6 +27,15 @@ struct map_ops {
 	uint64_t (*count)(const struct ebpf_map *m);
 };
 
+/* The operations of a map type whose functions are called <prefix>_lookup ... <prefix>_count:
+ * every type implements all of them. */
+#define MAP_OPS(prefix)                                                                            \
+	{                                                                                          \
+		.lookup = prefix##_lookup, .update = prefix##_update, .remove = prefix##_remove,   \
+		.copy_out = prefix##_copy_out, .next_key = prefix##_next_key,                      \
+		.destroy = prefix##_destroy, .count = prefix##_count,                              \
+	}
+
 struct ebpf_map {
 	const struct map_ops *ops;
 	char name[EBPF_MAP_NAME_LEN];

@@ -235,15 +235,7 @@ static uint64_t rb_count(const struct ebpf_map *m)
 	return ebpf_ringbuf__avail_data(m);
 }
 
-static const struct map_ops rb_ops = {
-    .lookup = rb_lookup,
-    .update = rb_update,
-    .remove = rb_remove,
-    .copy_out = rb_copy_out,
-    .next_key = rb_next_key,
-    .destroy = rb_destroy,
-    .count = rb_count,
-};
+static const struct map_ops rb_ops = MAP_OPS(rb);
 
 uint64_t ringbuf_map_memory(const struct ebpf_map_def *def)
 {

@@ -258,10 +258,6 @@ struct ncclbpf_comm;
 typedef void (*ncclbpf_activate_fn)(void);
 int ncclbpf_rt_add_activate_listener(ncclbpf_activate_fn fn);
 
-/* Runs the active policy's SEC("net/<op>") program for ctx->op (NCCLBPF_NET_CONNECT ..
- * NCCLBPF_NET_COMPLETE_RECV; both completions run SEC("net/complete")). Returns 0 and the
- * program's return value in *ret, or -ENOENT when no active policy has that program. */
-int ncclbpf_rt_run_net(const struct ncclbpf_net_ctx *ctx, uint64_t *ret);
 /* The net adapter's hot path (adapters/nccl/src/net_hooks.c). */
 /* Runs the active policy's program for x->op on x, in one epoch section, and reads the clock
  * only when a program can see the time (the verifier records which context fields a program
