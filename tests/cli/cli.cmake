@@ -35,6 +35,7 @@ if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_add_twin_test(NAME cli_messages
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_messages.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_CLANG}
             ${PROJECT_SOURCE_DIR}/include ${NCCLBPF_CLI_TESTS}/messages_sample.bpf.c
+            ${NCCLBPF_CLI_TESTS}/loop_sample.bpf.c ${NCCLBPF_POLICY_DIR}/unsafe/unbounded_loop.o
     OUTPUT "cli_messages: all checks passed" TIMEOUT 120 LABELS cli)
   # --json of test-run and replay, parsed (cli_json_runs.sh)
   ncclbpf_add_twin_test(NAME cli_json_runs

@@ -293,6 +293,11 @@ void precise_all(struct checkpoint *cp);
 /* --- log.c ------------------------------------------------------------------------------------ */
 int verr(struct env *env, uint32_t pc, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* loop_hint.c: a budget rejection ("WHAT: SEEN, over the BUDGET_NAME of BUDGET; ...") reported
+ * at the loop it comes from (the back-edge around pc; any loop when pc is UINT32_MAX), with the
+ * constant the loop compares against. */
+int verr_loop(struct env *env, uint32_t pc, int rc, const char *what, uint64_t seen,
+	      const char *budget_name, uint64_t budget);
 void vlog(struct env *env, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void log_insn_state(struct env *env, uint32_t pc);
 const char *reg_type_str(uint8_t t);

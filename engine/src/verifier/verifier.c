@@ -284,8 +284,9 @@ static int push_branch(struct env *env, uint32_t target, struct vstate **out)
 	struct pending *p;
 
 	if (env->n_stack >= MAX_PENDING)
-		return verr(env, env->cur.insn, -E2BIG, "the sequence of %u jumps is too complex",
-			    env->n_stack);
+		return verr_loop(env, env->cur.insn, -E2BIG,
+				 "program too complex: pending branches", env->n_stack,
+				 "branch limit", MAX_PENDING);
 	if (env->n_stack == env->cap_stack) {
 		uint32_t cap = env->cap_stack ? env->cap_stack * 2 : 64;
 		p = realloc(env->stack, cap * sizeof(*p));
@@ -526,10 +527,9 @@ static int step(struct env *env)
 	int err;
 
 	if (++env->processed > env->limit)
-		return verr(env, pc, -E2BIG,
-			    "program too complex: more than %llu instructions processed without "
-			    "finishing (a loop may not terminate or have too many iterations)",
-			    (unsigned long long)env->limit);
+		return verr_loop(env, pc, -E2BIG,
+				 "program too complex: instructions processed without finishing",
+				 env->processed, "complexity limit", env->limit);
 	taint_at_insn(env, pc);
 	err = prune_visit(env, pc);
 	if (err)
@@ -664,11 +664,12 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 		rc = do_check(&env);
 	if (!rc)
 		rc = cfg_check_calls(&env, true);
-	if (!rc && env.type && env.worst_cost > env.type->insn_budget)
-		rc = verr(&env, 0, -EACCES,
-			  "worst-case path executes %llu instructions, over the %s budget of %llu",
-			  (unsigned long long)env.worst_cost, env.type->name,
-			  (unsigned long long)env.type->insn_budget);
+	if (!rc && env.type && env.worst_cost > env.type->insn_budget) {
+		char budget[64];
+		snprintf(budget, sizeof(budget), "%s budget", env.type->name);
+		rc = verr_loop(&env, UINT32_MAX, -EACCES, "instructions on the worst-case path",
+			       env.worst_cost, budget, env.type->insn_budget);
+	}
 	if (rc && !env.status)
 		env.status = rc;
 	rc = env.status;
