@@ -3,7 +3,9 @@
 # ~20 s from the committed corpus (tests/fuzz/corpus/verifier: seeds and every input that ever
 # crashed it); run it for hours by hand (command in fuzz_verifier.c) or scripts/campaign.sh.
 if(NCCLBPF_FUZZ AND TARGET ncclbpf_engine_fuzz)
-  add_executable(fuzz_verifier ${CMAKE_CURRENT_LIST_DIR}/fuzz_verifier.c)
+  add_executable(fuzz_verifier ${CMAKE_CURRENT_LIST_DIR}/fuzz_verifier.c
+    ${PROJECT_SOURCE_DIR}/runtime/platform/nccl_platform.c)
+  target_include_directories(fuzz_verifier PRIVATE ${PROJECT_SOURCE_DIR}/runtime/include)
   target_compile_options(fuzz_verifier PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_options(fuzz_verifier PRIVATE -fsanitize=fuzzer,address,undefined)
   target_link_libraries(fuzz_verifier PRIVATE ncclbpf_engine_fuzz)
