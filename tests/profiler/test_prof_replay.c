@@ -134,19 +134,32 @@ static uint64_t u64_of(const struct json *obj, const char *key)
 	return v && v->kind == JSON_NUM ? strtoull(v->num_text, NULL, 10) : ~0ull;
 }
 
+/* Runs cmd through the shell; what it prints on stdout in out (NUL-terminated, *len bytes).
+ * Returns pclose's status, -1 when it could not start. */
+static int run_stdout(const char *cmd, char *out, size_t cap, size_t *len)
+{
+	*len = 0;
+	out[0] = 0;
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	*len = fread(out, 1, cap - 1, p);
+	out[*len] = 0;
+	return pclose(p);
+}
+
 /* `ncclbpf stat` of this process: the profiler program ran once per finished collective. */
 static void check_stat(const char *cli, const char *cp_dir)
 {
 	char cmd[8192];
 	snprintf(cmd, sizeof(cmd), "%s stat %d --dir %s --json", cli, (int)getpid(), cp_dir);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
-	if (!p)
-		return;
 	static char out[1 << 18];
-	size_t n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	CHECKF(pclose(p) == 0, "%s failed: %s", cmd, out);
+	size_t n;
+	int st = run_stdout(cmd, out, sizeof(out), &n);
+	CHECK(st != -1);
+	if (st == -1)
+		return;
+	CHECKF(st == 0, "%s failed: %s", cmd, out);
 	struct json *d = json_parse(out, n, NULL, 0);
 	CHECKF(d != NULL, "stat --json is not JSON: %.300s", out);
 	const struct json *progs = json_get(d, "progs"), *prof = NULL;
@@ -168,14 +181,13 @@ static void check_replay(const char *cli, const char *policy, const char *trace,
 	snprintf(err_path, sizeof(err_path), "%s/replay.err", dir);
 	snprintf(cmd, sizeof(cmd), "%s replay --policy %s --maps latency --json %s 2>%s", cli,
 		 policy, trace, err_path);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
-	if (!p)
-		return;
 	static char out[1 << 20];
-	size_t n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	CHECKF(pclose(p) == 0, "replay failed: %s (stderr in %s)", cmd, err_path);
+	size_t n;
+	int st = run_stdout(cmd, out, sizeof(out), &n);
+	CHECK(st != -1);
+	if (st == -1)
+		return;
+	CHECKF(st == 0, "replay failed: %s (stderr in %s)", cmd, err_path);
 	char err[256];
 	struct json *d = json_parse(out, n, err, sizeof(err));
 	CHECKF(d != NULL, "replay --json is not JSON (%s): %.300s", err, out);
