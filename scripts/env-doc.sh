@@ -1,6 +1,6 @@
 #!/bin/bash
 # Rewrites docs/deploying.md's Environment section from the variable table
-# (runtime/src/envvars.c) through the built CLI: scripts/env-doc.sh BUILD_DIR
+# (runtime/src/base/envvars.c) through the built CLI: scripts/env-doc.sh BUILD_DIR
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 cli=${1:?usage: scripts/env-doc.sh BUILD_DIR}/bin/ncclbpf

@@ -1,4 +1,4 @@
-/* Completion programs off the critical path (runtime/src/net_defer.c): ncclbpf_rt_net_complete
+/* Completion programs off the critical path (runtime/src/net/net_defer.c): ncclbpf_rt_net_complete
  * queues a completion with its time taken at once; the program (policies/net_counters.o) runs
  * on the drain thread, when the queue is full, when a reference is put, before a reload or
  * unload, and at every map read; completions from a thread other than the queue's producer run

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One table for every environment variable (runtime/src/envvars.c):
+# One table for every environment variable (runtime/src/base/envvars.c):
 # - no getenv outside it in runtime/, adapters/, tools/ (engine/src/epoch.c is layer 1 and cannot
 #   call the runtime: it reads NCCLBPF_EPOCH_MEMBARRIER itself, with the table's meaning, and
 #   the runtime checks that variable through the table at its first acquire);
@@ -11,9 +11,9 @@ set -u
 src=$1 cli=$2
 failures=0
 stray=$(cd "$src" && grep -rn --include='*.c' --include='*.h' 'getenv(' runtime adapters tools |
-	grep -v '^runtime/src/envvars.c:')
+	grep -v '^runtime/src/base/envvars.c:')
 if [ -n "$stray" ]; then
-	echo "FAIL: getenv outside runtime/src/envvars.c (read through ncclbpf/envvars.h):"
+	echo "FAIL: getenv outside runtime/src/base/envvars.c (read through ncclbpf/envvars.h):"
 	echo "$stray"
 	failures=$((failures + 1))
 fi

@@ -28,7 +28,7 @@ if(TARGET test_envvars_asan)
   target_link_libraries(test_envvars_asan PRIVATE ncclbpf_runtime_asan)
   target_include_directories(test_envvars_asan PRIVATE ${NCCL_ADAPTER_INCLUDES})
 endif()
-# One reader: no getenv outside runtime/src/envvars.c (engine/src/epoch.c, layer 1, reads its
+# One reader: no getenv outside runtime/src/base/envvars.c (engine/src/epoch.c, layer 1, reads its
 # one variable itself), every name a reader asks for is in the table, and docs/deploying.md's
 # Environment section is the table (`ncclbpf env --markdown`).
 ncclbpf_add_test(NAME doc_envvars COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/check_envvars.sh

@@ -1,6 +1,6 @@
 /* ncclbpf top: a live view of the collectives of every process on this node that runs the
  * plugin with its built-in telemetry (docs/telemetry.md), from the same inspection sockets as
- * `ncclbpf ps` (the `telemetry` request, runtime/src/inspect_telem.c). One row per process,
+ * `ncclbpf ps` (the `telemetry` request, runtime/src/inspect/inspect_telem.c). One row per process,
  * communicator and collective (its size buckets summed): collectives per second over the last
  * interval, and over that interval (or, when none ran in it, since the communicator started)
  * bus bandwidth as nccl-tests defines it, mean and 99th-percentile GPU time, the algorithm and

@@ -1,6 +1,6 @@
 /* Client side of live inspection (ncclbpf ps, stat, map): finding the process records that
  * plugins write under <dir>/procs, talking to their sockets, parsing the answers. The wire
- * protocol is described in runtime/src/inspect.h. */
+ * protocol is described in runtime/src/inspect/inspect.h. */
 #ifndef NCCLBPF_INSPECT_CLIENT_H
 #define NCCLBPF_INSPECT_CLIENT_H
 

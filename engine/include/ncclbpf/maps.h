@@ -110,7 +110,7 @@ const char *ebpf_map_type__name(uint32_t type);
  * definition without the flag). While a thread has a binding, the program-side operations
  * (lookup, update, delete) on a template act on its instance; the JIT never inlines lookups in
  * templates, and direct value access to one is refused. The runtime binds a communicator's
- * instances around each of its decision program runs (runtime/src/comm_maps.c) and unbinds
+ * instances around each of its decision program runs (runtime/src/policy/comm_maps.c) and unbinds
  * (NULL) after; the binding and its instances must outlive the run. */
 struct ebpf_map_binding {
 	uint32_t n;

@@ -136,7 +136,7 @@ static inline void ncclbpf_rt__count_run(unsigned i)
 uint64_t ncclbpf_rt_runs(enum ncclbpf_rt_run_counter i);
 
 struct ncclbpf_comm;
-/* Binds c's instances of p's per-communicator maps for this thread (runtime/src/comm_maps.c:
+/* Binds c's instances of p's per-communicator maps for this thread (runtime/src/policy/comm_maps.c:
  * built, and carried over from c's previous policy, at c's first call under p). 0, or -ENOMEM
  * (the program must not run). */
 int ncclbpf_rt__comm_maps_bind(struct ncclbpf_comm *c, const struct ncclbpf_rt_policy_hot *p);

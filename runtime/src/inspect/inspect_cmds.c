@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cp_internal.h"
+#include "cp/cp_internal.h"
 #include "inspect.h"
 #include "ncclbpf/epoch.h"
 

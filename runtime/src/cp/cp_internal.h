@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "cp_dir.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 enum cp_pend_state {
 	CP_ACKED = 1, /* ok ack written, fence B set, decision unknown */

@@ -9,42 +9,7 @@
 
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/envvars.h"
-#include "rt_internal.h"
-
-struct rt_state rt = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .reload_lock = PTHREAD_MUTEX_INITIALIZER,
-    .next_version = 1,
-};
-
-static _Atomic(ncclbpf_log_fn) log_fn;
-
-void ncclbpf_rt_set_logger(ncclbpf_log_fn fn)
-{
-	atomic_store(&log_fn, fn);
-}
-
-void rt_log(int level, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	ncclbpf_log_fn fn = atomic_load(&log_fn);
-	if (fn)
-		fn(level, buf);
-	else if (level == NCCLBPF_LOG_WARN || rt.debug)
-		fprintf(stderr, "NCCLbpf %s: %s\n", level == NCCLBPF_LOG_WARN ? "WARN" : "INFO",
-			buf);
-}
-
-uint64_t rt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "base/rt_internal.h"
 
 /* --- Hot path (the entries themselves are inline in runtime.h) ----------------------------- */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ncclbpf/envvars.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 /* --- Response writer ------------------------------------------------------------------- */
 struct insp_out {

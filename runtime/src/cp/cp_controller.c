@@ -16,7 +16,7 @@
 #include "ncclbpf/control.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/trusted_path.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 struct ctl_comm {
 	struct ncclbpf_cp_comm_report *rep;

@@ -25,7 +25,7 @@
 
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/envvars.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 #define NETQ_LEN       512u	 /* power of two; 512 x 72 B per communicator */
 #define DRAIN_MIN_NS   100000ull /* while rings fill past a quarter */

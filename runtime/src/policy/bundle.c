@@ -11,7 +11,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/nccl_platform.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 /* Hooks by program section. A program in any other section is an error (a misspelt section
  * would otherwise load and never run). */

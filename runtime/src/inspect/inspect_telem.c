@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "inspect.h"
-#include "telem_internal.h"
+#include "telem/telem_internal.h"
 
 /* One cell's record; 0 when the slot was taken by another communicator while it was read
  * (nothing is written then, and the caller stops at this slot). */

@@ -2,7 +2,7 @@
  * communicator bound to it through the control plane; the last reference retires it to the
  * epoch reclaimer, which frees it once no call that could still see it remains. */
 #include "ncclbpf/epoch.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 static void policy_free_cb(void *p)
 {

@@ -12,7 +12,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/trusted_path.h"
-#include "rt_internal.h"
+#include "base/rt_internal.h"
 
 static void report_init(struct ncclbpf_reload_report *r)
 {

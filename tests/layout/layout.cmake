@@ -1,0 +1,4 @@
+# The layout of the tree: runtime/src's folders include each other without a circle.
+ncclbpf_add_test(NAME runtime_include_graph
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/include_graph.sh ${PROJECT_SOURCE_DIR}/runtime/src
+  OUTPUT "\nOK\n?$" LABELS layout TIMEOUT 60)
