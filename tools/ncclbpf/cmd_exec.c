@@ -15,7 +15,6 @@
  * programs are not verified (structure only, like the conformance suite expects); --elf objects
  * go through the loader and therefore the verifier. */
 #include <errno.h>
-#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,18 +67,6 @@ struct exec_args {
 	const char *prog_name; /* --elf: which program (default: the first) */
 	const char *mem;
 };
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return cli_fail("%s", msg);
-}
 
 /* Returns 0, or 2 with the usage error printed. */
 static int parse_args(int argc, char **argv, struct exec_args *a)
@@ -186,11 +173,11 @@ static int load_program(const struct exec_args *a, struct ebpf_insn **insns, uin
 	int rc;
 
 	if (hex_parse_file(stdin, MAX_PROG_BYTES, &hb, err, sizeof(err)))
-		return fail("program: %s", err);
+		return cli_fail("program: %s", err);
 	rc = hex_to_insns(&hb, insns, n, err, sizeof(err));
 	hexbuf_free(&hb);
 	if (rc)
-		return fail("%s", err);
+		return cli_fail("%s", err);
 	return 0;
 }
 
@@ -218,13 +205,13 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 	if (engine != EBPF_ENGINE_INTERP) {
 		if (!ebpf_jit_available()) {
 			if (engine == EBPF_ENGINE_JIT)
-				return fail("--jit: no JIT is available for this machine");
+				return cli_fail("--jit: no JIT is available for this machine");
 			engine = EBPF_ENGINE_INTERP;
 		} else if (ebpf_prog__jit(prog, NULL, err, sizeof(err))) {
 			/* The default means "fastest available": a program the JIT refuses still
 			 * runs, in the interpreter. */
 			if (engine == EBPF_ENGINE_JIT)
-				return fail("JIT: %s", err);
+				return cli_fail("JIT: %s", err);
 			engine = EBPF_ENGINE_INTERP;
 		} else {
 			engine = EBPF_ENGINE_JIT;
@@ -239,11 +226,11 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 	alarm(0);
 	if (rc) {
 		if (fault.msg[0])
-			return fail("runtime fault: %s", fault.msg);
-		return fail("run failed: %s", strerror(rc < 0 ? -rc : rc));
+			return cli_fail("runtime fault: %s", fault.msg);
+		return cli_fail("run failed: %s", strerror(rc < 0 ? -rc : rc));
 	}
 	printf("0x%llx\n", (unsigned long long)r0);
-	return fflush(stdout) ? fail("cannot write the result") : 0;
+	return fflush(stdout) ? cli_fail("cannot write the result") : 0;
 }
 
 /* --elf: the object (binary, or hex bytes when it does not start with the ELF magic) goes
@@ -259,16 +246,16 @@ static int exec_elf(const struct exec_args *a, struct hexbuf *mem)
 
 	obj = hex_open_object(stdin, "stdin", err, sizeof(err));
 	if (!obj)
-		return fail("%s", err);
+		return cli_fail("%s", err);
 	p = a->prog_name ? ebpf_object__find_program_by_name(obj, a->prog_name)
 			 : ebpf_object__prog(obj, 0);
 	if (!p) {
 		ebpf_object__close(obj);
-		return fail("--prog: no program named '%s' in the object", a->prog_name);
+		return cli_fail("--prog: no program named '%s' in the object", a->prog_name);
 	}
 	if (ebpf_object__load(obj, &lo, err, sizeof(err))) {
 		ebpf_object__close(obj);
-		return fail("%s", err);
+		return cli_fail("%s", err);
 	}
 	install_fault_handlers();
 	rc = run(a, ebpf_program__prog(p), mem);
@@ -290,7 +277,7 @@ static int cmd_exec(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (a.mem && hex_parse_str(a.mem, MAX_MEM_BYTES, &mem, err, sizeof(err)))
-		return fail("memory argument: %s", err);
+		return cli_fail("memory argument: %s", err);
 	if (a.elf) {
 		rc = exec_elf(&a, &mem);
 		hexbuf_free(&mem);
@@ -308,7 +295,7 @@ static int cmd_exec(int argc, char **argv)
 	free(insns);
 	if (!prog) {
 		hexbuf_free(&mem);
-		return fail("%s", err[0] ? err : "invalid program");
+		return cli_fail("%s", err[0] ? err : "invalid program");
 	}
 	install_fault_handlers();
 	rc = run(&a, prog, &mem);
