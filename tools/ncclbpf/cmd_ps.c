@@ -16,12 +16,12 @@
 #include "cli_json.h"
 #include "inspect_client.h"
 
+/* What the process's server said ("info"); answered: it did. */
 struct live {
-	char comms[24], calls[24], version[24], engine[16], bundle[1024], last[40];
-	/* for --json: what the server said, unformatted */
 	int answered;
-	uint64_t n_comms, n_calls, n_version, last_ns;
-	char result[16], path[1024];
+	uint64_t comms, calls, version, last_ns;
+	char engine[16], result[16], path[1024];
+	char bundle[1024], last[40]; /* for the table: path's file name, the last reload's text */
 };
 
 static void on_info(const struct insp_rec *r, void *arg)
@@ -32,18 +32,14 @@ static void on_info(const struct insp_rec *r, void *arg)
 	const char *b = insp_get(r, "bundle");
 	const char *slash = b ? strrchr(b, '/') : NULL;
 	l->answered = 1;
-	l->n_comms = insp_getu(r, "comms");
-	l->n_calls = insp_getu(r, "calls");
-	l->n_version = insp_getu(r, "version");
+	l->comms = insp_getu(r, "comms");
+	l->calls = insp_getu(r, "calls");
+	l->version = insp_getu(r, "version");
 	l->last_ns = insp_getu(r, "last_reload_ns");
 	snprintf(l->result, sizeof(l->result), "%s",
 		 insp_get(r, "last_result") ? insp_get(r, "last_result") : "-");
 	snprintf(l->path, sizeof(l->path), "%s", b ? b : "-");
 	snprintf(l->bundle, sizeof(l->bundle), "%s", slash ? slash + 1 : b ? b : "-");
-	snprintf(l->comms, sizeof(l->comms), "%llu", (unsigned long long)insp_getu(r, "comms"));
-	snprintf(l->calls, sizeof(l->calls), "%llu", (unsigned long long)insp_getu(r, "calls"));
-	uint64_t v = insp_getu(r, "version");
-	snprintf(l->version, sizeof(l->version), v ? "v%llu" : "-", (unsigned long long)v);
 	snprintf(l->engine, sizeof(l->engine), "%s",
 		 insp_get(r, "engine") ? insp_get(r, "engine") : "-");
 	uint64_t t = insp_getu(r, "last_reload_ns");
@@ -70,14 +66,28 @@ static void json_proc(struct json *j, const struct insp_proc *p, const struct li
 	json_kstr(j, "bundle", l->answered ? l->path : p->bundle);
 	json_kstr(j, "state", state);
 	if (l->answered) {
-		json_ku64(j, "comms", l->n_comms);
-		json_ku64(j, "calls", l->n_calls);
-		json_ku64(j, "version", l->n_version);
+		json_ku64(j, "comms", l->comms);
+		json_ku64(j, "calls", l->calls);
+		json_ku64(j, "version", l->version);
 		json_kstr(j, "engine", l->engine);
 		json_ku64(j, "last_reload_ns", l->last_ns);
 		json_kstr(j, "last_result", l->result);
 	}
 	json_end(j);
+}
+
+/* One process as a table row ("-" for what its server did not say). */
+static void print_row(const struct insp_proc *p, const struct live *l)
+{
+	char comms[24] = "-", calls[24] = "-", version[24] = "-";
+	if (l->answered) {
+		snprintf(comms, sizeof(comms), "%llu", (unsigned long long)l->comms);
+		snprintf(calls, sizeof(calls), "%llu", (unsigned long long)l->calls);
+		if (l->version)
+			snprintf(version, sizeof(version), "v%llu", (unsigned long long)l->version);
+	}
+	printf("%-8d %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", p->pid, p->host, p->job,
+	       p->rank, comms, l->bundle, version, l->engine, calls, l->last);
 }
 
 static int cmd_ps(int argc, char **argv)
@@ -124,8 +134,7 @@ static int cmd_ps(int argc, char **argv)
 			stale += insp_remove_stale(p) == 0;
 			continue;
 		}
-		struct live l = {
-		    .comms = "-", .calls = "-", .version = "-", .engine = "-", .last = "-"};
+		struct live l = {.engine = "-", .last = "-"};
 		const char *state = "live";
 		const char *slash = strrchr(p->bundle, '/');
 		snprintf(l.bundle, sizeof(l.bundle), "%s", slash ? slash + 1 : p->bundle);
@@ -155,9 +164,7 @@ static int cmd_ps(int argc, char **argv)
 		if (json)
 			json_proc(&j, p, &l, state);
 		else
-			printf("%-8d %-16s %-12s %-5s %-5s %-24s %-4s %-6s %-10s %s\n", p->pid,
-			       p->host, p->job, p->rank, l.comms, l.bundle, l.version, l.engine,
-			       l.calls, l.last);
+			print_row(p, &l);
 		shown++;
 	}
 	if (n > 0)
