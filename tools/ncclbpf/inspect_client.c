@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/proc_registry.h"
 #include "ncclbpf/trusted_path.h"
 
 const char *insp_get(const struct insp_rec *r, const char *key)
@@ -46,23 +47,9 @@ const char *insp_default_dir(char *buf, size_t len)
 
 const char *insp_hostname(void)
 {
-	/* Cleaned as the runtime cleans it (inspect_server.c), so the two compare equal. */
-	static char host[65];
-	if (host[0])
-		return host;
-	char raw[256] = "";
-	if (gethostname(raw, sizeof(raw) - 1) != 0 || !raw[0])
-		snprintf(raw, sizeof(raw), "localhost");
-	size_t i = 0;
-	for (; raw[i] && i + 1 < sizeof(host); i++) {
-		char c = raw[i];
-		host[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-				  (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_' ||
-				  c == ':' || c == '@'
-			      ? c
-			      : '_';
-	}
-	host[i] = 0;
+	static char host[65]; /* as long as the runtime's (struct rt_ident) */
+	if (!host[0])
+		ncclbpf_rt_host_name(host, sizeof(host));
 	return host;
 }
 

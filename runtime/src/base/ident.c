@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/proc_registry.h"
 #include "rt_internal.h"
 
 static const char *first_env(const char *const *names)
@@ -33,6 +34,17 @@ void rt_clean_token(char *dst, size_t len, const char *src)
 			     : '_';
 	}
 	dst[i] = 0;
+}
+
+void ncclbpf_rt_host_name(char *buf, size_t len)
+{
+	char host[256] = "";
+	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		snprintf(host, sizeof(host), "localhost");
+	rt_clean_token(buf, len, host);
+	for (char *p = buf; *p; p++)
+		if (*p == '/')
+			*p = '_'; /* part of a file name */
 }
 
 /* The GPU: the device CUDA_VISIBLE_DEVICES leaves the process when it names one, else the
@@ -71,13 +83,7 @@ void rt_ident_read(struct rt_ident *id)
 					   "PMI_RANK", "SLURM_PROCID",	       NULL};
 	static const char *const local[] = {"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
 					    "MPI_LOCALRANKID", "SLURM_LOCALID", NULL};
-	char host[256] = "";
-	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
-		snprintf(host, sizeof(host), "localhost");
-	rt_clean_token(id->host, sizeof(id->host), host);
-	for (char *p = id->host; *p; p++)
-		if (*p == '/')
-			*p = '_'; /* part of a file name */
+	ncclbpf_rt_host_name(id->host, sizeof(id->host));
 	rt_clean_token(id->job, sizeof(id->job), first_env(job));
 	rt_clean_token(id->rank, sizeof(id->rank), first_env(rank));
 	rt_clean_token(id->local_rank, sizeof(id->local_rank), first_env(local));
