@@ -26,6 +26,7 @@
 #include "install_file.h"
 #include "ncclbpf/control.h"
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/proc_registry.h"
 #include "ncclbpf/runtime.h"
 
 #define DEFAULT_TIMEOUT_S 10 /* --job: how long to wait for every rank */
@@ -96,12 +97,12 @@ static void warn_multi_rank(const char *path)
 
 static int reload_job(const char *dir, const char *bundle, int timeout_s, const char *comm)
 {
-	char def[512];
+	char def[512], user[448];
 	if (!dir) {
 		dir = ncclbpf_env_str("NCCLBPF_CP_DIR");
 		if (!dir) {
-			snprintf(def, sizeof(def), "/dev/shm/ncclbpf-%u/default",
-				 (unsigned)geteuid());
+			snprintf(def, sizeof(def), "%s/default",
+				 ncclbpf_rt_user_dir(user, sizeof(user)));
 			dir = def;
 		}
 	}

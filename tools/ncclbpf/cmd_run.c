@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "plugin_host.h"
+#include "ncclbpf/proc_registry.h"
 #include "ncclbpf/trusted_path.h"
 
 /* Creates path if needed and refuses it unless it is trusted (ncclbpf/trusted_path.h: every
@@ -81,7 +82,7 @@ static int cmd_run(int argc, char **argv)
 		if (trusted_dir(d, 0))
 			return 1;
 	} else {
-		snprintf(d, sizeof(d), "/dev/shm/ncclbpf-%u", (unsigned)geteuid());
+		ncclbpf_rt_user_dir(d, sizeof(d));
 		if (trusted_dir(d, NCCLBPF_PATH_PRIVATE))
 			return 1;
 		size_t n = strlen(d);

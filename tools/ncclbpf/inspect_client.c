@@ -41,7 +41,7 @@ const char *insp_default_dir(char *buf, size_t len)
 	if (v)
 		snprintf(buf, len, "%s", v);
 	else
-		snprintf(buf, len, "/dev/shm/ncclbpf-%u", (unsigned)geteuid());
+		ncclbpf_rt_user_dir(buf, len);
 	return buf;
 }
 

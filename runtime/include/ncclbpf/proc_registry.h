@@ -15,6 +15,11 @@ extern "C" {
  * none), every byte outside [A-Za-z0-9.-_:@] replaced by '_'. */
 void ncclbpf_rt_host_name(char *buf, size_t len);
 
+/* The directory processes register in when NCCLBPF_CP_DIR is unset, this user's own:
+ * /dev/shm/ncclbpf-<euid> (`ncclbpf run` makes its jobs' control-plane directories below it).
+ * Returns buf. */
+const char *ncclbpf_rt_user_dir(char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,6 +31,7 @@
 
 #include "inspect.h"
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/proc_registry.h"
 #include "ncclbpf/trusted_path.h"
 
 #define MAX_CLIENTS    8
@@ -266,6 +267,12 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
+const char *ncclbpf_rt_user_dir(char *buf, size_t len)
+{
+	snprintf(buf, len, "/dev/shm/ncclbpf-%u", (unsigned)geteuid());
+	return buf;
+}
+
 /* --- Start and stop -------------------------------------------------------------------- */
 
 /* A directory that is not ours (refused by the trust rule) is always worth a WARN; the default
@@ -303,8 +310,7 @@ static void start_locked(void)
 	if (explicit_dir)
 		snprintf(insp_ident.dir, sizeof(insp_ident.dir), "%s", cp);
 	else
-		snprintf(insp_ident.dir, sizeof(insp_ident.dir), "/dev/shm/ncclbpf-%u",
-			 insp_ident.id.uid);
+		ncclbpf_rt_user_dir(insp_ident.dir, sizeof(insp_ident.dir));
 	char procs[4200];
 	snprintf(procs, sizeof(procs), "%s/procs", insp_ident.dir);
 	/* The default directory must be ours alone; a shared control-plane directory is the
