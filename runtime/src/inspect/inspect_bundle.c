@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cp/cp_dir.h"
 #include "inspect.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
@@ -244,25 +245,10 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 	return err;
 }
 
+/* Exactly len bytes of hex (cp_unhex decodes). 0 or -1. */
 static int unhex(const char *s, unsigned char *out, size_t len)
 {
-	if (strlen(s) != 2 * len)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		int v = 0;
-		for (int j = 0; j < 2; j++) {
-			char c = s[2 * i + j];
-			int d = c >= '0' && c <= '9'   ? c - '0'
-				: c >= 'a' && c <= 'f' ? c - 'a' + 10
-				: c >= 'A' && c <= 'F' ? c - 'A' + 10
-						       : -1;
-			if (d < 0)
-				return -1;
-			v = v * 16 + d;
-		}
-		out[i] = (unsigned char)v;
-	}
-	return 0;
+	return cp_unhex(s, out, len) == (int)len ? 0 : -1;
 }
 
 /* Why the engine refused an update, in the map's terms (its errno alone says "Argument list
