@@ -49,12 +49,13 @@ P=$HOME_PREFIX/share/ncclbpf/policies
 ncclbpf --version
 ncclbpf verify "$P/size_aware.o" 2>&1 | tail -1
 
-# watch_job NAME DIR NRANKS LOG: while the job writes LOG, ps and stat must show every rank running
-# the policy; then the job must end with correct results.
+# watch_job NAME DIR NRANKS JOBPID: while the job runs, ps and stat must show every rank
+# running the policy (the caller then checks that the job ends with correct results).
 watch_job() {
-	local name=$1 dir=$2 n=$3 log=$4 ok=0
+	local name=$1 dir=$2 n=$3 job=$4 ok=0
 	for _ in $(seq 1 120); do
 		sleep 1
+		kill -0 "$job" 2>/dev/null || break
 		ncclbpf ps --dir "$dir" --json >"$OUT/$name.ps.json" 2>/dev/null || continue
 		local pids
 		pids=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))
@@ -84,7 +85,7 @@ ncclbpf run --dir "$D1" --policy "$P/size_aware.o" -- \
 	torchrun --nproc-per-node "$NPROC" scripts/quickstart_allreduce.py --seconds 30 $ONE_GPU \
 	>"$OUT/single.log" 2>&1 &
 job=$!
-watch_job single "$D1" "$NPROC" "$OUT/single.log"
+watch_job single "$D1" "$NPROC" "$job"
 wait $job || fail "single-node job exit $?: $(tail -5 "$OUT/single.log")"
 grep -q "all results correct" "$OUT/single.log" || fail "single-node job: no correct end"
 grep "quickstart:" "$OUT/single.log" | sed -n '1p;$p' | sed 's/^/   /'
@@ -100,7 +101,7 @@ for r in 0 1; do
 		>"$OUT/node$r.log" 2>&1 &
 	eval "node$r=\$!"
 done
-watch_job twonodes "$D2" $((2 * PER)) "$OUT/node0.log"
+watch_job twonodes "$D2" $((2 * PER)) "$node0"
 wait "$node0" || fail "node 0 exit $?: $(tail -5 "$OUT/node0.log")"
 wait "$node1" || fail "node 1 exit $?: $(tail -5 "$OUT/node1.log")"
 grep -q "all results correct" "$OUT/node0.log" || fail "two-node job: no correct end"
