@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ncclbpf/runtime.h"
 
@@ -102,6 +103,8 @@ extern struct rt_state rt;
 
 void rt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t rt_now_ns(void);
+/* The time ns from now on clock clk, as the absolute deadline pthread's timed waits take. */
+struct timespec rt_time_after(clockid_t clk, uint64_t ns);
 
 /* Swaps in p (may be NULL) and retires the previous policy (freed once no call can still use
  * it). wait: also wait for that and free it now. Returns the ns spent in the swap itself and in

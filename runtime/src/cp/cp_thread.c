@@ -445,11 +445,8 @@ static void *cp_main(void *arg)
 	const struct cp_config *k = cp_cfg();
 	pthread_mutex_lock(&cp.lock);
 	while (!cp.stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)k->poll_ms * 1000000ull;
-		ts.tv_sec += (time_t)(ns / 1000000000ull);
-		ts.tv_nsec = (long)(ns % 1000000000ull);
+		struct timespec ts =
+		    rt_time_after(CLOCK_REALTIME, (uint64_t)k->poll_ms * 1000000ull);
 		pthread_cond_timedwait(&cp.cond, &cp.lock, &ts);
 		if (cp.stop)
 			break;

@@ -205,11 +205,7 @@ static void *drain_main(void *arg)
 	uint64_t period = DRAIN_START_NS;
 	pthread_mutex_lock(&dr.lock);
 	while (dr.gen == gen) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + period;
-		ts.tv_sec += (time_t)(ns / 1000000000ull);
-		ts.tv_nsec = (long)(ns % 1000000000ull);
+		struct timespec ts = rt_time_after(CLOCK_MONOTONIC, period);
 		pthread_cond_timedwait(&dr.wake, &dr.lock, &ts);
 		if (dr.gen != gen)
 			break;

@@ -164,14 +164,7 @@ void rt_watch_stop(void)
 	uint64_t one = 1;
 	if (write(w->stop_fd, &one, sizeof(one)) != sizeof(one))
 		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot wake the watcher thread");
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += STOP_WAIT_MS / 1000;
-	until.tv_nsec += (long)(STOP_WAIT_MS % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	struct timespec until = rt_time_after(CLOCK_REALTIME, STOP_WAIT_MS * 1000000ull);
 	if (pthread_timedjoin_np(w->thread, NULL, &until) != 0) {
 		rt_log(NCCLBPF_LOG_WARN,
 		       "NCCLbpf: the policy watcher did not stop within %d ms (%s %s: a stalled "
