@@ -341,31 +341,30 @@ const char *ncclbpf_env_str(const char *name)
 	return lookup(name, &v, &raw, &x) == 1 ? raw : NULL;
 }
 
-int ncclbpf_env_bool(const char *name)
+/* The accepted value of a typed variable, else the table's default (no_entry: name is not in the
+ * table). Every accepted number fits: the table's maxima are below 2^63. */
+static int64_t value_or_default(const char *name, int64_t no_entry)
 {
 	const struct ncclbpf_env_var *v;
 	const char *raw;
 	uint64_t x;
 	int r = lookup(name, &v, &raw, &x);
-	return r == 1 ? (int)x : v ? (int)v->dflt : 0;
+	return r == 1 ? (int64_t)x : v ? v->dflt : no_entry;
+}
+
+int ncclbpf_env_bool(const char *name)
+{
+	return (int)value_or_default(name, 0);
 }
 
 uint64_t ncclbpf_env_uint(const char *name)
 {
-	const struct ncclbpf_env_var *v;
-	const char *raw;
-	uint64_t x;
-	int r = lookup(name, &v, &raw, &x);
-	return r == 1 ? x : v ? (uint64_t)v->dflt : 0;
+	return (uint64_t)value_or_default(name, 0);
 }
 
 int ncclbpf_env_enum(const char *name)
 {
-	const struct ncclbpf_env_var *v;
-	const char *raw;
-	uint64_t x;
-	int r = lookup(name, &v, &raw, &x);
-	return r == 1 ? (int)x : v ? (int)v->dflt : -1;
+	return (int)value_or_default(name, -1);
 }
 
 int ncclbpf_env_hex64(const char *name, uint64_t *out)
