@@ -111,6 +111,12 @@ struct timespec rt_time_after(clockid_t clk, uint64_t ns);
  * retiring. Caller holds reload_lock. */
 void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns);
 void rt_policy_free(struct rt_policy *p);
+/* reload.c: a new policy loaded from image, which it takes over (p->image; freed on failure),
+ * run by the process's engine (the interpreter where there is no JIT), holding one reference.
+ * NULL on failure, with r->err and r->msg. r->parse_ns: what the caller put there (a file's
+ * read time) plus the parse. */
+struct rt_policy *rt_policy_load(void *image, size_t len, const char *name,
+				 struct ncclbpf_reload_report *r);
 
 /* bundle.c: the only file that talks to the engine's loader/JIT. */
 int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engine,

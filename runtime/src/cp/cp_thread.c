@@ -38,40 +38,16 @@ void cp_write_member_record(struct ncclbpf_cp_member *m)
 
 /* --- Preparing a proposal ----------------------------------------------------------------- */
 
-static struct rt_policy *new_policy(const char *name)
-{
-	struct rt_policy *p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	snprintf(p->name, sizeof(p->name), "%s", name);
-	int engine = rt.engine;
-	if (engine == NCCLBPF_ENGINE_JIT && !rt_jit_available())
-		engine = NCCLBPF_ENGINE_INTERP;
-	p->engine = engine;
-	atomic_store(&p->refs, 1);
-	return p;
-}
-
 /* Loads image (taking ownership) into a new policy; NULL with msg on failure. */
 static struct rt_policy *build_image(void *image, size_t len, const char *name, char *msg,
 				     size_t mlen)
 {
-	struct rt_policy *p = new_policy(name);
-	if (!p) {
-		free(image);
-		snprintf(msg, mlen, "out of memory");
-		return NULL;
-	}
 	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
-	int e = rt_bundle_load_mem(image, len, name, p->engine, p, &r);
-	if (e) {
-		snprintf(msg, mlen, "%s", r.msg[0] ? r.msg : strerror(-e));
-		free(image);
-		free(p);
+	struct rt_policy *p = rt_policy_load(image, len, name, &r);
+	if (!p) {
+		snprintf(msg, mlen, "%s", r.msg[0] ? r.msg : strerror(-r.err));
 		return NULL;
 	}
-	p->image = image;
-	p->image_len = len;
 	p->hash = ncclbpf_cp_hash(image, len);
 	p->hot.version = atomic_fetch_add(&rt.next_version, 1);
 	return p;

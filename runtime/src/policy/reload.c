@@ -125,6 +125,26 @@ static struct rt_policy *new_policy(const char *name, struct ncclbpf_reload_repo
 	if (engine == NCCLBPF_ENGINE_JIT && !rt_jit_available())
 		engine = NCCLBPF_ENGINE_INTERP;
 	p->engine = engine;
+	atomic_store(&p->refs, 1);
+	return p;
+}
+
+struct rt_policy *rt_policy_load(void *image, size_t len, const char *name,
+				 struct ncclbpf_reload_report *r)
+{
+	struct rt_policy *p = new_policy(name, r);
+	if (p) {
+		uint64_t read_ns = r->parse_ns;
+		r->err = rt_bundle_load_mem(image, len, name, p->engine, p, r);
+		r->parse_ns += read_ns;
+	}
+	if (!p || r->err) {
+		free(image);
+		free(p);
+		return NULL;
+	}
+	p->image = image;
+	p->image_len = len;
 	return p;
 }
 
@@ -163,25 +183,13 @@ static int activate(void *image, size_t len, const char *name, struct ncclbpf_re
 		pthread_mutex_unlock(&rt.reload_lock);
 		return r->err;
 	}
-	struct rt_policy *p = new_policy(name, r);
-	int err = p ? 0 : r->err;
-	if (p && image) {
-		uint64_t parse0 = r->parse_ns; /* the file's read time */
-		err = rt_bundle_load_mem(image, len, name, p->engine, p, r);
-		r->parse_ns += parse0;
-		if (!err) {
-			p->image = image;
-			p->image_len = len;
-			image = NULL;
-		}
-	} else if (p) {
-		err = load_native(name + 7, p, r);
-	}
-	free(image);
-	if (err) {
-		r->err = err;
+	struct rt_policy *p = image ? rt_policy_load(image, len, name, r) : new_policy(name, r);
+	if (p && !image && (r->err = load_native(name + 7, p, r)) != 0) {
 		free(p);
-		err = failed(name, r, t0);
+		p = NULL;
+	}
+	if (!p) {
+		int err = failed(name, r, t0);
 		pthread_mutex_unlock(&rt.reload_lock);
 		return err;
 	}
