@@ -40,3 +40,13 @@ uint64_t rt_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+struct timespec rt_time_after(clockid_t clk, uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	ns += (uint64_t)ts.tv_nsec;
+	ts.tv_sec += (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
+	return ts;
+}

@@ -11,16 +11,6 @@
 #include "ncclbpf/envvars.h"
 #include "base/rt_internal.h"
 
-struct timespec rt_time_after(clockid_t clk, uint64_t ns)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	ns += (uint64_t)ts.tv_nsec;
-	ts.tv_sec += (time_t)(ns / 1000000000ull);
-	ts.tv_nsec = (long)(ns % 1000000000ull);
-	return ts;
-}
-
 /* --- Hot path (the entries themselves are inline in runtime.h) ----------------------------- */
 
 _Alignas(64) struct rt_policy *ncclbpf_rt_active_;
