@@ -112,6 +112,7 @@ chmod 0700 "$cp_dir"
 chown -R "$v" "$cp_dir"
 out=$(as "$v" "$cli" reload --job --dir "$cp_dir" --timeout 1 "$work/bin/bundle.o" 2>&1)
 [ -e "$vhome/keep/file" ] || fail "cleanup followed a link in the victim's own directory"
+[ "$(ls -A "$vhome/keep")" = file ] || fail "cleanup wrote into a link's target: $(ls -A "$vhome/keep")"
 [ ! -L "$cp_dir/comms/00000000000000aa/reloads/0000000000000000001-h-1" ] ||
 	fail "the old reload entry (a link) was not removed: $out"
 
