@@ -21,6 +21,11 @@
 #   fuzz_loader, fuzz_verifier
 #                  the libFuzzer targets for FUZZ_SECONDS (600) each from the committed corpus
 #                  (tests/fuzz/corpus/), clang build in $BUILD-fuzz
+#   SHARDS=N (default 1) splits the soundness campaign over N processes side by side: process k
+#   starts at seed SEED + k * 1,000,000,000 and stops at its share of SOUNDNESS_ACCEPTED, so the
+#   seed ranges never overlap; the summary line adds up their totals. SOUNDNESS_SECONDS=S stops
+#   every process after S seconds with the totals so far (a machine lent for a bounded time);
+#   the next run takes another SEED (say SEED + N * 1,000,000,000) and the docs add the lines.
 # SEED (default 1) is the first seed of every generated campaign. Builds: $BUILD (default
 # build-campaign, no sanitizers: speed) and $BUILD-fuzz; OUT defaults to $BUILD/campaign.
 # The verifier campaigns log a progress line ("... N programs") every 100,000 / 10,000 programs
@@ -37,6 +42,9 @@ KERNEL_ACCEPT=${KERNEL_ACCEPT:-100000}
 DIFF_KERNEL=${DIFF_KERNEL:-1000000}
 JIT_DIFF=${JIT_DIFF:-10000000}
 FUZZ_SECONDS=${FUZZ_SECONDS:-600}
+SHARDS=${SHARDS:-1}
+SOUNDNESS_SECONDS=${SOUNDNESS_SECONDS:-0}
+SHARD_STRIDE=1000000000
 ALL="soundness kernel_verdict kernel_accept diff_kernel jit fuzz_loader fuzz_verifier"
 CAMPAIGNS=${*:-$ALL}
 for c in $CAMPAIGNS; do
@@ -86,6 +94,45 @@ run() {
 	summary "$name" "$verdict" "${totals:-no totals printed}" "$*" $(($(date +%s) - t0))
 }
 
+# run_shards NAME COMMAND...: COMMAND --seed S --count C --min-accepted A in SHARDS processes
+# with disjoint seed ranges; one summary line with the sums of their "programs N: ..." lines.
+run_shards() {
+	local name=$1
+	shift
+	local t0 rc k share pids=() verdict=PASS
+	t0=$(date +%s)
+	share=$(((SOUNDNESS_ACCEPTED + SHARDS - 1) / SHARDS))
+	for ((k = 0; k < SHARDS; k++)); do
+		$NICE "$@" --seed $((SEED + k * SHARD_STRIDE)) --count $SHARD_STRIDE \
+			--min-accepted $share >"$OUT/$name.$k.log" 2>&1 &
+		pids+=($!)
+	done
+	for k in "${!pids[@]}"; do
+		wait "${pids[$k]}"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			verdict="FAIL (shard $k: exit status $rc, see $OUT/$name.$k.log)"
+			status=1
+		fi
+	done
+	local totals
+	totals=$(for ((k = 0; k < SHARDS; k++)); do cat "$OUT/$name.$k.log"; done | awk '
+		/^programs [0-9]+:/ {
+			for (i = 1; i <= NF; i++) { w = $i; gsub(/[^0-9]/, "", w); v[i] = w }
+			# programs N: accepted A (H calling helpers), rejected R; checked runs C,
+			# faults F, cost-bound overruns O, ebpf_prog__new refusals P; ...
+			p += v[2]; a += v[4]; h += v[5]; r += v[9]; c += v[12]; f += v[14]; o += v[17]
+			n += v[20]; shards++
+		}
+		/^stopped at the --seconds limit/ { stopped++ }
+		END {
+			printf "%d shards (%d stopped by SOUNDNESS_SECONDS): programs %d: accepted %d (%d calling helpers), rejected %d; checked runs %d, faults %d, cost-bound overruns %d, ebpf_prog__new refusals %d", shards, stopped, p, a, h, r, c, f, o, n
+		}')
+	summary "$name" "$verdict" "$totals" \
+		"SHARDS=$SHARDS x $* --seed $SEED+k*$SHARD_STRIDE --count $SHARD_STRIDE --min-accepted $share" \
+		$(($(date +%s) - t0))
+}
+
 need_main=0 need_fuzz=0
 for c in $CAMPAIGNS; do
 	case $c in fuzz_*) need_fuzz=1 ;; *) need_main=1 ;; esac
@@ -103,8 +150,15 @@ F=$BUILD-fuzz/tests
 for c in $CAMPAIGNS; do
 	case $c in
 	soundness)
-		run soundness "^programs [0-9]+:" "$T/verifier_soundness" --seed "$SEED" \
-			--count 1000000000 --min-accepted "$SOUNDNESS_ACCEPTED" --limit 100000 --progress 100000
+		limits=(--limit 100000 --progress 100000)
+		[ "$SOUNDNESS_SECONDS" = 0 ] || limits+=(--seconds "$SOUNDNESS_SECONDS")
+		if [ "$SHARDS" -gt 1 ]; then
+			run_shards soundness "$T/verifier_soundness" "${limits[@]}"
+		else
+			run soundness "^programs [0-9]+:|^stopped at" "$T/verifier_soundness" \
+				--seed "$SEED" --count 1000000000 --min-accepted "$SOUNDNESS_ACCEPTED" \
+				"${limits[@]}"
+		fi
 		;;
 	kernel_verdict)
 		run kernel_verdict "^programs [0-9]+:|^kernel differential:" \

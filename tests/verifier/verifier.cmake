@@ -17,6 +17,12 @@ if(NCCLBPF_TESTGEN_SOURCES)
     ARGS --count 10000 --seed 1 --limit 100000 ASAN_ARGS --count 2000 --seed 77 --limit 50000
     LABELS verifier TIMEOUT 120)
   target_include_directories(verifier_soundness PRIVATE ${NCCLBPF_DIFF_DIR})
+  # --seconds ends a long run early with its totals (scripts/campaign.sh SOUNDNESS_SECONDS): the
+  # count here would take hours, so the line says it stopped at the limit and still sums up.
+  ncclbpf_add_test(NAME verifier_soundness_seconds COMMAND verifier_soundness --count 1000000000
+    --seed 9000001 --limit 100000 --seconds 1
+    OUTPUT "(^|\n)stopped at the --seconds limit \\(1 s\\)" "programs [1-9][0-9]*: accepted"
+    LABELS verifier TIMEOUT 60)
   if(TARGET verifier_soundness_asan)
     target_include_directories(verifier_soundness_asan PRIVATE ${NCCLBPF_DIFF_DIR})
   endif()

@@ -209,7 +209,7 @@ static bool kernel_path_infeasible_for_us(const struct gen_prog *p,
 
 int main(int argc, char **argv)
 {
-	uint64_t count = 2000, seed = 1, limit = 0, progress = 0, min_accepted = 0;
+	uint64_t count = 2000, seed = 1, limit = 0, progress = 0, min_accepted = 0, seconds = 0;
 	bool kernel = false, verbose = false, print = false, no_run = false;
 	uint64_t seeds[64];
 	uint32_t n_seeds = 0;
@@ -239,6 +239,8 @@ int main(int argc, char **argv)
 			min_accepted = strtoull(argv[++k], NULL, 0);
 		else if (!strcmp(argv[k], "--progress") && k + 1 < argc)
 			progress = strtoull(argv[++k], NULL, 0);
+		else if (!strcmp(argv[k], "--seconds") && k + 1 < argc)
+			seconds = strtoull(argv[++k], NULL, 0);
 		else if (!strcmp(argv[k], "--mutate") && k + 1 < argc)
 			mutate_pct = atoi(argv[++k]);
 		else if (!strcmp(argv[k], "--families") && k + 1 < argc) {
@@ -263,7 +265,7 @@ int main(int argc, char **argv)
 				"usage: %s [--count N] [--seed S | --seeds A,B,..] [--kernel] "
 				"[--mutate PCT] "
 				"[--families LIST] [--limit INSNS] [--min-accepted N] "
-				"[--progress N] [--no-run] "
+				"[--progress N] [--seconds S] [--no-run] "
 				"[--print] [-v]\n",
 				argv[0]);
 			return 2;
@@ -283,8 +285,23 @@ int main(int argc, char **argv)
 	    EBPF_FUNC_ringbuf_discard};
 	/* --min-accepted N: consecutive seeds until N accepted programs call helpers (--count
 	 * stays the cap), so that a campaign states its size in what it is about */
+	/* --seconds S: stop after S seconds with the totals so far, so that a campaign split over
+	 * machine loans of bounded length still ends with its summary line */
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	bool out_of_time = false;
 	for (uint64_t i = 0; i < count && (!min_accepted || t.accepted_helpers < min_accepted);
 	     i++) {
+		if (seconds) {
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((uint64_t)(now.tv_sec - start.tv_sec) * 1000000000ull + now.tv_nsec -
+				start.tv_nsec >=
+			    seconds * 1000000000ull) {
+				out_of_time = true;
+				break;
+			}
+		}
 		uint64_t s = n_seeds ? seeds[i] : seed + i, rs = s * 0x2545f4914f6cdd1dull;
 		struct gen_opts o;
 		struct ebpf_ctx_field field;
@@ -520,6 +537,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (out_of_time)
+		printf("stopped at the --seconds limit (%" PRIu64 " s)\n", seconds);
 	printf("programs %" PRIu64 ": accepted %" PRIu64 " (%" PRIu64
 	       " calling helpers), rejected %" PRIu64 "; checked runs %" PRIu64 ", faults %" PRIu64
 	       ", cost-bound overruns %" PRIu64 ", ebpf_prog__new refusals %" PRIu64
