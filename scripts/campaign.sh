@@ -21,11 +21,13 @@
 #   fuzz_loader, fuzz_verifier
 #                  the libFuzzer targets for FUZZ_SECONDS (600) each from the committed corpus
 #                  (tests/fuzz/corpus/), clang build in $BUILD-fuzz
-#   SHARDS=N (default 1) splits the soundness campaign over N processes side by side: process k
-#   starts at seed SEED + k * 1,000,000,000 and stops at its share of SOUNDNESS_ACCEPTED, so the
-#   seed ranges never overlap; the summary line adds up their totals. SOUNDNESS_SECONDS=S stops
-#   every process after S seconds with the totals so far (a machine lent for a bounded time);
-#   the next run takes another SEED (say SEED + N * 1,000,000,000) and the docs add the lines.
+#   SHARDS=N (default 1) splits each generated campaign over N processes side by side: the
+#   counted ones give process k the k-th of N consecutive seed ranges (together the seeds one
+#   process would run), soundness starts process k at seed SEED + k * 1,000,000,000 and stops it
+#   at its share of SOUNDNESS_ACCEPTED; the summary line adds up their totals (decimals become
+#   their mean). SOUNDNESS_SECONDS=S stops every soundness process after S seconds with the
+#   totals so far (a machine lent for a bounded time); the next run then takes another SEED
+#   (say SEED + N * 1,000,000,000) and the docs add the lines.
 # SEED (default 1) is the first seed of every generated campaign. Builds: $BUILD (default
 # build-campaign, no sanitizers: speed) and $BUILD-fuzz; OUT defaults to $BUILD/campaign.
 # The verifier campaigns log a progress line ("... N programs") every 100,000 / 10,000 programs
@@ -85,7 +87,7 @@ run() {
 	t0=$(date +%s)
 	$NICE "$@" >"$log" 2>&1
 	rc=$?
-	totals=$(grep -E "$pattern" "$log" | tr '\n' ' ' | sed 's/  */ /g; s/ $//')
+	totals=$(grep -E "$pattern|^stopped at" "$log" | tr '\n' ' ' | sed 's/  */ /g; s/ $//')
 	local verdict=PASS
 	if [ $rc -ne 0 ]; then
 		verdict="FAIL (exit status $rc, see $log)"
@@ -94,17 +96,80 @@ run() {
 	summary "$name" "$verdict" "${totals:-no totals printed}" "$*" $(($(date +%s) - t0))
 }
 
-# run_shards NAME COMMAND...: COMMAND --seed S --count C --min-accepted A in SHARDS processes
-# with disjoint seed ranges; one summary line with the sums of their "programs N: ..." lines.
+# sum_shards PATTERN: the lines matching PATTERN in the shard logs on stdin, each kind (its first
+# word) added up over the shards: integers are summed, a seed after "seed" or a range "A..B"
+# spans the first shard to the last, decimals (averages, percentages, seconds) become the mean
+# of the shards (said once at the front).
+sum_shards() {
+	grep -E "$1" | awk '
+		{
+			k = $1
+			if (!(k in n)) order[++kinds] = k
+			n[k]++
+			nf[k] = NF
+			for (i = 1; i <= NF; i++) tok[k, n[k], i] = $i
+		}
+		END {
+			for (j = 1; j <= kinds; j++) {
+				k = order[j]
+				line = ""
+				for (i = 1; i <= nf[k]; i++) {
+					t = tok[k, 1, i]
+					prev = i > 1 ? tok[k, 1, i - 1] : ""
+					if (t ~ /^[0-9]+\.\.[0-9]+/) {
+						split(tok[k, n[k], i], last, /\.\./)
+						sub(/\.\.[0-9]+/, ".." last[2] + 0, t)
+					} else if (prev ~ /^seeds?$/) {
+						# the first shard starts the range
+					} else if (match(t, /[0-9]+\.[0-9]+/)) {
+						num = substr(t, RSTART, RLENGTH)
+						dec = length(num) - index(num, ".")
+						sum = 0
+						for (s = 1; s <= n[k]; s++) {
+							u = tok[k, s, i]
+							match(u, /[0-9]+\.[0-9]+/)
+							sum += substr(u, RSTART, RLENGTH)
+						}
+						t = substr(t, 1, RSTART - 1) sprintf("%." dec "f", sum / n[k]) \
+						    substr(t, RSTART + RLENGTH)
+					} else if (match(t, /[0-9]+/) && RLENGTH == length(t) - \
+						   length(gensub_strip(t))) {
+						sum = 0
+						for (s = 1; s <= n[k]; s++) {
+							u = tok[k, s, i]
+							match(u, /[0-9]+/)
+							sum += substr(u, RSTART, RLENGTH)
+						}
+						match(t, /[0-9]+/)
+						t = substr(t, 1, RSTART - 1) sprintf("%d", sum) \
+						    substr(t, RSTART + RLENGTH)
+					}
+					line = line (i > 1 ? " " : "") t
+				}
+				printf "%s%s", (j > 1 ? " " : ""), line
+			}
+		}
+		# t without its digits: an integer token is digits with punctuation around them only
+		function gensub_strip(t) { gsub(/[0-9]/, "", t); return t }'
+}
+
+# run_shards NAME PATTERN SIZE COMMAND...: COMMAND in SHARDS processes side by side, one summary
+# line (sum_shards of PATTERN). SIZE "count N": shard k takes the seeds SEED + k * N/SHARDS on
+# (--seed, --count), so the shards cover exactly the seeds one process would; SIZE "accepted N":
+# shard k starts at SEED + k * SHARD_STRIDE and stops at its share of N (--min-accepted).
 run_shards() {
-	local name=$1
-	shift
-	local t0 rc k share pids=() verdict=PASS
+	local name=$1 pattern=$2 mode=$3 size=$4
+	shift 4
+	local t0 rc k share seeds pids=() verdict=PASS
 	t0=$(date +%s)
-	share=$(((SOUNDNESS_ACCEPTED + SHARDS - 1) / SHARDS))
+	share=$(((size + SHARDS - 1) / SHARDS))
 	for ((k = 0; k < SHARDS; k++)); do
-		$NICE "$@" --seed $((SEED + k * SHARD_STRIDE)) --count $SHARD_STRIDE \
-			--min-accepted $share >"$OUT/$name.$k.log" 2>&1 &
+		if [ "$mode" = count ]; then
+			seeds=(--seed $((SEED + k * share)) --count "$share")
+		else
+			seeds=(--seed $((SEED + k * SHARD_STRIDE)) --count $SHARD_STRIDE --min-accepted "$share")
+		fi
+		$NICE "$@" "${seeds[@]}" >"$OUT/$name.$k.log" 2>&1 &
 		pids+=($!)
 	done
 	for k in "${!pids[@]}"; do
@@ -115,22 +180,33 @@ run_shards() {
 			status=1
 		fi
 	done
-	local totals
-	totals=$(for ((k = 0; k < SHARDS; k++)); do cat "$OUT/$name.$k.log"; done | awk '
-		/^programs [0-9]+:/ {
-			for (i = 1; i <= NF; i++) { w = $i; gsub(/[^0-9]/, "", w); v[i] = w }
-			# programs N: accepted A (H calling helpers), rejected R; checked runs C,
-			# faults F, cost-bound overruns O, ebpf_prog__new refusals P; ...
-			p += v[2]; a += v[4]; h += v[5]; r += v[9]; c += v[12]; f += v[14]; o += v[17]
-			n += v[20]; shards++
-		}
-		/^stopped at the --seconds limit/ { stopped++ }
-		END {
-			printf "%d shards (%d stopped by SOUNDNESS_SECONDS): programs %d: accepted %d (%d calling helpers), rejected %d; checked runs %d, faults %d, cost-bound overruns %d, ebpf_prog__new refusals %d", shards, stopped, p, a, h, r, c, f, o, n
-		}')
-	summary "$name" "$verdict" "$totals" \
-		"SHARDS=$SHARDS x $* --seed $SEED+k*$SHARD_STRIDE --count $SHARD_STRIDE --min-accepted $share" \
-		$(($(date +%s) - t0))
+	local totals how stopped=0
+	for ((k = 0; k < SHARDS; k++)); do
+		grep -q "^stopped at" "$OUT/$name.$k.log" && stopped=$((stopped + 1))
+	done
+	totals=$(for ((k = 0; k < SHARDS; k++)); do cat "$OUT/$name.$k.log"; done |
+		sum_shards "$pattern")
+	if [ "$mode" = count ]; then
+		how="--seed $SEED+k*$share --count $share"
+	else
+		how="--seed $SEED+k*$SHARD_STRIDE --count $SHARD_STRIDE --min-accepted $share"
+	fi
+	summary "$name" "$verdict" \
+		"$SHARDS shards ($stopped stopped at their time limit; decimals: the shards' mean): ${totals:-no totals printed}" \
+		"SHARDS=$SHARDS, shard k=0..$((SHARDS - 1)): $* $how" $(($(date +%s) - t0))
+}
+
+# campaign NAME PATTERN SIZE COMMAND...: one process (run, with SIZE's seed options) or SHARDS.
+campaign() {
+	local name=$1 pattern=$2 mode=$3 size=$4
+	shift 4
+	if [ "$SHARDS" -gt 1 ]; then
+		run_shards "$name" "$pattern" "$mode" "$size" "$@"
+	elif [ "$mode" = count ]; then
+		run "$name" "$pattern" "$@" --seed "$SEED" --count "$size"
+	else
+		run "$name" "$pattern" "$@" --seed "$SEED" --count 1000000000 --min-accepted "$size"
+	fi
 }
 
 need_main=0 need_fuzz=0
@@ -152,29 +228,21 @@ for c in $CAMPAIGNS; do
 	soundness)
 		limits=(--limit 100000 --progress 100000)
 		[ "$SOUNDNESS_SECONDS" = 0 ] || limits+=(--seconds "$SOUNDNESS_SECONDS")
-		if [ "$SHARDS" -gt 1 ]; then
-			run_shards soundness "$T/verifier_soundness" "${limits[@]}"
-		else
-			run soundness "^programs [0-9]+:|^stopped at" "$T/verifier_soundness" \
-				--seed "$SEED" --count 1000000000 --min-accepted "$SOUNDNESS_ACCEPTED" \
-				"${limits[@]}"
-		fi
+		campaign soundness "^programs [0-9]+:" accepted "$SOUNDNESS_ACCEPTED" \
+			"$T/verifier_soundness" "${limits[@]}"
 		;;
 	kernel_verdict)
-		run kernel_verdict "^programs [0-9]+:|^kernel differential:" \
-			"$T/verifier_soundness" --kernel --seed "$SEED" --count "$KERNEL_VERDICT" \
-			--limit 100000 --progress 10000
+		campaign kernel_verdict "^programs [0-9]+:|^kernel differential:" count \
+			"$KERNEL_VERDICT" "$T/verifier_soundness" --kernel --limit 100000 --progress 10000
 		;;
 	kernel_accept)
-		run kernel_accept "^kernel_accept:" "$T/diff_kernel_accept" --seed "$SEED" \
-			--count "$KERNEL_ACCEPT"
+		campaign kernel_accept "^kernel_accept:" count "$KERNEL_ACCEPT" "$T/diff_kernel_accept"
 		;;
 	diff_kernel)
-		run diff_kernel "^diff_interp_kernel:" "$T/diff_interp_kernel" --seed "$SEED" \
-			--count "$DIFF_KERNEL"
+		campaign diff_kernel "^diff_interp_kernel:" count "$DIFF_KERNEL" "$T/diff_interp_kernel"
 		;;
 	jit)
-		run jit "^jit_diff:" "$T/jit_diff" --seed "$SEED" --count "$JIT_DIFF" --quiet
+		campaign jit "^jit_diff:" count "$JIT_DIFF" "$T/jit_diff" --quiet
 		;;
 	fuzz_loader | fuzz_verifier)
 		t=${c#fuzz_}
