@@ -22,7 +22,9 @@ done
 for s in "$SRC"/scripts/gpu-*.sh; do
 	case ${s##*/} in gpu-common.sh | gpu-usage.sh) continue ;; esac
 	mkdir -p "$W/help"
-	out=$(cd "$W/help" && TMPDIR=$W/help BUILD_DIR=$W/help/build bash "$s" --help 2>"$W/help.err")
+	# run as a user runs it: a script that lost its executable bit fails here
+	[ -x "$s" ] || bad "${s##*/} is not executable"
+	out=$(cd "$W/help" && TMPDIR=$W/help BUILD_DIR=$W/help/build "$s" --help 2>"$W/help.err")
 	rc=$?
 	[ $rc -eq 0 ] || bad "${s##*/} --help: exit $rc"
 	[ -n "$(printf '%s\n' "$out" | head -1)" ] || bad "${s##*/} --help: no usage on stdout"
