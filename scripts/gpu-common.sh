@@ -7,7 +7,9 @@
 # - mps_start / mps_stop: a private CUDA MPS daemon (pipe and log directories under a temp dir),
 #   so that the rank processes sharing a GPU run concurrently instead of time-slicing (which
 #   quantises every collective to ~4 ms). MPS=0 turns it off. Nothing else about the GPU is
-#   changed.
+#   changed. For timing only: under MPS, NCCL 2.28.9 itself gave wrong results at 1-4 MiB with
+#   ranks sharing the GPU (docs/gpu-results.md), so scripts that judge results (gpu-split.sh)
+#   run without it.
 # - gb_run NAME TIMEOUT ARGS...: one ncclbpf-gpubench run with --timeout, its output in
 #   $RUNDIR/NAME.{txt,err}; returns gpubench's status.
 # - budget_init SECONDS / budget_left: a wall-clock budget for a whole script.

@@ -9,10 +9,11 @@
 # (gpu_e2e_check.py split on the ranks' traces, which also wants the decisions to vary). The
 # baseline is the same job through the same library without a policy (NCCL's own decisions,
 # the same transports): it must be exact too. A run without the plugin is printed for
-# information only: with NCCL 2.28.9's own net transport, ranks sharing one H200 under MPS
-# got wrong allgather results in some runs (docs/gpu-results.md), with or without this
-# project, so it cannot judge the policy. Several ranks share a GPU under CUDA MPS
-# (gpu-common.sh). Policy objects are built beforehand with clang (POLICY_DIR).
+# information. The ranks share the GPU WITHOUT CUDA MPS unless MPS=1: under MPS, NCCL 2.28.9
+# gave wrong results at 1-4 MiB in all three configurations, its own transports without this
+# project included, and none without MPS (docs/gpu-results.md, 2026-12-04 afternoon), so a
+# correctness check cannot run under MPS. Policy objects are built beforehand with clang
+# (POLICY_DIR).
 # Usage: scripts/gpu-split.sh [OUTDIR]     (RANKS=4, MAXB=16M, ITERS=5; SKIP_BUILD=1 reuses
 # BUILD_DIR)
 set -uo pipefail
@@ -25,7 +26,7 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
 	gpu_build "$OUT" || exit 1
 fi
 EXPLORE=$(need_policy explore_protocols) || exit 1
-mps_start
+MPS=${MPS:-0} mps_start
 N=${RANKS:-4}
 ARGS=(-n "$N" --split -o allreduce,allgather -b 8 -e "${MAXB:-16M}" -i "${ITERS:-5}" -w 2)
 status=0
