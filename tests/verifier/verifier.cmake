@@ -147,3 +147,25 @@ if(TARGET verifier_soundness)
     --families all --seeds 5999775,1351835,1521776,1674680,5709865 --mutate 30 --limit 20000
     LABELS verifier TIMEOUT 60)
 endif()
+
+# The verifier's arena: block reuse, the memory kept between verifications and its bound,
+# concurrent verifications (also under ThreadSanitizer, arena.c on its own).
+ncclbpf_test(test_verifier_arena SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_verifier_arena.c
+  LIBS pthread ARGS 2000 ASAN_ARGS 500 LABELS verifier TIMEOUT 60)
+target_include_directories(test_verifier_arena PRIVATE ${PROJECT_SOURCE_DIR}/engine/src/verifier)
+if(TARGET test_verifier_arena_asan)
+  target_include_directories(test_verifier_arena_asan PRIVATE
+    ${PROJECT_SOURCE_DIR}/engine/src/verifier)
+endif()
+if(NCCLBPF_HAVE_TSAN)
+  add_executable(test_verifier_arena_tsan ${CMAKE_CURRENT_LIST_DIR}/test_verifier_arena.c
+    ${PROJECT_SOURCE_DIR}/engine/src/verifier/arena.c)
+  target_include_directories(test_verifier_arena_tsan PRIVATE
+    ${PROJECT_SOURCE_DIR}/engine/src/verifier ${PROJECT_SOURCE_DIR}/engine/include
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/tests/common)
+  target_compile_options(test_verifier_arena_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(test_verifier_arena_tsan PRIVATE -fsanitize=thread)
+  target_link_libraries(test_verifier_arena_tsan PRIVATE pthread)
+  ncclbpf_add_test(NAME test_verifier_arena.tsan COMMAND test_verifier_arena_tsan 500
+    SANITIZER tsan LABELS verifier TIMEOUT 60)
+endif()

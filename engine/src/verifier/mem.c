@@ -236,7 +236,7 @@ static int stack_write(struct env *env, uint32_t pc, struct frame *f, int64_t o,
 	bool local, konst;
 	struct reg v;
 
-	if (frame_grow(f, idx + 1))
+	if (frame_grow(env, f, idx + 1))
 		return verr(env, pc, -ENOMEM, "out of memory");
 	s = &f->slots[idx];
 	if (val) {

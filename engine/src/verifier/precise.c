@@ -19,18 +19,20 @@ void hist_push(struct env *env, uint32_t pc)
 		return;
 	if (st->n_hist == st->cap_hist) {
 		uint32_t cap = st->cap_hist ? st->cap_hist * 2 : 32;
+		size_t bytes;
 		uint64_t *h;
 		if (cap > MAX_HIST) {
 			st->hist_overflow = true;
 			return;
 		}
-		h = realloc(st->hist, cap * sizeof(*h));
+		h = arena_regrow(&env->arena, st->hist, st->cap_hist * sizeof(*h),
+				 st->n_hist * sizeof(*h), cap * sizeof(*h), &bytes);
 		if (!h) {
 			st->hist_overflow = true;
 			return;
 		}
 		st->hist = h;
-		st->cap_hist = cap;
+		st->cap_hist = (uint32_t)(bytes / sizeof(*h));
 	}
 	st->hist[st->n_hist++] = pc;
 }

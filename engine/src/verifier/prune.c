@@ -295,18 +295,18 @@ int prune_visit(struct env *env, uint32_t pc)
 	    aux->n_states >= MAX_STATES_PER_INSN || env->n_checkpoints >= MAX_CHECKPOINTS)
 		return 0;
 	if (aux->n_states == aux->cap_states) {
-		uint32_t cap = aux->cap_states ? aux->cap_states * 2 : 4;
-		struct cp_ref *a = realloc(aux->states, cap * sizeof(*a));
+		size_t bytes;
+		struct cp_ref *a = arena_regrow(
+		    &env->arena, aux->states, aux->cap_states * sizeof(*a),
+		    aux->n_states * sizeof(*a), (aux->n_states + 1) * sizeof(*a), &bytes);
 		if (!a)
 			return verr(env, pc, -ENOMEM, "out of memory storing states");
 		aux->states = a;
-		aux->cap_states = cap;
+		aux->cap_states = (uint32_t)(bytes / sizeof(*a));
 	}
-	cp = calloc(1, sizeof(*cp));
-	if (!cp || state_copy(env, &cp->st, &env->cur)) {
-		free(cp);
+	cp = arena_zalloc(&env->arena, sizeof(*cp));
+	if (!cp || state_copy(env, &cp->st, &env->cur))
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
-	}
 	cp->branches = 1;
 	aux->states[aux->n_states++] = (struct cp_ref){sig, cur_exact_only, cp};
 	env->cur.parent = cp;
@@ -316,20 +316,4 @@ int prune_visit(struct env *env, uint32_t pc)
 	if (++env->n_checkpoints + env->n_stack > env->peak_states)
 		env->peak_states = env->n_checkpoints + env->n_stack;
 	return 0;
-}
-
-void prune_free_all(struct env *env)
-{
-	if (!env->aux)
-		return;
-	for (uint32_t pc = 0; pc < env->n; pc++) {
-		struct insn_aux *aux = &env->aux[pc];
-		for (uint32_t k = 0; k < aux->n_states; k++) {
-			state_free(env, &aux->states[k].cp->st);
-			free(aux->states[k].cp);
-		}
-		free(aux->states);
-		aux->states = NULL;
-		aux->n_states = aux->cap_states = 0;
-	}
 }

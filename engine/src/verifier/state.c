@@ -1,12 +1,10 @@
-/* Allocation, copying and freeing of abstract states. Frames keep only the stack slots in use,
- * so stored states of small programs stay small. */
+/* Allocation, copying and freeing of abstract states (in the verification's arena). Frames keep
+ * only the stack slots in use, so stored states of small programs stay small. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "state.h"
-
-#define POOL_FRAMES 256
 
 static struct frame *frame_alloc(struct env *env)
 {
@@ -14,10 +12,14 @@ static struct frame *frame_alloc(struct env *env)
 
 	if (f) {
 		env->free_frames = f->next_free;
-		env->n_free_frames--;
 		return f;
 	}
-	return calloc(1, sizeof(*f));
+	f = arena_alloc(&env->arena, sizeof(*f));
+	if (f) {
+		f->slots = NULL;
+		f->cap_slots = 0;
+	}
+	return f;
 }
 
 struct frame *frame_new(struct env *env, uint32_t callsite, uint32_t subprog)
@@ -34,36 +36,41 @@ struct frame *frame_new(struct env *env, uint32_t callsite, uint32_t subprog)
 	return f;
 }
 
-int frame_grow(struct frame *f, uint32_t nslots)
+/* Room for nslots slots in f, keeping the first `keep` of them. */
+static int slots_reserve(struct env *env, struct frame *f, uint32_t nslots, uint32_t keep)
 {
 	struct slot *s;
+	size_t cap;
 
+	if (nslots <= f->cap_slots)
+		return 0;
+	s = arena_regrow(&env->arena, f->slots, f->cap_slots * sizeof(*s), keep * sizeof(*s),
+			 nslots * sizeof(*s), &cap);
+	if (!s)
+		return -ENOMEM;
+	f->slots = s;
+	f->cap_slots = (uint16_t)(cap / sizeof(*s));
+	return 0;
+}
+
+int frame_grow(struct env *env, struct frame *f, uint32_t nslots)
+{
 	if (nslots <= f->nslots)
 		return 0;
-	if (nslots > f->cap_slots) {
-		s = realloc(f->slots, nslots * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		f->slots = s;
-		f->cap_slots = (uint16_t)nslots;
-	}
+	if (slots_reserve(env, f, nslots, f->nslots))
+		return -ENOMEM;
 	memset(f->slots + f->nslots, 0, (nslots - f->nslots) * sizeof(*f->slots));
 	f->nslots = (uint16_t)nslots;
 	return 0;
 }
 
+/* Its slots stay with it: a frame taken from the list again has room for them. */
 void frame_free(struct env *env, struct frame *f)
 {
 	if (!f)
 		return;
-	if (env->n_free_frames < POOL_FRAMES) {
-		f->next_free = env->free_frames;
-		env->free_frames = f;
-		env->n_free_frames++;
-		return;
-	}
-	free(f->slots);
-	free(f);
+	f->next_free = env->free_frames;
+	env->free_frames = f;
 }
 
 static struct frame *frame_dup(struct env *env, const struct frame *src)
@@ -74,16 +81,12 @@ static struct frame *frame_dup(struct env *env, const struct frame *src)
 
 	if (!f)
 		return NULL;
+	if (slots_reserve(env, f, src->nslots, 0)) {
+		frame_free(env, f);
+		return NULL;
+	}
 	slots = f->slots;
 	cap = f->cap_slots;
-	if (src->nslots > cap) {
-		slots = realloc(slots, src->nslots * sizeof(*slots));
-		if (!slots) {
-			frame_free(env, f);
-			return NULL;
-		}
-		cap = src->nslots;
-	}
 	*f = *src;
 	f->slots = slots;
 	f->cap_slots = cap;
@@ -92,49 +95,15 @@ static struct frame *frame_dup(struct env *env, const struct frame *src)
 	return f;
 }
 
-static uint64_t *hist_alloc(struct env *env, uint32_t n, uint32_t *cap)
-{
-	for (uint32_t i = env->n_free_hist; i-- > 0;) {
-		if (env->free_hist_cap[i] < n)
-			continue;
-		uint64_t *h = env->free_hist[i];
-		*cap = env->free_hist_cap[i];
-		env->n_free_hist--;
-		env->free_hist[i] = env->free_hist[env->n_free_hist];
-		env->free_hist_cap[i] = env->free_hist_cap[env->n_free_hist];
-		return h;
-	}
-	*cap = n < 32 ? 32 : n;
-	return malloc(*cap * sizeof(uint64_t));
-}
-
 void state_free(struct env *env, struct vstate *st)
 {
-	if (st->hist && env->n_free_hist < 64) {
-		env->free_hist[env->n_free_hist] = st->hist;
-		env->free_hist_cap[env->n_free_hist++] = st->cap_hist;
-	} else {
-		free(st->hist);
-	}
+	arena_unblock(&env->arena, st->hist, st->cap_hist * sizeof(*st->hist));
 	st->hist = NULL;
 	st->n_hist = st->cap_hist = 0;
 	for (uint32_t i = 0; i < EBPF_MAX_FRAMES; i++) {
 		frame_free(env, st->frames[i]);
 		st->frames[i] = NULL;
 	}
-}
-
-void state_pool_free(struct env *env)
-{
-	while (env->free_frames) {
-		struct frame *f = env->free_frames;
-		env->free_frames = f->next_free;
-		free(f->slots);
-		free(f);
-	}
-	env->n_free_frames = 0;
-	while (env->n_free_hist)
-		free(env->free_hist[--env->n_free_hist]);
 }
 
 int state_copy(struct env *env, struct vstate *dst, const struct vstate *src)
@@ -145,9 +114,11 @@ int state_copy(struct env *env, struct vstate *dst, const struct vstate *src)
 	tmp.hist = NULL;
 	tmp.cap_hist = 0;
 	if (src->n_hist) {
-		tmp.hist = hist_alloc(env, src->n_hist, &tmp.cap_hist);
+		size_t cap;
+		tmp.hist = arena_block(&env->arena, src->n_hist * sizeof(*tmp.hist), &cap);
 		if (!tmp.hist)
 			return -ENOMEM;
+		tmp.cap_hist = (uint32_t)(cap / sizeof(*tmp.hist));
 		memcpy(tmp.hist, src->hist, src->n_hist * sizeof(*tmp.hist));
 	}
 	for (uint32_t i = 0; i <= src->curframe; i++) {

@@ -154,6 +154,17 @@ struct pending {
 	struct vstate st;
 };
 
+/* The memory of one verification (arena.c): chunks freed together at the end, and blocks of
+ * power-of-two sizes reused by class while it runs. */
+#define ARENA_CLASSES 32
+#define ARENA_KEEP    (4u << 20) /* the most memory kept from one verification for the next */
+struct arena_chunk;
+struct arena {
+	struct arena_chunk *head; /* newest chunk first */
+	size_t total;		  /* bytes in all chunks */
+	void *free_blocks[ARENA_CLASSES];
+};
+
 struct env {
 	const struct ebpf_insn *insns;
 	uint32_t n;
@@ -175,13 +186,10 @@ struct env {
 	uint64_t ctx_read;  /* ebpf_verify_stats.ctx_read */
 	uint64_t ctx_words; /* ebpf_verify_stats.ctx_words */
 
-	/* Freed frames and histories, reused by state copies (a loop's analysis copies states
-	 * at every branch and checkpoint; malloc/free of each cost a third of the time). */
+	/* All memory of the analysis, and the frames given back, reused by state copies (a
+	 * loop's analysis copies states at every branch and checkpoint). */
+	struct arena arena;
 	struct frame *free_frames;
-	uint32_t n_free_frames;
-	uint64_t *free_hist[64];
-	uint32_t free_hist_cap[64];
-	uint32_t n_free_hist;
 
 	char *err;
 	size_t err_len;
@@ -191,16 +199,30 @@ struct env {
 	int status;
 };
 
+/* --- arena.c ---------------------------------------------------------------------------- */
+/* Takes the memory the last verification kept, if no other verification has it. */
+void arena_init(struct arena *a);
+/* 16-byte aligned memory that lives until arena_release; NULL when out of memory. */
+void *arena_alloc(struct arena *a, size_t size);
+void *arena_zalloc(struct arena *a, size_t size);
+/* A block of at least size bytes (*cap: its size, a power of two), to be given back with
+ * arena_unblock(a, p, *cap) or kept until arena_release. */
+void *arena_block(struct arena *a, size_t size, size_t *cap);
+void arena_unblock(struct arena *a, void *p, size_t cap);
+/* realloc for blocks: a block of at least size bytes holding the first `used` bytes of p. */
+void *arena_regrow(struct arena *a, void *p, size_t old_cap, size_t used, size_t size, size_t *cap);
+/* Frees everything (keeping one chunk for the next verification). */
+void arena_release(struct arena *a);
+
 /* --- state.c ---------------------------------------------------------------------------- */
 int state_init(struct env *env, struct vstate *st);
 int state_copy(struct env *env, struct vstate *dst, const struct vstate *src);
+/* Gives the state's frames and history back for reuse. */
 void state_free(struct env *env, struct vstate *st);
-/* Frees the pools (end of verification). */
-void state_pool_free(struct env *env);
 struct frame *frame_new(struct env *env, uint32_t callsite, uint32_t subprog);
 void frame_free(struct env *env, struct frame *f);
 /* Makes slot `idx` exist in frame f; -ENOMEM on failure. */
-int frame_grow(struct frame *f, uint32_t nslots);
+int frame_grow(struct env *env, struct frame *f, uint32_t nslots);
 static inline struct frame *cur_frame(struct env *env)
 {
 	return env->cur.frames[env->cur.curframe];
@@ -272,7 +294,6 @@ void taint_source_map(struct env *env, uint32_t pc, uint32_t idx, const char *wh
 int prune_visit(struct env *env, uint32_t pc);
 void prune_path_done(struct env *env, uint64_t exit_cost);
 void prune_path_dead(struct env *env);
-void prune_free_all(struct env *env);
 
 /* --- precise.c: which scalar ranges matter (Linux's precision tracking) ----------------- */
 /* Records pc in the current path's history. */

@@ -288,12 +288,14 @@ static int push_branch(struct env *env, uint32_t target, struct vstate **out)
 				 "program too complex: pending branches", env->n_stack,
 				 "branch limit", MAX_PENDING);
 	if (env->n_stack == env->cap_stack) {
-		uint32_t cap = env->cap_stack ? env->cap_stack * 2 : 64;
-		p = realloc(env->stack, cap * sizeof(*p));
+		size_t bytes;
+		p = arena_regrow(&env->arena, env->stack, env->cap_stack * sizeof(*p),
+				 env->n_stack * sizeof(*p), (env->n_stack + 1) * sizeof(*p),
+				 &bytes);
 		if (!p)
 			return verr(env, env->cur.insn, -ENOMEM, "out of memory");
 		env->stack = p;
-		env->cap_stack = cap;
+		env->cap_stack = (uint32_t)(bytes / sizeof(*p));
 	}
 	p = &env->stack[env->n_stack];
 	if (state_copy(env, &p->st, &env->cur))
@@ -654,9 +656,12 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	if (opts.map_write_insn)
 		for (uint32_t i = 0; i < opts.n_maps; i++)
 			opts.map_write_insn[i] = UINT32_MAX;
-	env.aux = calloc(n_insns + 1, sizeof(*env.aux));
-	if (!env.aux)
+	arena_init(&env.arena);
+	env.aux = arena_zalloc(&env.arena, (n_insns + 1) * sizeof(*env.aux));
+	if (!env.aux) {
+		arena_release(&env.arena);
 		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i <= n_insns; i++)
 		env.aux[i].ipdom = UINT32_MAX;
 	rc = cfg_check(&env);
@@ -676,13 +681,7 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	/* -EINVAL from structural checks, -E2BIG from budgets; everything else rejects */
 	if (rc && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM)
 		rc = -EACCES;
-	state_free(&env, &env.cur);
-	for (uint32_t i = 0; i < env.n_stack; i++)
-		state_free(&env, &env.stack[i].st);
-	free(env.stack);
-	prune_free_all(&env);
-	state_pool_free(&env);
-	free(env.aux);
+	arena_release(&env.arena); /* every state, the aux data and the pending stack */
 	free(env.subprogs);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (stats) {
