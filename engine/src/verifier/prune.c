@@ -198,30 +198,43 @@ static bool states_equal(struct env *env, const struct checkpoint *cp, const str
 	return true;
 }
 
-void prune_path_done(struct env *env, uint64_t exit_cost)
+/* cp's longest remaining path is at least rem. */
+static void rem_raise(struct checkpoint *cp, uint64_t rem)
 {
-	struct checkpoint *cp;
-
-	if (exit_cost > env->worst_cost)
-		env->worst_cost = exit_cost;
-	for (cp = env->cur.parent; cp; cp = cp->st.parent) {
-		uint64_t rem = exit_cost - cp->st.cost;
-		/* an ancestor's bound already covers this one whenever this one was set */
-		if (cp->rem_set && rem <= cp->max_rem)
-			break;
+	if (!cp->rem_set || rem > cp->max_rem) {
 		cp->max_rem = rem;
 		cp->rem_set = true;
 	}
-	for (cp = env->cur.parent; cp; cp = cp->st.parent)
+}
+
+/* The current path ended. Each checkpoint it completes (no path through it left to explore)
+ * hands its longest remaining path to its parent checkpoint, so a checkpoint's bound is
+ * complete when it is (the only time it is read: states are pruned against complete
+ * checkpoints only). Raising every ancestor at every exit instead walked the whole chain of
+ * a loop's checkpoints at each exit of a later iteration. */
+static void path_end(struct env *env)
+{
+	for (struct checkpoint *cp = env->cur.parent; cp; cp = cp->st.parent) {
+		struct checkpoint *up = cp->st.parent;
 		if (--cp->branches)
 			break;
+		if (up && cp->rem_set)
+			rem_raise(up, cp->st.cost - up->st.cost + cp->max_rem);
+	}
+}
+
+void prune_path_done(struct env *env, uint64_t exit_cost)
+{
+	if (exit_cost > env->worst_cost)
+		env->worst_cost = exit_cost;
+	if (env->cur.parent)
+		rem_raise(env->cur.parent, exit_cost - env->cur.parent->st.cost);
+	path_end(env);
 }
 
 void prune_path_dead(struct env *env)
 {
-	for (struct checkpoint *cp = env->cur.parent; cp; cp = cp->st.parent)
-		if (--cp->branches)
-			break;
+	path_end(env);
 }
 
 /* What two states must share to be equal: frames, call sites, and for every live register its
