@@ -310,56 +310,38 @@ static int push_branch(struct env *env, uint32_t target, struct vstate **out)
 	return 0;
 }
 
-/* A null check: the register and every copy with the same id become a plain pointer (non-null
- * side) or the scalar 0 (null side). */
-static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_null)
+/* A null check on x, when it is a copy of the checked pointer `id`: a plain pointer (non-null
+ * side) or the scalar 0 (null side), whose reservation (*ref) then holds nothing. */
+static void mark_null_reg(struct reg *x, uint32_t id, bool is_null, uint32_t *ref)
+{
+	if ((x->type != PTR_TO_MAP_VALUE_OR_NULL && x->type != PTR_TO_MEM_OR_NULL) || x->id != id)
+		return;
+	if (is_null) {
+		uint8_t local = x->local;
+		uint32_t taint = x->taint;
+		*ref = x->ref_id ? x->ref_id : *ref;
+		reg_mark_const(x, 0);
+		x->local = local;
+		x->taint = taint;
+	} else {
+		x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL ? PTR_TO_MAP_VALUE : PTR_TO_MEM;
+		x->id = 0;
+	}
+}
+
+/* A null check: the register and every copy with the same id (registers and spills of every
+ * frame) become a plain pointer (non-null side) or the scalar 0 (null side). */
+static void mark_null(struct vstate *st, uint32_t id, bool is_null)
 {
 	uint32_t ref = 0;
 
 	for (uint32_t f = 0; f <= st->curframe; f++) {
 		struct frame *fr = st->frames[f];
-		for (int r = 0; r <= EBPF_REG_10; r++) {
-			struct reg *x = &fr->regs[r];
-			if ((x->type == PTR_TO_MAP_VALUE_OR_NULL ||
-			     x->type == PTR_TO_MEM_OR_NULL) &&
-			    x->id == id) {
-				if (is_null) {
-					uint8_t local = x->local;
-					uint32_t taint = x->taint;
-					ref = x->ref_id ? x->ref_id : ref;
-					reg_mark_const(x, 0);
-					x->local = local;
-					x->taint = taint;
-				} else {
-					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL
-						      ? PTR_TO_MAP_VALUE
-						      : PTR_TO_MEM;
-					x->id = 0;
-				}
-			}
-		}
-		for (uint32_t s = 0; s < fr->nslots; s++) {
-			struct reg *x = &fr->slots[s].spill;
-			if (STACK_KIND(fr->slots[s].bytes[0]) != STACK_SPILL)
-				continue;
-			if ((x->type == PTR_TO_MAP_VALUE_OR_NULL ||
-			     x->type == PTR_TO_MEM_OR_NULL) &&
-			    x->id == id) {
-				if (is_null) {
-					uint8_t local = x->local;
-					uint32_t taint = x->taint;
-					ref = x->ref_id ? x->ref_id : ref;
-					reg_mark_const(x, 0);
-					x->local = local;
-					x->taint = taint;
-				} else {
-					x->type = x->type == PTR_TO_MAP_VALUE_OR_NULL
-						      ? PTR_TO_MAP_VALUE
-						      : PTR_TO_MEM;
-					x->id = 0;
-				}
-			}
-		}
+		for (int r = 0; r <= EBPF_REG_10; r++)
+			mark_null_reg(&fr->regs[r], id, is_null, &ref);
+		for (uint32_t s = 0; s < fr->nslots; s++)
+			if (STACK_KIND(fr->slots[s].bytes[0]) == STACK_SPILL)
+				mark_null_reg(&fr->slots[s].spill, id, is_null, &ref);
 	}
 	if (is_null && ref) { /* a failed reservation holds nothing */
 		for (uint32_t i = 0; i < st->n_refs; i++) {
@@ -371,7 +353,6 @@ static void mark_null(struct env *env, struct vstate *st, uint32_t id, bool is_n
 			}
 		}
 	}
-	(void)env;
 }
 
 static int check_ptr_cmp(struct env *env, const struct ebpf_insn *insn, uint32_t pc,
@@ -415,8 +396,8 @@ static int check_ptr_cmp(struct env *env, const struct ebpf_insn *insn, uint32_t
 		if (err)
 			return err;
 		/* taken side: JEQ -> null, JNE -> non-null */
-		mark_null(env, other, id, op == EBPF_JEQ);
-		mark_null(env, &env->cur, id, op != EBPF_JEQ);
+		mark_null(other, id, op == EBPF_JEQ);
+		mark_null(&env->cur, id, op != EBPF_JEQ);
 	}
 	env->cur.insn = pc + 1;
 	return 0;
