@@ -386,6 +386,33 @@ static void liveness(struct env *env, const uint8_t *half)
 	}
 }
 
+/* The edges of the reverse control-flow graph: k -> p for each successor k of p, and X -> p
+ * (X = n, the virtual exit node) for each p without successors. Counts them into cnt[k]; with
+ * preds also stores p at preds[pidx[k] + cnt[k]] (the second pass, pidx from the counts).
+ * Returns the number of edges. */
+static uint32_t reverse_edges(const struct env *env, const uint8_t *half, uint32_t *cnt,
+			      uint32_t *preds, const uint32_t *pidx)
+{
+	uint32_t total = 0;
+
+	for (uint32_t p = 0; p < env->n; p++) {
+		uint32_t succ[2];
+		int ns;
+		if (half[p])
+			continue;
+		ns = successors(env, p, succ);
+		if (!ns)
+			succ[ns++] = env->n;
+		for (int j = 0; j < ns; j++) {
+			if (preds)
+				preds[pidx[succ[j]] + cnt[succ[j]]] = p;
+			cnt[succ[j]]++;
+		}
+		total += (uint32_t)ns;
+	}
+	return total;
+}
+
 /* Immediate post-dominators of conditional jumps (Cooper, Harvey and Kennedy's iterative
  * dominator algorithm on the reversed control-flow graph of each subprogram). */
 static int post_dominators(struct env *env, const uint8_t *half)
@@ -400,18 +427,7 @@ static int post_dominators(struct env *env, const uint8_t *half)
 	if (!npred)
 		return -ENOMEM;
 	/* forward predecessors = successors in the reverse graph */
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t succ[2];
-		int ns;
-		if (half[k])
-			continue;
-		ns = successors(env, k, succ);
-		if (!ns)
-			npred[X]++;
-		for (int j = 0; j < ns; j++)
-			npred[succ[j]]++;
-		total += (uint32_t)ns + (ns == 0);
-	}
+	total = reverse_edges(env, half, npred, NULL, NULL);
 	pidx = calloc(n + 2, sizeof(uint32_t));
 	preds = malloc(sizeof(uint32_t) * (total + 1));
 	po = malloc(sizeof(uint32_t) * (n + 1));
@@ -424,17 +440,7 @@ static int post_dominators(struct env *env, const uint8_t *half)
 	for (uint32_t k = 0; k <= n; k++)
 		pidx[k + 1] = pidx[k] + npred[k];
 	memset(npred, 0, (n + 2) * sizeof(uint32_t));
-	for (uint32_t k = 0; k < n; k++) {
-		uint32_t succ[2];
-		int ns;
-		if (half[k])
-			continue;
-		ns = successors(env, k, succ);
-		if (!ns)
-			preds[pidx[X] + npred[X]++] = k;
-		for (int j = 0; j < ns; j++)
-			preds[pidx[succ[j]] + npred[succ[j]]++] = k;
-	}
+	reverse_edges(env, half, npred, preds, pidx);
 	/* iterative DFS postorder from X over the reverse graph */
 	{
 		uint32_t sp = 0;
