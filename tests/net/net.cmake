@@ -154,6 +154,12 @@ if(NCCLBPF_BUILD_POLICIES)
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_allow.o;NCCL_SOCKET_IFNAME=lo")
   net_case(ring4_counters ARGS ring 4 12
     ENV "NCCLBPF_POLICY=${NCCLBPF_POLICY_DIR}/net_counters.o")
+  # NCCLBPF_TRACE records every net event of a real exchange (net_trace_check.py checks them
+  # against what the run did); net_allow runs on connect/accept, so only those carry ret=.
+  ncclbpf_add_twin_test(NAME net_trace_record COMMAND bash ${NET_TEST_DIR}/net_trace_record.sh
+    $<TARGET_FILE:test_net> $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}/net_allow.o
+    ${CMAKE_CURRENT_BINARY_DIR}/net_trace<TWIN>.txt connect accept
+    OUTPUT "net_trace_record: OK" LABELS net TIMEOUT 300)
   # Load/unload cycles with overlapping communicators leave no thread behind (drain thread).
   net_case(cycles ARGS cycles ${NCCLBPF_POLICY_DIR}/net_counters.o)
   if(TARGET ncclbpf)

@@ -62,6 +62,22 @@ static void test_roundtrip(void)
 			ncclbpf_trace_name(r.alg, "RING");
 			ncclbpf_trace_name(r.prot, "SIMPLE");
 		}
+		if (it % 3 == 1 && it % 2) { /* a net record */
+			r.kind = NCCLBPF_TRACE_NET;
+			r.net_op = 1 + (uint32_t)rand_r(&seed) % 6;
+			r.t_ns = (uint64_t)rand_r(&seed) * 977;
+			r.dur_ns = it % 4 == 1 ? 0 : (uint64_t)rand_r(&seed) * 31;
+			r.dev = (uint32_t)rand_r(&seed) % 16;
+			r.peer = it % 7 ? -1 : rand_r(&seed) % 4096;
+			r.tag = rand_r(&seed) - RAND_MAX / 2;
+			for (int i = 0; i < 16; i++)
+				r.peer_addr[i] = (uint8_t)rand_r(&seed);
+			r.peer_port = (uint32_t)rand_r(&seed) % 65536;
+			r.has_ret = rand_r(&seed) % 2;
+			r.ret = r.has_ret
+				    ? ((uint64_t)rand_r(&seed) << 32) ^ (uint64_t)rand_r(&seed)
+				    : 0;
+		}
 		int n = ncclbpf_trace_format(&r, buf, sizeof(buf));
 		CHECK(n > 0 && buf[n - 1] == '\n');
 		CHECK(ncclbpf_trace_parse(buf, &q, err, sizeof(err)) == 1);
@@ -94,11 +110,28 @@ static void test_roundtrip(void)
 			      q.steps == r.steps && q.chunk == r.chunk && q.channels == r.channels);
 		if (r.kind == NCCLBPF_TRACE_PSTOP)
 			CHECK(q.handle == r.handle && q.t_ns == r.t_ns);
+		if (r.kind == NCCLBPF_TRACE_NET)
+			CHECK(q.net_op == r.net_op && q.comm_id == r.comm_id &&
+			      q.n_bytes == r.n_bytes && q.t_ns == r.t_ns && q.dur_ns == r.dur_ns &&
+			      q.dev == r.dev && q.peer == r.peer && q.tag == r.tag &&
+			      !memcmp(q.peer_addr, r.peer_addr, 16) && q.peer_port == r.peer_port &&
+			      q.has_ret == r.has_ret && q.ret == r.ret);
 		if (r.kind == NCCLBPF_TRACE_CHUNK)
 			CHECK(q.chunk_in == r.chunk_in && q.chunk_out == r.chunk_out &&
 			      q.algo == r.algo && q.channels == r.channels);
 	}
 	struct ncclbpf_trace_rec q;
+	/* A net record as the plugin writes it reads back field by field. */
+	CHECK(ncclbpf_trace_parse("net c=12.3 op=complete_recv comm=00000000000000ab bytes=4096 "
+				  "t=100 dur=25 dev=1 peer=-1 tag=7 "
+				  "addr=7f000001000000000000000000000000 port=4000 ret=-\n",
+				  &q, err, sizeof(err)) == 1);
+	CHECK(q.kind == NCCLBPF_TRACE_NET && q.pid == 12 && q.ctx == 3 && q.net_op == 6 &&
+	      q.comm_id == 0xab && q.n_bytes == 4096 && q.t_ns == 100 && q.dur_ns == 25 &&
+	      q.dev == 1 && (uint32_t)q.peer == 0xffffffffu && q.tag == 7 &&
+	      q.peer_addr[0] == 0x7f && q.peer_addr[3] == 1 && q.peer_port == 4000 && !q.has_ret);
+	CHECK(!strcmp(ncclbpf_trace_net_op_name(3), "isend") &&
+	      !strcmp(ncclbpf_trace_net_op_name(99), "?"));
 	CHECK(ncclbpf_trace_parse("# comment\n", &q, err, sizeof(err)) == 0);
 	CHECK(ncclbpf_trace_parse("\n", &q, err, sizeof(err)) == 0);
 	const char *bad[] = {
@@ -119,6 +152,15 @@ static void test_roundtrip(void)
 	    "coll c=1.0 ev=10 t=5 seq=1 func=AllReduce count=4 dtype=ncclInt8 nch=1 alg=RING\n",
 	    "coll c=1.0 ev=10 t=5 seq=1 func=AllReduceAllReduceAllReduceAllReduce count=4 "
 	    "dtype=ncclInt8 nch=1 alg=RING prot=LL\n", /* name too long */
+	    /* net: an unknown op, a short address, a signed return, ret missing */
+	    "net c=1.1 op=send comm=0 bytes=1 t=1 dur=0 dev=0 peer=-1 tag=0 "
+	    "addr=7f000001000000000000000000000000 port=1 ret=-\n",
+	    "net c=1.1 op=isend comm=0 bytes=1 t=1 dur=0 dev=0 peer=-1 tag=0 "
+	    "addr=7f000001 port=1 ret=-\n",
+	    "net c=1.1 op=isend comm=0 bytes=1 t=1 dur=0 dev=0 peer=-1 tag=0 "
+	    "addr=7f000001000000000000000000000000 port=1 ret=-5\n",
+	    "net c=1.1 op=isend comm=0 bytes=1 t=1 dur=0 dev=0 peer=-1 tag=0 "
+	    "addr=7f000001000000000000000000000000 port=1\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(ncclbpf_trace_parse(bad[i], &q, err, sizeof(err)) < 0);

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ncclbpf/runtime.h"
+#include "ncclbpf/trace.h"
 #include "net_log.h"
 
 uint64_t net_now_ns(void)
@@ -32,6 +34,33 @@ static void fill_ctx(struct ncclbpf_net_ctx *x, uint32_t op, const struct net_wh
 	memcpy(x->peer_addr, who->peer.addr, sizeof(x->peer_addr));
 }
 
+uint32_t net_next_serial(void)
+{
+	static uint32_t serial;
+	return __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+}
+
+/* One net record of the context x as built (ran: a program returned ret). */
+static void trace_event(const struct ncclbpf_net_ctx *x, uint32_t serial, int ran, uint64_t ret)
+{
+	struct ncclbpf_trace_rec r = {.kind = NCCLBPF_TRACE_NET,
+				      .pid = (uint32_t)getpid(),
+				      .ctx = serial,
+				      .net_op = x->op,
+				      .comm_id = x->comm_id,
+				      .n_bytes = x->bytes,
+				      .t_ns = x->time_ns,
+				      .dur_ns = x->duration_ns,
+				      .dev = x->dev,
+				      .peer = (int32_t)x->peer,
+				      .tag = x->tag,
+				      .peer_port = x->peer_port,
+				      .has_ret = ran,
+				      .ret = ran ? ret : 0};
+	memcpy(r.peer_addr, x->peer_addr, sizeof(r.peer_addr));
+	ncclbpf_trace_emit(&r);
+}
+
 int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
 	     uint64_t *now, uint64_t *ret, int *stamp_after)
 {
@@ -39,6 +68,11 @@ int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag
 	fill_ctx(&x, op, who, bytes, tag);
 	uint64_t r0 = 0, t = 0;
 	int err = ncclbpf_rt_net_event(&x, t0, &t, &r0, stamp_after);
+	if (__builtin_expect(ncclbpf_trace_on(), 0)) {
+		if (!t)
+			t = x.time_ns = net_now_ns();
+		trace_event(&x, who->serial, err == 0, r0);
+	}
 	if (now)
 		*now = t;
 	if (err != 0)
@@ -53,6 +87,16 @@ void net_complete(struct ncclbpf_net_queue *q, uint32_t op, const struct net_who
 	struct ncclbpf_net_ctx x;
 	fill_ctx(&x, op, who, bytes, tag);
 	ncclbpf_rt_net_complete(q, &x, t0);
+	if (__builtin_expect(ncclbpf_trace_on(), 0)) {
+		/* The times the program sees, else read for the record: a post recorded carried
+		 * its CLOCK_MONOTONIC time as t0 (net_hook); a TSC stamp only when a program
+		 * measured the duration itself. */
+		if (!x.time_ns)
+			x.time_ns = net_now_ns();
+		if (!x.duration_ns && t0 && !(t0 >> 63) && x.time_ns > t0)
+			x.duration_ns = x.time_ns - t0;
+		trace_event(&x, who->serial, 0, 0);
+	}
 }
 
 uint64_t net_pace(uint64_t *vt, uint64_t rate_mbps, uint64_t bytes, uint64_t now)

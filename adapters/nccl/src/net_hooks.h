@@ -13,23 +13,29 @@
 struct net_who {
 	uint64_t comm_id;
 	uint32_t dev;
+	uint32_t serial;      /* the net context's number in this process (c= of trace records) */
 	struct tcp_peer peer; /* family 0: unknown (delegated plugins' handles are opaque) */
 };
 
 uint64_t net_now_ns(void);
+
+/* Net contexts are numbered per process, from 1, for trace records. */
+uint32_t net_next_serial(void);
 
 /* Runs the program for op; returns 1 and its r0 in *ret when one ran, 0 when none. The clock
  * is read only when a program will see the time (ncclbpf_rt_net_event): *now (may be NULL)
  * gets it, or 0; for ISEND/IRECV that is the request's posting time, which a completion passes
  * back as t0 (duration_ns = its time - t0; 0 when t0 is 0). stamp_after (may be NULL; posts):
  * set to 1 when only the completion needs the posting time; the caller then takes it with
- * net_now_ns() right after handing the request to the transport. */
+ * net_now_ns() right after handing the request to the transport. While NCCLBPF_TRACE records,
+ * every call is recorded (ncclbpf/trace.h), with a time read for it when no program needed one;
+ * *now then gets that time, so that completions of the posts recorded have a duration. */
 int net_hook(uint32_t op, const struct net_who *who, uint64_t bytes, int32_t tag, uint64_t t0,
 	     uint64_t *now, uint64_t *ret, int *stamp_after);
 
 /* A completion (op NCCLBPF_NET_COMPLETE or _RECV) of a request posted at t0: its time is taken
  * now and SEC("net/complete") runs later, off NCCL's path, from q (ncclbpf_rt_net_complete;
- * inline when q is NULL). */
+ * inline when q is NULL). Recorded like net_hook. */
 struct ncclbpf_net_queue;
 void net_complete(struct ncclbpf_net_queue *q, uint32_t op, const struct net_who *who,
 		  uint64_t bytes, int32_t tag, uint64_t t0);

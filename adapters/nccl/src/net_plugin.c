@@ -34,6 +34,7 @@ enum { RQ_SEND = 1, RQ_RECV, RQ_FLUSH };
 
 struct net_ctx {
 	uint32_t magic;
+	uint32_t serial; /* c= of its trace records */
 	uint64_t comm_id;
 	void *inner_ctx;
 	/* Completions waiting for their program, shared by the communicator's connections (one
@@ -210,6 +211,7 @@ static ncclResult_t net_init(void **ctx, uint64_t comm_id, ncclNetCommConfig_v11
 		return ncclSystemError;
 	c->magic = CTX_MAGIC;
 	c->comm_id = comm_id;
+	c->serial = net_next_serial();
 	if (inner_on()) {
 		ncclResult_t r = net_inner.t->init(&c->inner_ctx, comm_id, config, log, prof);
 		if (r != ncclSuccess) {
@@ -288,7 +290,8 @@ static ncclResult_t net_listen(void *ctx, int dev, void *handle, void **listen_c
 		return ncclInvalidArgument;
 	*listen_comm = NULL;
 	struct net_ctx *x = ctx_get(ctx);
-	struct net_who who = {.comm_id = x ? x->comm_id : 0, .dev = (uint32_t)dev};
+	struct net_who who = {
+	    .comm_id = x ? x->comm_id : 0, .dev = (uint32_t)dev, .serial = x ? x->serial : 0};
 	void *b = NULL;
 	ncclResult_t r = inner_on() ? net_inner.t->listen(x ? x->inner_ctx : NULL, dev, handle, &b)
 				    : tcp_listen(dev, handle, &b);
@@ -326,7 +329,9 @@ static ncclResult_t net_connect(void *ctx, int dev, void *handle, void **send_co
 	*send_comm = NULL;
 	struct net_ctx *x = ctx_get(ctx);
 	struct admit_arg a = {.op = NCCLBPF_NET_CONNECT,
-			      .who = {.comm_id = x ? x->comm_id : 0, .dev = (uint32_t)dev}};
+			      .who = {.comm_id = x ? x->comm_id : 0,
+				      .dev = (uint32_t)dev,
+				      .serial = x ? x->serial : 0}};
 	void *b = NULL;
 	ncclResult_t r;
 	if (inner_on()) {

@@ -32,6 +32,19 @@
  * (what COLL_END and KERNEL_CH programs see as start_ns/end_ns). Names are NCCL's strings
  * (AllReduce, ncclFloat32, RING, SIMPLE; "-" for none).
  *
+ * Net (every event of the net plugin's hooks, whether or not a program is attached, so that a
+ * trace recorded without a policy can be replayed with one; c= numbers the plugin's net contexts,
+ * one per NCCL communicator, separately from the others):
+ *   net c=PID.N op=NAME comm=HEX bytes=B t=NS dur=NS dev=D peer=P tag=T addr=HEX32 port=P ret=R
+ * op= connect, accept, isend, irecv, complete (a send finished) or complete_recv; the other
+ * fields are the struct ncclbpf_net_ctx a program sees: t= time_ns (CLOCK_MONOTONIC, read for
+ * the record when no program needed it), dur= duration_ns of a completion (since the post, 0
+ * when unknown), peer= the peer rank (-1: unknown, 0xffffffff in the context), addr= the 16
+ * bytes of peer_addr in hex (IPv4 in the first 4, network order; zeros when unknown), port= the
+ * peer port. ret= what the program returned (connect/accept: 0 allow, 1 deny; isend: the pacing
+ * rate), "-" when none ran; completions always "-" (their programs run later, off NCCL's path,
+ * and what they return is not used).
+ *
  * Lines are written with one write(2) on an O_APPEND descriptor, so records of concurrent threads
  * and processes sharing a file never interleave. */
 #ifndef NCCLBPF_TRACE_H
@@ -56,6 +69,7 @@ enum ncclbpf_trace_kind {
 	NCCLBPF_TRACE_PPROXY,
 	NCCLBPF_TRACE_PSTOP,
 	NCCLBPF_TRACE_PFINI,
+	NCCLBPF_TRACE_NET, /* net hook events */
 };
 
 #define NCCLBPF_TRACE_NAME_LEN 32 /* func/dtype/alg/prot, with the NUL */
@@ -90,7 +104,18 @@ struct ncclbpf_trace_rec {
 	char alg[NCCLBPF_TRACE_NAME_LEN], prot[NCCLBPF_TRACE_NAME_LEN];
 	uint32_t proxy_pid;
 	int32_t peer, steps, chunk;
+	/* net records: op (NCCLBPF_NET_*), n_bytes, t_ns, comm_id, peer (-1: unknown) as above;
+	 * has_ret 0 for "-" */
+	uint32_t net_op, dev, peer_port;
+	int32_t tag;
+	uint64_t dur_ns;
+	uint8_t peer_addr[16];
+	int has_ret;
+	uint64_t ret;
 };
+
+/* The op= name of NCCLBPF_NET_* op ("?" for another value). */
+const char *ncclbpf_trace_net_op_name(uint32_t op);
 
 /* Copies NCCL's name s (NULL: "-") into a record's name field, each byte outside [!-~] or '='
  * as '?', so that the record stays one token. */

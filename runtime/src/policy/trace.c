@@ -84,7 +84,8 @@ void rt_trace_open(const char *tmpl)
 		return;
 	}
 	__atomic_store_n(&ncclbpf_trace_fd, fd, __ATOMIC_RELEASE);
-	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls and profiler events to %s", path);
+	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls, profiler and net events to %s",
+	       path);
 }
 
 void rt_trace_close(void)
@@ -191,6 +192,20 @@ int ncclbpf_trace_format(const struct ncclbpf_trace_rec *r, char *buf, size_t le
 		put(&o, "stop c=%u.%u ev=%" PRIx64 " t=%" PRIu64 "\n", r->pid, r->ctx, r->handle,
 		    r->t_ns);
 		break;
+	case NCCLBPF_TRACE_NET:
+		put(&o,
+		    "net c=%u.%u op=%s comm=%016" PRIx64 " bytes=%" PRIu64 " t=%" PRIu64
+		    " dur=%" PRIu64 " dev=%u peer=%d tag=%d addr=",
+		    r->pid, r->ctx, ncclbpf_trace_net_op_name(r->net_op), r->comm_id, r->n_bytes,
+		    r->t_ns, r->dur_ns, r->dev, r->peer, r->tag);
+		for (int i = 0; i < 16; i++)
+			put(&o, "%02x", r->peer_addr[i]);
+		put(&o, " port=%u ret=", r->peer_port);
+		if (r->has_ret)
+			put(&o, "%" PRIu64 "\n", r->ret);
+		else
+			put(&o, "-\n");
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -215,6 +230,18 @@ void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r)
 			    "NCCLbpf: trace write failed (%s), recording stopped (NCCLBPF_TRACE)",
 			    err ? strerror(err) : "short write");
 	}
+}
+
+static const char *const net_ops[] = {
+    [NCCLBPF_NET_CONNECT] = "connect",	 [NCCLBPF_NET_ACCEPT] = "accept",
+    [NCCLBPF_NET_ISEND] = "isend",	 [NCCLBPF_NET_IRECV] = "irecv",
+    [NCCLBPF_NET_COMPLETE] = "complete", [NCCLBPF_NET_COMPLETE_RECV] = "complete_recv",
+};
+#define N_NET_OPS (sizeof(net_ops) / sizeof(net_ops[0]))
+
+const char *ncclbpf_trace_net_op_name(uint32_t op)
+{
+	return op < N_NET_OPS && net_ops[op] ? net_ops[op] : "?";
 }
 
 void ncclbpf_trace_name(char dst[NCCLBPF_TRACE_NAME_LEN], const char *s)
@@ -273,6 +300,38 @@ static int parse_cost(const char *s, struct ncclbpf_trace_rec *r)
 		s = end + (*end == ',');
 	}
 	return *s ? -1 : 0;
+}
+
+static int parse_net_op(const char *s, uint32_t *op)
+{
+	for (uint32_t i = 0; i < N_NET_OPS; i++)
+		if (net_ops[i] && !strcmp(s, net_ops[i])) {
+			*op = i;
+			return 0;
+		}
+	return -1;
+}
+
+/* 32 hex digits: the 16 bytes of a peer address. */
+static int parse_addr(const char *s, uint8_t a[16])
+{
+	if (strlen(s) != 32)
+		return -1;
+	for (int i = 0; i < 16; i++) {
+		char hex[3] = {s[2 * i], s[2 * i + 1], 0};
+		uint64_t v;
+		if (parse_u64(hex, 16, &v) || hex[0] == '+' || hex[0] == ' ')
+			return -1;
+		a[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+/* A program's return value, or "-" when none ran. */
+static int parse_ret(const char *s, struct ncclbpf_trace_rec *r)
+{
+	r->has_ret = strcmp(s, "-") != 0;
+	return r->has_ret ? parse_u64(s, 10, &r->ret) : 0;
 }
 
 /* A name field: one token of at most NCCLBPF_TRACE_NAME_LEN - 1 bytes. */
@@ -352,6 +411,13 @@ static int parse_field(struct ncclbpf_trace_rec *r, const char *key, const char 
 	KEY("peer", 31, parse_i32(val, &r->peer))
 	KEY("steps", 32, parse_i32(val, &r->steps))
 	KEY("chunk", 33, parse_i32(val, &r->chunk))
+	KEY("op", 34, parse_net_op(val, &r->net_op))
+	KEY("dur", 35, parse_u64(val, 10, &r->dur_ns))
+	KEY("dev", 36, parse_u32(val, &r->dev))
+	KEY("tag", 37, parse_i32(val, &r->tag))
+	KEY("addr", 38, parse_addr(val, r->peer_addr))
+	KEY("port", 39, parse_u32(val, &r->peer_port))
+	KEY("ret", 40, parse_ret(val, r))
 	(void)v64;
 #undef KEY
 	return -1;
@@ -394,6 +460,9 @@ int ncclbpf_trace_parse(const char *line, struct ncclbpf_trace_rec *r, char *err
 	     1u | B(21) | B(22) | B(23) | B(30) | B(14) | B(31) | B(32) | B(33)},
 	    {"stop", NCCLBPF_TRACE_PSTOP, 1u | B(21) | B(23)},
 	    {"pfini", NCCLBPF_TRACE_PFINI, 0x1},
+	    {"net", NCCLBPF_TRACE_NET,
+	     1u | B(34) | B(1) | B(7) | B(23) | B(35) | B(36) | B(31) | B(37) | B(38) | B(39) |
+		 B(40)},
 	};
 	uint64_t need = 0;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
