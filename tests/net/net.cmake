@@ -160,6 +160,22 @@ if(NCCLBPF_BUILD_POLICIES)
     $<TARGET_FILE:test_net> $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}/net_allow.o
     ${CMAKE_CURRENT_BINARY_DIR}/net_trace<TWIN>.txt connect accept
     OUTPUT "net_trace_record: OK" LABELS net TIMEOUT 300)
+  # `ncclbpf replay` drives the net programs over such traces: net_counters' map equals what the
+  # trace's completions add up to; net_allow reproduces every recorded connect/accept result,
+  # deny (tests' deny.c) differs on each.
+  if(TARGET ncclbpf)
+    ncclbpf_add_twin_test(NAME net_replay_counters COMMAND bash ${NET_TEST_DIR}/net_replay.sh
+      $<TARGET_FILE:test_net> $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf>
+      ${NCCLBPF_POLICY_DIR}/net_counters.o ${CMAKE_CURRENT_BINARY_DIR}/net_replay_counters<TWIN>.txt
+      - ${NCCLBPF_POLICY_DIR}/net_counters.o=counters
+      OUTPUT "net_replay: OK" LABELS "net;cli" TIMEOUT 300)
+    ncclbpf_add_twin_test(NAME net_replay_allow COMMAND bash ${NET_TEST_DIR}/net_replay.sh
+      $<TARGET_FILE:test_net> $<TARGET_FILE:nccl_ncclbpf> $<TARGET_FILE:ncclbpf>
+      ${NCCLBPF_POLICY_DIR}/net_allow.o ${CMAKE_CURRENT_BINARY_DIR}/net_replay_allow<TWIN>.txt
+      "connect accept" ${NCCLBPF_POLICY_DIR}/net_allow.o=allow ${NET_POLICY_DIR}/deny.o=deny
+      ${NCCLBPF_POLICY_DIR}/net_counters.o=counters
+      OUTPUT "net_replay: OK" LABELS "net;cli" TIMEOUT 300)
+  endif()
   # Load/unload cycles with overlapping communicators leave no thread behind (drain thread).
   net_case(cycles ARGS cycles ${NCCLBPF_POLICY_DIR}/net_counters.o)
   if(TARGET ncclbpf)

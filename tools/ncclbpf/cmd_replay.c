@@ -1,10 +1,10 @@
 /* ncclbpf replay: feeds a recorded trace (NCCLBPF_TRACE) through the real plugin library, loaded
  * as NCCL loads it: tuner calls, with per collective and size what the plugin decides now and
- * how that differs from what NCCL got when the trace was recorded, and profiler events
- * (replay_prof.h); then the policy's maps as the replay left them (replay_maps.h). Optionally
- * hot-reloads another bundle in the middle of the replay (through the plugin's own file watcher,
- * as an operator would), so both versions' decisions show. --json prints all of it as one
- * document (docs/cli-json.md). */
+ * how that differs from what NCCL got when the trace was recorded, profiler events
+ * (replay_prof.h) and net events (replay_net.h); then the policy's maps as the replay left them
+ * (replay_maps.h). Optionally hot-reloads another bundle in the middle of the replay (through the
+ * plugin's own file watcher, as an operator would), so both versions' decisions show. --json prints
+ * all of it as one document (docs/cli-json.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,6 +20,7 @@
 #include "ncclbpf/trace.h"
 #include "plugin_host.h"
 #include "replay_maps.h"
+#include "replay_net.h"
 #include "replay_prof.h"
 
 struct group {
@@ -326,6 +327,10 @@ static int cmd_replay(int argc, char **argv)
 		printf("replaying %s through %s (ncclTunerPlugin_v%llu), policy %s\n", trace,
 		       plugin, api, policy ? policy : "none");
 	}
+	/* Net events first, in the replay's own runtime, whose inspection server must be gone
+	 * before the plugin's starts (one per process). */
+	struct replay_net_counts net;
+	int net_rc = replay_net(trace, bundle, maps, j, &net);
 	/* The replay's own communicator keeps the plugin's runtime, and so the policy and its
 	 * maps, alive until the maps are shown, whatever the trace finalizes. */
 	void *keeper = NULL;
@@ -341,9 +346,8 @@ static int cmd_replay(int argc, char **argv)
 	size_t n_ctx = 0;
 	char line[4096], err[256], msg[600];
 	uint64_t calls = 0, differ = 0, orphans = 0, chunk_calls = 0, chunk_differ = 0;
-	uint64_t net_skipped = 0;
 	long lineno = 0;
-	int phase = 0, rc = 0;
+	int phase = 0, rc = net_rc;
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		struct ncclbpf_trace_rec r;
@@ -356,10 +360,8 @@ static int cmd_replay(int argc, char **argv)
 		}
 		if (replay_prof_record(prof, &r))
 			continue;
-		if (r.kind == NCCLBPF_TRACE_NET) { /* net records: c= numbers other contexts */
-			net_skipped++;
+		if (r.kind == NCCLBPF_TRACE_NET) /* replayed before (replay_net.h) */
 			continue;
-		}
 		if (r.kind == NCCLBPF_TRACE_INIT) {
 			void *pc = NULL;
 			ncclNvlDomainInfo_v5_t nvl = {(int)r.n_nodes,
@@ -451,11 +453,6 @@ static int cmd_replay(int argc, char **argv)
 		differ += g.na != g.ra || g.np != g.rp || g.nc != g.rc;
 	}
 	fclose(f);
-	if (net_skipped)
-		fprintf(stderr,
-			"ncclbpf replay: %llu net records skipped (net programs are not replayed "
-			"yet)\n",
-			(unsigned long long)net_skipped);
 	if (n_groups) /* a trace of profiler events only has none */
 		qsort(groups, n_groups, sizeof(*groups), cmp_group);
 	/* Profiler contexts the trace left open end as at NCCL's finalize (collectives still
@@ -468,12 +465,13 @@ static int cmd_replay(int argc, char **argv)
 		print_json(j, &n);
 		print_prof_json(j, &pc);
 	} else {
-		if (n.calls || n.chunk_calls || n.orphans || !pc.comms)
+		if (n.calls || n.chunk_calls || n.orphans || (!pc.comms && !net.records))
 			print_table(&n);
 		if (pc.comms)
 			print_prof(&pc);
 	}
-	if (maps && replay_maps_show(maps, j))
+	/* The plugin's maps, unless only net programs ran (their maps were shown above). */
+	if (maps && (!net.records || net.other) && replay_maps_show(maps, "maps", j))
 		rc = 1;
 	for (size_t i = 0; i < n_ctx; i++) {
 		if (api == 6)
@@ -501,7 +499,7 @@ NCCLBPF_COMMAND(
     .args = "[--policy BUNDLE|none] [--plugin LIB] [--engine jit|interp] [--api 5|6] "
 	    "[--reload-at N --reload-policy BUNDLE] [--maps all|none|NAME,...] [--json] TRACE",
     .summary = "drive the real plugin library over a recorded trace (NCCLBPF_TRACE): tuner "
-	       "calls and profiler events",
+	       "calls, profiler and net events",
     .help = "  --policy BUNDLE  the policy the plugin loads (NCCLBPF_POLICY; none: NCCL's own)\n"
 	    "  --plugin LIB     the plugin library (default: $NCCLBPF_PLUGIN, else ours)\n"
 	    "  --engine E       jit or interp (NCCLBPF_ENGINE)\n"

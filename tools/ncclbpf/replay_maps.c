@@ -40,7 +40,7 @@ static const char *missing(const char *list, const struct insp_recs *maps, char 
 	return NULL;
 }
 
-int replay_maps_show(const char *which, struct json *j)
+int replay_maps_show(const char *which, const char *key, struct json *j)
 {
 	int all = !which || !strcmp(which, "all");
 	char dbuf[4200], err[600], miss[256];
@@ -66,7 +66,7 @@ int replay_maps_show(const char *which, struct json *j)
 		rc = 1;
 	}
 	if (j) {
-		json_key(j, "maps");
+		json_key(j, key);
 		json_arr(j);
 	}
 	for (int i = 0; i < maps.n && !rc; i++) {
@@ -81,8 +81,9 @@ int replay_maps_show(const char *which, struct json *j)
 			/* A ring buffer holds records, not elements: named, not dumped. */
 			if (!j)
 				printf("map %s: %s, not dumped (%s)\n", name, insp_get(m, "type"),
-				       strcmp(insp_get(m, "type"), "ringbuf") ? err
-									 : "records, not elements");
+				       strcmp(insp_get(m, "type"), "ringbuf")
+					   ? err
+					   : "records, not elements");
 			continue;
 		}
 		if (j)

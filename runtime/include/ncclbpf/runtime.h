@@ -325,6 +325,12 @@ void ncclbpf_rt_net_queue_stats(struct ncclbpf_net_queue_stats *out);
 uint64_t ncclbpf_rt_net_stamp(void);
 int ncclbpf_rt_net_tsc(void);
 
+/* `ncclbpf replay` of recorded net events (ncclbpf/trace.h): runs the active policy's program
+ * for x->op (completions: SEC("net/complete")) at once on a copy of x as given, time fields
+ * included; no clock is read, nothing is queued. 0 and the program's r0 in *ret, -ENOENT when
+ * none is attached for the op, -EINVAL for an unknown op. */
+int ncclbpf_rt_net_replay(const struct ncclbpf_net_ctx *x, uint64_t *ret);
+
 /* 1 when the active policy has any SEC("net/...") program (a hint: it may change at once). */
 int ncclbpf_rt_net_active(void);
 

@@ -93,6 +93,19 @@ int ncclbpf_rt_net_complete(struct ncclbpf_net_queue *q, struct ncclbpf_net_ctx 
 	return err;
 }
 
+int ncclbpf_rt_net_replay(const struct ncclbpf_net_ctx *x, uint64_t *ret)
+{
+	uint32_t slot = rt_net_slot(x->op);
+	if (slot >= RT_NET_HOOKS)
+		return -EINVAL;
+	struct ncclbpf_net_ctx c = *x; /* the program's own copy, as the hooks give it */
+	ebpf_epoch_enter();
+	struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
+	int err = p ? rt_net_run_hook(&p->net[slot], &c, ret) : -ENOENT;
+	ebpf_epoch_exit();
+	return err;
+}
+
 int ncclbpf_rt_net_active(void)
 {
 	ebpf_epoch_enter();
