@@ -14,16 +14,26 @@ static uint32_t pc_of(const struct env *env, const struct ebpf_insn *insn)
 	return (uint32_t)(insn - env->insns);
 }
 
-static void mark_loaded(struct reg *r, int size, bool sx)
+/* What a load of `size` bytes (1, 2, 4, 8) yields: an unknown value of that width, sign- or
+ * zero-extended. Its bounds take two rounds of syncing to derive, so each kind is derived once
+ * per verification and copied after that (a loop's analysis loads on every iteration). */
+static void mark_loaded(struct env *env, struct reg *r, int size, bool sx)
 {
-	if (size == 8)
-		reg_mark_unknown(r);
-	else if (sx)
-		reg_mark_range(r, 0, U64_MAX), r->smin = -(1ll << (size * 8 - 1)),
-					       r->smax = (1ll << (size * 8 - 1)) - 1,
-					       scalar_sync(r);
-	else
-		reg_mark_range(r, 0, (1ull << (size * 8)) - 1);
+	struct reg *t = &env->loaded[__builtin_ctz((unsigned)size)][sx];
+
+	if (t->type == NOT_INIT) {
+		if (size == 8) {
+			reg_mark_unknown(t);
+		} else if (sx) {
+			reg_mark_range(t, 0, U64_MAX);
+			t->smin = -(1ll << (size * 8 - 1));
+			t->smax = (1ll << (size * 8 - 1)) - 1;
+			scalar_sync(t);
+		} else {
+			reg_mark_range(t, 0, (1ull << (size * 8)) - 1);
+		}
+	}
+	*r = *t;
 }
 
 static void set_label(struct env *env, struct reg *r, bool local, uint32_t origin)
@@ -136,7 +146,7 @@ static int ctx_span(struct env *env, uint32_t pc, int64_t o, int size, bool writ
 	}
 	if (!write) {
 		note_words(env, o, size);
-		mark_loaded(dst, size, sx);
+		mark_loaded(env, dst, size, sx);
 		set_label(env, dst, local, origin);
 	}
 	return 0;
@@ -198,7 +208,7 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 	idx = (uint32_t)(f - env->type->fields);
 	env->ctx_read |= 1ull << (idx < 63 ? idx : 63);
 	note_words(env, o, size);
-	mark_loaded(dst, size, sx);
+	mark_loaded(env, dst, size, sx);
 	if (f->flags & EBPF_CTX_RANK_LOCAL)
 		taint_source(env, pc, "ctx->%s", f->name);
 	set_label(env, dst, !!(f->flags & EBPF_CTX_RANK_LOCAL), pc);
@@ -352,7 +362,7 @@ static int stack_read(struct env *env, uint32_t pc, struct frame *f, int64_t o, 
 			x |= ~0ull << (size * 8);
 		reg_mark_const(dst, x);
 	} else {
-		mark_loaded(dst, size, sx);
+		mark_loaded(env, dst, size, sx);
 	}
 	set_label(env, dst, local, origin);
 	return 0;
@@ -391,7 +401,7 @@ static int stack_access(struct env *env, uint32_t pc, uint32_t regno, int16_t of
 				     " (variable offset)");
 		if (err)
 			return err;
-		mark_loaded(dst, size, sx);
+		mark_loaded(env, dst, size, sx);
 		set_label(env, dst, local || p->local, local ? origin : p->taint);
 		return 0;
 	}
@@ -498,7 +508,7 @@ static int mapval_access(struct env *env, uint32_t pc, uint32_t regno, int16_t o
 		return taint_check_map_write(env, pc, p->map_idx, val, p);
 	}
 	if (!rodata_const(env, p, off, size, sx, dst))
-		mark_loaded(dst, size, sx);
+		mark_loaded(env, dst, size, sx);
 	if (map_is_local(env, p->map_idx))
 		taint_source_map(env, pc, p->map_idx, "rank-local map");
 	set_label(env, dst, map_is_local(env, p->map_idx) || p->local, p->local ? p->taint : pc);
@@ -520,7 +530,7 @@ static int mem_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 				    env->insns[pc].src_reg);
 		return 0;
 	}
-	mark_loaded(dst, size, sx);
+	mark_loaded(env, dst, size, sx);
 	set_label(env, dst, p->local, p->taint);
 	return 0;
 }

@@ -183,8 +183,10 @@ struct env {
 	uint64_t processed, limit;
 	uint32_t n_checkpoints, peak_states;
 	uint64_t worst_cost;
-	uint64_t ctx_read;  /* ebpf_verify_stats.ctx_read */
-	uint64_t ctx_words; /* ebpf_verify_stats.ctx_words */
+	struct reg loaded[4]
+			 [2]; /* mem.c mark_loaded: a load's result by log2(size), sign-extended */
+	uint64_t ctx_read;    /* ebpf_verify_stats.ctx_read */
+	uint64_t ctx_words;   /* ebpf_verify_stats.ctx_words */
 
 	/* All memory of the analysis, and the frames given back, reused by state copies (a
 	 * loop's analysis copies states at every branch and checkpoint). */
