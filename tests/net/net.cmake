@@ -175,6 +175,14 @@ if(NCCLBPF_BUILD_POLICIES)
       "connect accept" ${NCCLBPF_POLICY_DIR}/net_allow.o=allow ${NET_POLICY_DIR}/deny.o=deny
       ${NCCLBPF_POLICY_DIR}/net_counters.o=counters
       OUTPUT "net_replay: OK" LABELS "net;cli" TIMEOUT 300)
+    # Tuner calls (test_trace's recording) and net events in one trace.
+    ncclbpf_add_test(NAME net_replay_mixed COMMAND bash ${NET_TEST_DIR}/net_replay_mixed.sh
+      $<TARGET_FILE:ncclbpf> $<TARGET_FILE:nccl_ncclbpf> ${NCCLBPF_POLICY_DIR}/net_counters.o
+      ${CMAKE_CURRENT_BINARY_DIR}/plugin_trace.txt
+      ${CMAKE_CURRENT_BINARY_DIR}/net_replay_counters.txt
+      ${CMAKE_CURRENT_BINARY_DIR}/net_replay_mixed.txt
+      OUTPUT "net_replay_mixed: OK" LABELS "net;cli" TIMEOUT 120)
+    set_tests_properties(net_replay_mixed PROPERTIES DEPENDS "test_trace;net_replay_counters")
   endif()
   # Load/unload cycles with overlapping communicators leave no thread behind (drain thread).
   net_case(cycles ARGS cycles ${NCCLBPF_POLICY_DIR}/net_counters.o)

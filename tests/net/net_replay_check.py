@@ -6,7 +6,8 @@ event of their ops. counters (policies/net_counters.c): net_peers holds, per pee
 device, exactly the completions' counts, bytes, timed counts, summed and largest durations the
 trace's complete/complete_recv records add up to. allow/deny (net_allow.c, tests' deny.c) on a
 trace recorded with net_allow: every connect/accept result compared, none (allow) or all (deny)
-differing."""
+differing. A trace with tuner call records too: every call replayed, and the net programs'
+maps under "net_maps" (the plugin's under "maps")."""
 import collections
 import json
 import sys
@@ -58,7 +59,11 @@ else:
             s[side + "_ns"] += d
             s[side + "_max_ns"] = max(s[side + "_max_ns"], d)
     got = {}
-    for m in doc["maps"]:
+    calls = sum(1 for line in open(trace) if line.startswith("call "))
+    check("tuner calls", doc["calls"], calls)
+    if calls and ("net_maps" not in doc or "maps" not in doc):
+        errors.append("a mixed trace's replay lacks net_maps or maps: %s" % sorted(doc))
+    for m in doc["net_maps" if calls else "maps"]:
         if m["map"]["name"] != "net_peers":
             continue
         for e in m["elements"]:
