@@ -296,7 +296,7 @@ static int cmd_replay(int argc, char **argv)
 			return cli_fail("%s: %s", policy, strerror(e));
 		}
 		setenv("NCCLBPF_POLICY", live, 1);
-		setenv("NCCLBPF_WATCH", "1", 1);
+		setenv("NCCLBPF_WATCH", "0", 1); /* "1" for the plugin, after replay_net */
 	} else {
 		if (policy && strcmp(policy, "none"))
 			setenv("NCCLBPF_POLICY", policy, 1);
@@ -331,6 +331,8 @@ static int cmd_replay(int argc, char **argv)
 	 * before the plugin's starts (one per process). */
 	struct replay_net_counts net;
 	int net_rc = replay_net(trace, bundle, maps, j, &net);
+	if (reload_policy)
+		setenv("NCCLBPF_WATCH", "1", 1);
 	/* The replay's own communicator keeps the plugin's runtime, and so the policy and its
 	 * maps, alive until the maps are shown, whatever the trace finalizes. */
 	void *keeper = NULL;

@@ -120,11 +120,6 @@ int replay_net(const char *trace, int bundle, const char *which, struct json *j,
 		fclose(f);
 		return 0;
 	}
-	/* The policy as the plugin would load it, never watched: the replay's one reload point
-	 * (--reload-at) counts tuner calls, on the plugin's side. */
-	const char *watch = getenv("NCCLBPF_WATCH");
-	char *saved = watch ? strdup(watch) : NULL;
-	setenv("NCCLBPF_WATCH", "0", 1);
 	int rc = 0;
 	memset(n, 0, sizeof(*n));
 	rewind(f);
@@ -141,10 +136,5 @@ int replay_net(const char *trace, int bundle, const char *which, struct json *j,
 		rc = 1;
 	if (bundle)
 		ncclbpf_rt_release(); /* and its inspection server: the plugin's takes its place */
-	if (saved)
-		setenv("NCCLBPF_WATCH", saved, 1);
-	else
-		unsetenv("NCCLBPF_WATCH");
-	free(saved);
 	return rc;
 }

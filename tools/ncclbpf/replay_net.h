@@ -25,7 +25,9 @@ struct replay_net_counts {
 	uint64_t differ[REPLAY_NET_OPS];   /* of those, different */
 };
 
-/* Replays the net records of trace with the policy NCCLBPF_POLICY names (none when !bundle:
+/* Replays the net records of trace with the policy NCCLBPF_POLICY names, loaded as the plugin
+ * loads it (set NCCLBPF_WATCH=0 before: the replay's one reload point, --reload-at, counts
+ * tuner calls on the plugin's side) (none when !bundle:
  * nothing runs, the records are counted), prints what ran (JSON: "net": {...} into j), then
  * the maps (which: as replay_maps_show; NULL: none) under "maps", or "net_maps" when the trace
  * has tuner or profiler records too. Does nothing when the trace has no net record. n gets

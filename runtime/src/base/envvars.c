@@ -32,8 +32,9 @@ static const struct ncclbpf_env_var vars[] = {
     {"NCCLBPF_WATCH", B, NCCLBPF_ENV_PLUGIN, 0, 1, NULL, 1, "1",
      "0: do not watch the bundle for hot reload (off anyway with NCCLBPF_CP_DIR)"},
     {"NCCLBPF_TRACE", P, NCCLBPF_ENV_PLUGIN, 0, PATH_MAX_LEN, NULL, 0, "unset",
-     "record every tuner call (inputs incl. cost table, decision NCCL got) and every profiler "
-     "event the plugin tracks, appended to this file (a template: %p process id, %h host name, "
+     "record every tuner call (inputs incl. cost table, decision NCCL got), every profiler "
+     "event the plugin tracks and every net plugin hook event, appended to this file (a template: "
+     "%p process id, %h host name, "
      "%% a %; created mode 0600, never through a symbolic link)"},
     {"NCCLBPF_DEBUG", B, NCCLBPF_ENV_PLUGIN, 0, 1, NULL, 0, "0", "1: lifecycle messages on stderr"},
     {"NCCLBPF_MAX_MAP_BYTES", NCCLBPF_ENV_BYTES, NCCLBPF_ENV_PLUGIN, 1u << 20, 1ull << 40, NULL,
