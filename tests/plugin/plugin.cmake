@@ -106,13 +106,17 @@ foreach(t test_trace test_trace_asan)
     target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
   endif()
 endforeach()
+# test_trace writes the trace the replays read: a fixture, so that `ctest -R cli_replay` runs it
+# first (and skips the replays when it fails) however the tests are picked.
+set_tests_properties(test_trace PROPERTIES FIXTURES_SETUP plugin_trace)
 ncclbpf_add_test(NAME cli_replay_same_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
   --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy native:pick
   OUTPUT "41 calls replayed, 0 decisions differ" NOT_OUTPUT "WARN" LABELS "plugin;cli"
-  PROPERTIES DEPENDS test_trace)
+  PROPERTIES FIXTURES_REQUIRED plugin_trace)
 ncclbpf_add_test(NAME cli_replay_no_policy COMMAND $<TARGET_FILE:ncclbpf> replay ${TRACE_OUT}
   --plugin $<TARGET_FILE:ncclbpf_native_tuner> --policy none
-  OUTPUT "41 calls replayed, 40 decisions differ" LABELS "plugin;cli" PROPERTIES DEPENDS test_trace)
+  OUTPUT "41 calls replayed, 40 decisions differ" LABELS "plugin;cli"
+  PROPERTIES FIXTURES_REQUIRED plugin_trace)
 
 # Hot reload through the shipped plugin's file watcher, with bundles whose decisions encode their
 # version (tests/plugin/policies/version.c compiled as versions 1..4).
