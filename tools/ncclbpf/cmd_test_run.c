@@ -177,6 +177,23 @@ static uint64_t load(const uint8_t *p, uint32_t size)
 	return v;
 }
 
+/* A scalar field's value, sign-extended from its size (*raw: the bits as stored). */
+static int64_t scalar(const uint8_t *ctx, const struct ebpf_ctx_field *f, uint64_t *raw)
+{
+	uint64_t v = load(ctx + f->off, f->size);
+	*raw = v;
+	return f->size == 4   ? (int32_t)v
+	       : f->size == 2 ? (int16_t)v
+	       : f->size == 1 ? (int8_t)v
+			      : (int64_t)v;
+}
+
+/* Is an array element of elem bytes NA (all ones, NCCL's "not available")? */
+static int is_na(uint64_t v, uint32_t elem)
+{
+	return elem < 8 ? v == (1ull << (8 * elem)) - 1 : v == UINT64_MAX;
+}
+
 /* One assignment "name[i][j]=value". */
 static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, uint8_t *given, char *a)
 {
@@ -295,11 +312,8 @@ static void print_field(const struct ebpf_prog_type *t, const struct ebpf_ctx_fi
 {
 	const struct shape *sh = shape_of(t, f->name);
 	if (f->size <= 8 && !sh) {
-		uint64_t v = load(ctx + f->off, f->size);
-		int64_t sv = f->size == 4   ? (int32_t)v
-			     : f->size == 2 ? (int16_t)v
-			     : f->size == 1 ? (int8_t)v
-					    : (int64_t)v;
+		uint64_t v;
+		int64_t sv = scalar(ctx, f, &v);
 		printf("  %-12s = %lld", f->name, (long long)sv);
 		if (sv < 0 || v > 9)
 			printf(" (0x%llx)", (unsigned long long)v);
@@ -313,9 +327,8 @@ static void print_field(const struct ebpf_prog_type *t, const struct ebpf_ctx_fi
 	if (sh) {
 		for (uint32_t k = 0; k < f->size / sh->elem; k++) {
 			uint64_t v = load(ctx + f->off + k * sh->elem, sh->elem);
-			int na = sh->elem < 8 ? v == (1ull << (8 * sh->elem)) - 1 : v == UINT64_MAX;
 			printf("%s", sh->dims[1] > 1 && k && k % sh->dims[1] == 0 ? " |" : "");
-			if (na)
+			if (is_na(v, sh->elem))
 				printf(" NA");
 			else
 				printf(" %llu", (unsigned long long)v);
@@ -338,11 +351,8 @@ static void json_field(struct json *j, const struct ebpf_prog_type *t,
 	json_kstr(j, "field", f->name);
 	json_key(j, "value");
 	if (f->size <= 8 && !sh) {
-		uint64_t v = load(ctx + f->off, f->size);
-		int64_t sv = f->size == 4   ? (int32_t)v
-			     : f->size == 2 ? (int16_t)v
-			     : f->size == 1 ? (int8_t)v
-					    : (int64_t)v;
+		uint64_t v;
+		int64_t sv = scalar(ctx, f, &v);
 		if (f->size == 8 && sv < 0)
 			json_u64(j, v); /* a u64 past INT64_MAX */
 		else
@@ -354,8 +364,7 @@ static void json_field(struct json *j, const struct ebpf_prog_type *t,
 		json_arr(j);
 		for (uint32_t k = 0; k < f->size / sh->elem; k++) {
 			uint64_t v = load(ctx + f->off + k * sh->elem, sh->elem);
-			int na = sh->elem < 8 ? v == (1ull << (8 * sh->elem)) - 1 : v == UINT64_MAX;
-			if (na)
+			if (is_na(v, sh->elem))
 				json_null(j);
 			else
 				json_u64(j, v);

@@ -189,6 +189,21 @@ static void view_of(const struct row *r, double interval_s, int first, struct vi
 	p99(h, n, v->p99, sizeof(v->p99));
 }
 
+/* The next row with data at or after *i (its figures in v; *i moves past it), or NULL. */
+static const struct row *next_row(const struct frame *f, int *i, double interval_s, int first,
+				  struct view *v)
+{
+	for (; *i < f->n; ++*i) {
+		const struct row *r = &f->r[*i];
+		if (r->seen) {
+			++*i;
+			view_of(r, interval_s, first, v);
+			return r;
+		}
+	}
+	return NULL;
+}
+
 static void print_text(const struct frame *f, int procs, double interval_s, int first, int tty)
 {
 	if (tty)
@@ -202,12 +217,9 @@ static void print_text(const struct frame *f, int procs, double interval_s, int 
 	       procs == 1 ? "" : "es", insp_hostname(), hms, interval_s);
 	printf("%-8s %-5s %-16s %-14s %9s %11s %9s %8s %-18s %s\n", "PID", "RANK", "COMM", "COLL",
 	       "OPS/S", "BUSBW_GB/S", "AVG_US", "P99_US", "ALGO/PROTO", "TOTAL");
-	for (int i = 0; i < f->n; i++) {
-		const struct row *r = &f->r[i];
-		if (!r->seen)
-			continue;
-		struct view v;
-		view_of(r, interval_s, first, &v);
+	struct view v;
+	int i = 0;
+	for (const struct row *r; (r = next_row(f, &i, interval_s, first, &v));) {
 		char ops[24] = "-";
 		if (v.ops_s >= 0)
 			snprintf(ops, sizeof(ops), "%.1f", v.ops_s);
@@ -231,12 +243,9 @@ static void print_json(const struct frame *f, int procs, double interval_s, int 
 	json_ku64(&j, "processes", (uint64_t)procs);
 	json_key(&j, "rows");
 	json_arr(&j);
-	for (int i = 0; i < f->n; i++) {
-		const struct row *r = &f->r[i];
-		if (!r->seen)
-			continue;
-		struct view v;
-		view_of(r, interval_s, first, &v);
+	struct view v;
+	int i = 0;
+	for (const struct row *r; (r = next_row(f, &i, interval_s, first, &v));) {
 		json_obj(&j);
 		json_ku64(&j, "pid", (uint64_t)r->pid);
 		json_kstr(&j, "rank", r->rank);
