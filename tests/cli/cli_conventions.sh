@@ -4,7 +4,8 @@
 #   - `CMD --help` and `CMD -h` print "usage: ncclbpf CMD" on stdout, nothing on stderr, exit 0,
 #     and have no side effect (no file or directory appears, no process is started);
 #   - `ncclbpf help CMD` prints the same text; `ncclbpf help` lists every command;
-#   - an unknown option is a usage error: exit 2, one line on stderr with the synopsis;
+#   - an unknown option, or an option without its value, is a usage error: exit 2, one line on
+#     stderr with the synopsis;
 #   - a missing file is a failure: exit 1, one line on stderr that names the file.
 #   cli_conventions.sh NCCLBPF
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -69,6 +70,15 @@ for c in $cmds; do
 	one_line "$c --no-such-option"
 	grep -q "usage: ncclbpf $c" "$tmp/err" || fail "$c --no-such-option: no synopsis: $(cat "$tmp/err")"
 	[ -s "$tmp/out" ] && fail "$c --no-such-option: wrote to stdout"
+done
+# An option without its value: a usage error in the one wording of cli_opt, naming the option.
+for spec in "run --job" "run --dir" "reload --comm" "replay --policy" "test-run --ctx" "verify -o" \
+	"top --interval"; do
+	# shellcheck disable=SC2086
+	run 2 "$spec without a value" $spec
+	one_line "$spec without a value"
+	grep -q -- "^ncclbpf ${spec%% *}: ${spec#* } needs a value; usage: ncclbpf ${spec%% *}" "$tmp/err" ||
+		fail "$spec without a value: $(cat "$tmp/err")"
 done
 # `run -- CMD --help` is CMD's help, not ours.
 run 0 "run passes --help on" run --dir "$w/cp-run" -- sh -c 'echo "[$1]"' sh --help

@@ -47,18 +47,17 @@ static int cmd_run(int argc, char **argv)
 			break; /* the command */
 		if (cli_is_help(a))
 			return cli_help();
-		const char **opt = !strcmp(a, "--policy")   ? &policy
-				   : !strcmp(a, "--dir")    ? &dir
-				   : !strcmp(a, "--job")    ? &job
-				   : !strcmp(a, "--plugin") ? &plugin
-							    : NULL;
-		if (!opt)
-			return cli_usage_error("unknown option '%s' (the command to run comes "
-					       "after --)",
-					       a);
-		if (i + 1 >= argc)
-			return cli_usage_error("%s needs a value", a);
-		*opt = argv[++i];
+		int k;
+		if ((k = cli_opt(argc, argv, &i, "--policy", &policy)) ||
+		    (k = cli_opt(argc, argv, &i, "--dir", &dir)) ||
+		    (k = cli_opt(argc, argv, &i, "--job", &job)) ||
+		    (k = cli_opt(argc, argv, &i, "--plugin", &plugin))) {
+			if (k < 0)
+				return CLI_USAGE;
+			continue;
+		}
+		return cli_usage_error("unknown option '%s' (the command to run comes after --)",
+				       a);
 	}
 	if (!*job || strchr(job, '/') || job[0] == '.')
 		return cli_usage_error("--job '%s': a name without '/' that does not start with "
