@@ -80,6 +80,22 @@ for spec in "run --job" "run --dir" "reload --comm" "replay --policy" "test-run 
 	grep -q -- "^ncclbpf ${spec%% *}: ${spec#* } needs a value; usage: ncclbpf ${spec%% *}" "$tmp/err" ||
 		fail "$spec without a value: $(cat "$tmp/err")"
 done
+# map update's KEY and VALUE: text that is not hex bytes or typed integers is a usage error that
+# says what is wrong with it (the runtime's one hex decoder words it), before any process is asked.
+bad_bytes() {
+	local want=$1
+	shift
+	run 2 "map update: $want" map update 999999999 m "$@"
+	one_line "map update: $want"
+	grep -qF -- "$want" "$tmp/err" || fail "map update: want '$want': $(head -c 300 "$tmp/err")"
+}
+bad_bytes "KEY '123': 3 hex digits, an odd number" 123 u64:1
+bad_bytes "KEY '00000g00': 'g' at position 6 is not a hex digit" 00000g00 u64:1
+bad_bytes "VALUE '0x': no bytes" u32:0 0x
+bad_bytes "KEY 'u8:300': 300 does not fit in u8" u8:300 u64:1
+bad_bytes "VALUE 'u64:-1': '-1' is not a number" u32:0 u64:-1
+bad_bytes "KEY 'u33:1': 'u33:1' is not u8:, u16:, u32: or u64:" u33:1 u64:1
+bad_bytes "VALUE '$(printf '%044d' 0)...': 3001 bytes, more than 3000" u32:0 "$(printf '%06002d' 0)"
 # `run -- CMD --help` is CMD's help, not ours.
 run 0 "run passes --help on" run --dir "$w/cp-run" -- sh -c 'echo "[$1]"' sh --help
 grep -qx '\[--help\]' "$tmp/out" || fail "run -- sh --help: $(cat "$tmp/out")"

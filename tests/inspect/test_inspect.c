@@ -214,6 +214,20 @@ static void test_cli_against_live_process(void)
 			       "(keys 0..0)") &&
 		   !strstr(out, "Argument list"),
 	       "update beyond the array rc %d: %s", rc, out);
+	/* A key or value of the wrong size is named with the map's sizes, before the process is
+	 * asked to change anything; a per-CPU map also takes every CPU's value. */
+	rc = run_cli(out, sizeof(out), "map update %d prof_last u64:0 u64:1 --dir %s", pid, dir);
+	CHECKF(rc == 1 && strstr(out, "map 'prof_last' has 4-byte keys; KEY is 8 bytes"),
+	       "key of the wrong size rc %d: %s", rc, out);
+	rc = run_cli(out, sizeof(out), "map update %d prof_last u32:0 u32:1 --dir %s", pid, dir);
+	CHECKF(rc == 1 && strstr(out, "map 'prof_last' has 8-byte values; VALUE is 4 bytes"),
+	       "value of the wrong size rc %d: %s", rc, out);
+	rc = run_cli(out, sizeof(out), "map update %d percpu_calls u32:0 u32:1 --dir %s", pid, dir);
+	CHECKF(rc == 1 && strstr(out, "map 'percpu_calls' has 8-byte values per CPU (one for every "
+				      "CPU, or all "),
+	       "per-CPU value of the wrong size rc %d: %s", rc, out);
+	rc = run_cli(out, sizeof(out), "map dump %d prof_last --dir %s", pid, dir);
+	CHECKF(rc == 0 && strstr(out, "key 0: value 42\n"), "changed by a refused update: %s", out);
 
 	/* A uniform map changes only through the control plane's consistent activation (the
 	 * process is in one: NCCLBPF_CP_DIR). This communicator says it has 8 ranks and only this

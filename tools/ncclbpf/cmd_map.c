@@ -21,62 +21,107 @@
 #include "cli.h"
 #include "inspect_client.h"
 #include "map_show.h"
+#include "ncclbpf/hex.h"
 
-/* Hex or typed integers -> lowercase hex (out holds 2 * max_bytes + 1). 0 or -1. */
-static int to_hex(const char *arg, char *out, size_t max_bytes)
+#define KEY_MAX	  512  /* bytes of a KEY */
+#define VALUE_MAX 3000 /* bytes of a VALUE (a per-CPU map's every CPU) */
+
+/* KEY or VALUE (what, in messages) as bytes: hex in memory order ("0x" optional; the runtime's
+ * one decoder, ncclbpf/hex.h) or typed little-endian integers joined by commas ("u32:5,u64:1").
+ * Returns the number of bytes, or -1 with the usage error printed. */
+static int to_bytes(const char *what, const char *arg, unsigned char *out, size_t max)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
-	out[0] = 0;
-	if (strchr(arg, ':')) {
-		char buf[1024];
-		snprintf(buf, sizeof(buf), "%s", arg);
-		char *save = NULL;
-		for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			unsigned bits;
-			char *colon = strchr(t, ':'), *end;
-			if (!colon || sscanf(t, "u%u:", &bits) != 1 ||
-			    (bits != 8 && bits != 16 && bits != 32 && bits != 64))
-				return -1;
-			unsigned long long v = strtoull(colon + 1, &end, 0);
-			if (*end || end == colon + 1 || (bits < 64 && v >> bits))
-				return -1;
-			for (unsigned b = 0; b < bits / 8; b++, n++) {
-				if (n >= max_bytes)
-					return -1;
-				unsigned char byte = (unsigned char)(v >> (8 * b));
-				out[2 * n] = hex[byte >> 4];
-				out[2 * n + 1] = hex[byte & 15];
-			}
-		}
-	} else {
-		const char *s = !strncmp(arg, "0x", 2) ? arg + 2 : arg;
-		size_t len = strlen(s);
-		if (!len || len % 2 || len / 2 > max_bytes)
-			return -1;
-		for (size_t i = 0; i < len; i++) {
-			char c = s[i];
-			if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
-			      (c >= 'A' && c <= 'F')))
-				return -1;
-			out[i] = (char)(c >= 'A' && c <= 'F' ? c - 'A' + 'a' : c);
-		}
-		n = len / 2;
+	char why[160], a[48]; /* the argument as messages show it: its start, when long */
+	snprintf(a, sizeof(a), "%s", arg);
+	if (strlen(arg) >= sizeof(a))
+		memcpy(a + sizeof(a) - 4, "...", 4);
+	if (!strchr(arg, ':')) {
+		const char *h = !strncmp(arg, "0x", 2) ? arg + 2 : arg;
+		int n = ncclbpf_unhex(h, out, max, why, sizeof(why));
+		if (n < 0)
+			return cli_usage_error("%s '%s': %s", what, a, why), -1;
+		if (!n)
+			return cli_usage_error("%s '%s': no bytes", what, a), -1;
+		return n;
 	}
-	out[2 * n] = 0;
-	return n ? 0 : -1;
+	char buf[1024];
+	size_t n = 0;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	char *save = NULL;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		unsigned bits = 0;
+		char *colon = strchr(t, ':'), *end;
+		if (!colon || sscanf(t, "u%u:", &bits) != 1 ||
+		    (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+			return cli_usage_error("%s '%s': '%s' is not u8:, u16:, u32: or u64: and a "
+					       "number",
+					       what, a, t),
+			       -1;
+		errno = 0;
+		unsigned long long v = strtoull(colon + 1, &end, 0);
+		if (*end || end == colon + 1 || colon[1] == '-' || errno)
+			return cli_usage_error("%s '%s': '%s' is not a number", what, a, colon + 1),
+			       -1;
+		if (bits < 64 && v >> bits)
+			return cli_usage_error("%s '%s': %llu does not fit in u%u", what, a, v,
+					       bits),
+			       -1;
+		if (n + bits / 8 > max)
+			return cli_usage_error("%s '%s': more than %zu bytes", what, a, max), -1;
+		for (unsigned k = 0; k < bits / 8; k++)
+			out[n++] = (unsigned char)(v >> (8 * k));
+	}
+	if (!n)
+		return cli_usage_error("%s '%s': no bytes", what, a), -1;
+	return (int)n;
 }
 
 struct find_map {
 	const char *name;
 	char cls[32];
+	unsigned long key_size, value_size, cpus;
 };
+
+static unsigned long rec_ul(const struct insp_rec *r, const char *key)
+{
+	const char *v = insp_get(r, key);
+	return v ? strtoul(v, NULL, 10) : 0;
+}
 
 static void on_find(const struct insp_rec *r, void *arg)
 {
 	struct find_map *f = arg;
-	if (!strcmp(r->word, "map") && insp_get(r, "name") && !strcmp(insp_get(r, "name"), f->name))
+	if (!strcmp(r->word, "map") && insp_get(r, "name") &&
+	    !strcmp(insp_get(r, "name"), f->name)) {
 		snprintf(f->cls, sizeof(f->cls), "%s", insp_get(r, "class"));
+		f->key_size = rec_ul(r, "key_size");
+		f->value_size = rec_ul(r, "value_size");
+		f->cpus = rec_ul(r, "cpus");
+	}
+}
+
+/* Do kl key bytes and vl value bytes fit map f? Else why, in words. A per-CPU map takes one
+ * value (for every CPU) or every CPU's, each padded to 8 bytes. */
+static int sizes_fit(const struct find_map *f, size_t kl, size_t vl, char *why, size_t len)
+{
+	unsigned long all = f->cpus * ((f->value_size + 7) & ~7ul);
+	if (kl != f->key_size) {
+		snprintf(why, len, "map '%s' has %lu-byte keys; KEY is %zu bytes", f->name,
+			 f->key_size, kl);
+		return 0;
+	}
+	if (vl != f->value_size && (f->cpus <= 1 || vl != all)) {
+		if (f->cpus > 1)
+			snprintf(why, len,
+				 "map '%s' has %lu-byte values per CPU (one for every CPU, or all "
+				 "%lu CPUs' padded to 8 bytes: %lu); VALUE is %zu bytes",
+				 f->name, f->value_size, f->cpus, all, vl);
+		else
+			snprintf(why, len, "map '%s' has %lu-byte values; VALUE is %zu bytes",
+				 f->name, f->value_size, vl);
+		return 0;
+	}
+	return 1;
 }
 
 /* A uniform map changes through the control plane's consistent activation (issue #7): every
@@ -95,25 +140,12 @@ static void on_find(const struct insp_rec *r, void *arg)
 /* --timeout SEC, for the control plane's waits (0: its defaults). */
 static int uniform_timeout_ms;
 
-static size_t unhex(const char *h, unsigned char *out)
-{
-	size_t n = strlen(h) / 2;
-	for (size_t i = 0; i < n; i++) {
-		unsigned b;
-		sscanf(h + 2 * i, "%2x", &b);
-		out[i] = (unsigned char)b;
-	}
-	return n;
-}
-
-static int update_uniform(const struct insp_proc *p, const char *name, const char *key_hex,
-			  const char *val_hex)
+static int update_uniform(const struct insp_proc *p, const char *name, const unsigned char *key,
+			  size_t kl, const unsigned char *val, size_t vl)
 {
 	static const char refuse[] = "uniform map: use the control plane (NCCLBPF_CP_DIR)";
 #ifdef HAVE_CONTROL_PLANE
 	if (p->cp) {
-		unsigned char key[512], val[3000];
-		size_t kl = unhex(key_hex, key), vl = unhex(val_hex, val);
 		struct ncclbpf_cp_opts o = {.sz = sizeof(o),
 					    .timeout_ms = uniform_timeout_ms,
 					    .done_timeout_ms = uniform_timeout_ms};
@@ -133,9 +165,10 @@ static int update_uniform(const struct insp_proc *p, const char *name, const cha
 		"cannot change consistently on every rank\n",
 		refuse, p->pid, name);
 #else
-	(void)key_hex;
-	(void)val_hex;
-	(void)unhex;
+	(void)key;
+	(void)kl;
+	(void)val;
+	(void)vl;
 	fprintf(stderr,
 		"ncclbpf map update: %s; '%s' may feed tuner decisions, which must change on "
 		"every rank at the same call (this build has no control-plane controller)\n",
@@ -220,6 +253,13 @@ static int cmd_map(int argc, char **argv)
 	int pid = insp_parse_pid(pos[1]);
 	if (pid <= 0)
 		return cli_usage_error("PID '%s' is not a process id", pos[1]);
+	unsigned char key[KEY_MAX], val[VALUE_MAX];
+	int kl = 0, vl = 0;
+	if (want == 5 && ((kl = to_bytes("KEY", pos[3], key, sizeof(key))) < 0 ||
+			  (vl = to_bytes("VALUE", pos[4], val, sizeof(val))) < 0))
+		return CLI_USAGE;
+	if (json && want == 5)
+		return cli_usage_error("--json goes with list and dump");
 	if (!dir)
 		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc p;
@@ -230,10 +270,6 @@ static int cmd_map(int argc, char **argv)
 		return cli_fail("process %d: %s", pid, c.msg[0] ? c.msg : strerror(errno));
 	char err[600], req[8400];
 	int ret = 0;
-	if (json && want == 5) {
-		insp_close(&c);
-		return cli_usage_error("--json goes with list and dump");
-	}
 	if (want < 5) {
 		struct insp_recs rs;
 		if (want == 2)
@@ -245,30 +281,28 @@ static int cmd_map(int argc, char **argv)
 			show(&rs, want == 3, json, pid);
 		insp_recs_free(&rs);
 	} else {
-		char key[2 * 512 + 1], val[2 * 3000 + 1];
-		if (to_hex(pos[3], key, 512) != 0 || to_hex(pos[4], val, 3000) != 0) {
-			insp_close(&c);
-			return cli_usage_error(
-			    "KEY and VALUE must be hex bytes or u8:/u16:/u32:/u64: "
-			    "integers");
-		}
 		struct find_map f = {.name = pos[2]};
 		ret = insp_request(&c, "maps", on_find, &f, err, sizeof(err));
 		if (!ret && !f.cls[0]) {
 			snprintf(err, sizeof(err), "no map '%s' in the active policy", pos[2]);
 			ret = -1;
 		}
+		if (!ret && !sizes_fit(&f, (size_t)kl, (size_t)vl, err, sizeof(err)))
+			ret = -1;
 		if (!ret && !strcmp(f.cls, "uniform")) {
 			insp_close(&c);
-			return update_uniform(&p, pos[2], key, val);
+			return update_uniform(&p, pos[2], key, (size_t)kl, val, (size_t)vl);
 		}
+		char hk[2 * KEY_MAX + 1], hv[2 * VALUE_MAX + 1];
+		ncclbpf_hex(key, (size_t)kl, hk);
+		ncclbpf_hex(val, (size_t)vl, hv);
 		if (!ret) {
-			snprintf(req, sizeof(req), "map update %s %s %s", pos[2], key, val);
+			snprintf(req, sizeof(req), "map update %s %s %s", pos[2], hk, hv);
 			ret = insp_request(&c, req, NULL, NULL, err, sizeof(err));
 		}
 		if (!ret)
 			printf("map %s of process %d (%s map): key %s = %s\n", pos[2], pid, f.cls,
-			       key, val);
+			       hk, hv);
 	}
 	insp_close(&c);
 	if (ret)
@@ -283,7 +317,8 @@ NCCLBPF_COMMAND(
     .summary = "read or change a running process's policy maps",
     .help = "  dump           every element; keys and values typed by the bundle's BTF (struct\n"
 	    "                 fields by name, enums by name), else integers or hex\n"
-	    "  KEY, VALUE     hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]\n"
+	    "  KEY, VALUE     hex bytes in memory order, or u8:/u16:/u32:/u64:N[,...]; exactly\n"
+	    "                 the map's key and value size (per-CPU: one value or every CPU's)\n"
 	    "  --json         list and dump as JSON (docs/cli-json.md)\n"
 	    "  --timeout SEC  how long a uniform map's update waits for every rank to answer,\n"
 	    "                 and then to switch (default 10 and 5 seconds)\n" INSP_DIR_HELP,

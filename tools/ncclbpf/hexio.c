@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hexio.h"
+#include "ncclbpf/hex.h"
 #include "ncclbpf/nccl_platform.h"
 
 struct hexstate {
@@ -44,17 +45,6 @@ static int push(struct hexstate *st, uint8_t byte)
 	return 0;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static int end_token(struct hexstate *st)
 {
 	if (st->nibble >= 0) {
@@ -77,7 +67,7 @@ static int feed(struct hexstate *st, int c)
 		st->off++;
 		return 0;
 	}
-	v = hexval(c);
+	v = ncclbpf_hex_digit(c);
 	if (v < 0) {
 		if (isprint(c))
 			snprintf(st->err, st->err_len, "invalid hex character '%c' at offset %zu",

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/hex.h"
 #include "ncclbpf/proc_registry.h"
 #include "ncclbpf/trusted_path.h"
 
@@ -410,11 +411,6 @@ void insp_close(struct insp_conn *c)
 	c->fd = -1;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 /* What would reach the terminal as a control character becomes '?'. */
 static char shown(unsigned char ch)
 {
@@ -428,7 +424,8 @@ static void unescape(char *s)
 	for (char *r = s; *r; r++) {
 		int hi, lo;
 		unsigned char ch = (unsigned char)*r;
-		if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+		if (*r == '%' && (hi = ncclbpf_hex_digit(r[1])) >= 0 &&
+		    (lo = ncclbpf_hex_digit(r[2])) >= 0) {
 			ch = (unsigned char)(hi * 16 + lo);
 			r += 2;
 		}

@@ -14,6 +14,7 @@
 
 #include "cp_dir.h"
 #include "ncclbpf/control.h"
+#include "ncclbpf/hex.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/trusted_path.h"
 #include "base/rt_internal.h"
@@ -464,8 +465,8 @@ int ncclbpf_cp_map_update(const char *dir, const char *map, const void *key, siz
 		free(hv);
 		return -ENOMEM;
 	}
-	cp_hex(key, klen, hk);
-	cp_hex(val, vlen, hv);
+	ncclbpf_hex(key, klen, hk);
+	ncclbpf_hex(val, vlen, hv);
 	/* The hash names the change itself (map, key, value). */
 	char *body = malloc(cap);
 	int e = -ENOMEM;

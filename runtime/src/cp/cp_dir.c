@@ -165,43 +165,6 @@ int cp_kv_u64(const char *rec, const char *key, uint64_t *v)
 	return 0;
 }
 
-void cp_hex(const void *buf, size_t len, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-	const unsigned char *p = buf;
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-	out[2 * len] = 0;
-}
-
-static int nib(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int cp_unhex(const char *hex, void *out, size_t max)
-{
-	size_t n = strlen(hex);
-	if (n % 2 || n / 2 > max)
-		return -EINVAL;
-	unsigned char *o = out;
-	for (size_t i = 0; i < n / 2; i++) {
-		int a = nib(hex[2 * i]), b = nib(hex[2 * i + 1]);
-		if (a < 0 || b < 0)
-			return -EINVAL;
-		o[i] = (unsigned char)(a << 4 | b);
-	}
-	return (int)(n / 2);
-}
-
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -35,10 +35,6 @@ int cp_kv(const char *rec, const char *key, char *out, size_t outlen);
 int cp_kv_nth(const char *rec, const char *key, unsigned n, char *out, size_t outlen);
 int cp_kv_u64(const char *rec, const char *key, uint64_t *v);
 
-/* Lower-case hex of len bytes into out (2*len+1). Decoding: number of bytes or -EINVAL. */
-void cp_hex(const void *buf, size_t len, char *out);
-int cp_unhex(const char *hex, void *out, size_t max);
-
 /* Names in dir (skipping names starting with '.'), sorted; *names freed with cp_names_free. */
 int cp_list(const char *dir, char ***names, size_t *n);
 void cp_names_free(char **names, size_t n);

@@ -13,6 +13,7 @@
 
 #include "cp_internal.h"
 #include "ncclbpf/control.h"
+#include "ncclbpf/hex.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 
@@ -126,8 +127,8 @@ static int prepare_map(struct ncclbpf_cp_member *m, const char *prop, struct cp_
 		snprintf(u->map, sizeof(u->map), "%s", mapname);
 		u->key = malloc(strlen(hk) / 2 + 1);
 		u->val = malloc(strlen(hv) / 2 + 1);
-		int kl = u->key ? cp_unhex(hk, u->key, strlen(hk) / 2) : -ENOMEM;
-		int vl = u->val ? cp_unhex(hv, u->val, strlen(hv) / 2) : -ENOMEM;
+		int kl = u->key ? ncclbpf_unhex(hk, u->key, strlen(hk) / 2, NULL, 0) : -ENOMEM;
+		int vl = u->val ? ncclbpf_unhex(hv, u->val, strlen(hv) / 2, NULL, 0) : -ENOMEM;
 		struct ebpf_map *mp = rt_bundle_find_map(p->P, mapname);
 		if (kl < 0 || vl < 0) {
 			snprintf(p->msg, sizeof(p->msg), "malformed key or value for map %s",

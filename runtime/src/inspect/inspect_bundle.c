@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cp/cp_dir.h"
 #include "inspect.h"
+#include "ncclbpf/hex.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 
@@ -245,10 +245,10 @@ int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const ch
 	return err;
 }
 
-/* Exactly len bytes of hex (cp_unhex decodes). 0 or -1. */
+/* Exactly len bytes of hex into out: 0, or -1. */
 static int unhex(const char *s, unsigned char *out, size_t len)
 {
-	return cp_unhex(s, out, len) == (int)len ? 0 : -1;
+	return ncclbpf_unhex(s, out, len, NULL, 0) == (int)len ? 0 : -1;
 }
 
 /* Why the engine refused an update, in the map's terms (its errno alone says "Argument list
