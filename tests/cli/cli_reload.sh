@@ -47,7 +47,11 @@ done
 # Without --check: installed. One process that uses it: no warning.
 sleep 300 &
 sleeper=$!
-host=$(hostname)
+# The host name as the CLI matches records by (the runtime's one rule, ncclbpf_rt_host_name):
+# what `top --json` reports for an empty directory.
+mkdir -p -m 700 "$tmp/empty"
+host=$("$bin" top --count 1 --json --dir "$tmp/empty" | python3 -c 'import json, sys; print(json.load(sys.stdin)["host"])')
+[ -n "$host" ] || fail "no host name from top --json"
 record() { # record PID RANK: a live process record naming the target (no socket: not queried)
 	mkdir -p -m 700 "$tmp/cp/procs"
 	printf 'pid=%s\nhost=%s\nuid=%s\njob=j\nrank=%s\nbundle=%s\nsock=%s\ncp=0\n' \

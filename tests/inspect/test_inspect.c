@@ -23,11 +23,12 @@
 #include "check.h"
 #include "harness.h"
 #include "nccl_env.h"
+#include "ncclbpf/proc_registry.h"
 #include "run_cli.h"
 #include "thread_count.h"
 
 static const char *plugin_path, *cli, *policy;
-static char dir[128], host[64];
+static char dir[128], host[256];
 static struct harness_plugin plug;
 
 /* The CLI with args; its stdout+stderr in out. Returns the exit status. */
@@ -458,7 +459,7 @@ int main(int argc, char **argv)
 		perror(dir);
 		return 1;
 	}
-	gethostname(host, sizeof(host) - 1);
+	ncclbpf_rt_host_name(host, sizeof(host));
 	setenv("NCCLBPF_CP_DIR", dir, 1);
 	setenv("NCCLBPF_POLICY", policy, 1);
 	setenv("NCCLBPF_JOB", "testjob", 1);

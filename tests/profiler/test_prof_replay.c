@@ -21,6 +21,7 @@
 #include "check.h"
 #include "json_tree.h"
 #include "ncclbpf.h"
+#include "ncclbpf/proc_registry.h"
 #include "prof_stream.h"
 
 #define MAX_KEYS 32
@@ -111,21 +112,6 @@ static void *drive(const struct prof_api *a, uint64_t comm, int rank, uint32_t s
 			    seq, hi - lo);
 	}
 	return ctx;
-}
-
-static void clean_host(char *out, size_t len)
-{
-	char host[256] = "";
-	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
-		snprintf(host, sizeof(host), "localhost");
-	size_t i = 0;
-	for (; host[i] && i + 1 < len; i++) {
-		char c = host[i];
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			 (c >= '0' && c <= '9') || strchr(".-_:@", c);
-		out[i] = ok ? c : '_';
-	}
-	out[i] = 0;
 }
 
 static uint64_t u64_of(const struct json *obj, const char *key)
@@ -248,7 +234,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	char host[256], trace[4200], tmpl[4200];
-	clean_host(host, sizeof(host));
+	ncclbpf_rt_host_name(host, sizeof(host));
 	snprintf(tmpl, sizeof(tmpl), "%s/prof.%%h.%%p.trace", dir);
 	snprintf(trace, sizeof(trace), "%s/prof.%s.%d.trace", dir, host, (int)getpid());
 	unlink(trace);

@@ -64,7 +64,10 @@ chown -R "$v" "$vhome"
 
 # --- 1. A pre-created /dev/shm/ncclbpf-<victim> whose record names the victim's file -------
 as "$a" mkdir -m 0777 "$shm" "$shm/procs"
-host=$(hostname)
+# The host name as the CLI matches records by (the runtime's one rule): top --json of an empty
+# directory reports it.
+mkdir -m 700 "$work/empty"
+host=$("$cli" top --count 1 --json --dir "$work/empty" | python3 -c 'import json, sys; print(json.load(sys.stdin)["host"])')
 as "$a" sh -c "printf 'pid=999999\nhost=$host\nuid=$uv\njob=x\nrank=0\nsock=$vhome/precious\n' \
 	>$shm/procs/$host.999999; chmod 0666 $shm/procs/$host.999999"
 out=$(as "$v" "$cli" ps 2>&1)

@@ -34,6 +34,7 @@
 #include "check.h"
 #include "harness.h"
 #include "nccl_env.h"
+#include "ncclbpf/proc_registry.h"
 #include "nccl_net.h"
 
 static const char *plugin_path, *policy;
@@ -268,8 +269,8 @@ static void inspect_interval(void)
 	setenv("NCCLBPF_INSPECT_INTERVAL_US", "600000000", 1);
 	setenv("NCCLBPF_CP_DIR", at("cpi"), 1);
 	void *ctx = comm_init();
-	char host[64] = "";
-	gethostname(host, sizeof(host) - 1);
+	char host[64]; /* a socket path holds 108 bytes */
+	ncclbpf_rt_host_name(host, sizeof(host));
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/procs/%s.%d.sock", at("cpi"), host,
 		 (int)getpid());

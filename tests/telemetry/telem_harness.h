@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ncclbpf/proc_registry.h"
 #include "prof_stream.h"
 
 extern const ncclProfiler_v4_t ncclProfiler_v4;
@@ -124,10 +125,9 @@ static inline void th_tmpdir(char *out, size_t len, const char *tag)
 /* The file name the exporter uses for this process. */
 static inline void th_out_name(char *out, size_t len, const char *dir, const char *ext)
 {
-	char host[256] = "";
-	gethostname(host, sizeof(host) - 1);
-	snprintf(out, len, "%s/ncclbpf_%s_%d.%s", dir, host[0] ? host : "localhost", (int)getpid(),
-		 ext);
+	char host[256];
+	ncclbpf_rt_host_name(host, sizeof(host));
+	snprintf(out, len, "%s/ncclbpf_%s_%d.%s", dir, host, (int)getpid(), ext);
 }
 
 /* Clears every telemetry variable (each phase sets its own). */

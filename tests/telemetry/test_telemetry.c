@@ -22,6 +22,7 @@
 
 #include "check.h"
 #include "json_tree.h"
+#include "ncclbpf/proc_registry.h"
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/telemetry.h"
 #include "prom_text.h"
@@ -673,7 +674,7 @@ static void test_http(void)
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	gethostname(host, sizeof(host) - 1);
+	ncclbpf_rt_host_name(host, sizeof(host));
 	test_mask();
 	test_tables();
 	test_overflow();
