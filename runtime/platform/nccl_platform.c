@@ -1,7 +1,8 @@
 /* The NCCL platform: the program types the SDK (include/ncclbpf.h) defines, as the engine's
  * verifier tables. The offsets come from the SDK structs themselves and the layouts are pinned
  * by static asserts, so the table and the header cannot drift apart. This table is the one list
- * of program types and their sections: the loader's messages read it. */
+ * of program types and their sections, net's each by name: the loader's messages and the
+ * runtime's hooks (runtime/src/policy/bundle.c) read it. */
 #include <stddef.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ _Static_assert(sizeof(struct ncclbpf_chunk_ctx) == 56, "chunk ctx layout");
 _Static_assert(sizeof(struct ncclbpf_profiler_ctx) == 88, "profiler ctx layout");
 _Static_assert(sizeof(struct ncclbpf_net_ctx) == 72, "net ctx layout");
 _Static_assert(NCCLBPF_F_PER_COMM == EBPF_MAP_F_PER_COMM, "per-communicator map flag");
+_Static_assert(NCCLBPF_NET_NAME_SAMPLED == NCCLBPF_NET_COMPLETE, "net names: events, then sampled");
 
 static const struct ebpf_ctx_field tuner_fields[] = {
     FIELD(ncclbpf_tuner_ctx, comm_id, R),
@@ -89,6 +91,18 @@ static const struct ebpf_ctx_field net_fields[] = {
 				    (1ull << (132 - 128)) | (1ull << (133 - 128))                  \
 	}
 
+/* What follows "net/": the net events by the SDK's numbers (ncclbpf.h), then the completion with
+ * sampled timing (NCCLBPF_NET_COMPLETE_SAMPLED). The runtime serves exactly these. */
+static const char *const net_names[] = {
+    [NCCLBPF_NET_CONNECT - 1] = "connect",
+    [NCCLBPF_NET_ACCEPT - 1] = "accept",
+    [NCCLBPF_NET_ISEND - 1] = "isend",
+    [NCCLBPF_NET_IRECV - 1] = "irecv",
+    [NCCLBPF_NET_COMPLETE - 1] = "complete",
+    [NCCLBPF_NET_NAME_SAMPLED] = "complete/time_every=N",
+    NULL,
+};
+
 #define PROFILER_TYPE(type_name, sec)                                                              \
 	{                                                                                          \
 		.name = type_name, .section = sec,                                                 \
@@ -140,6 +154,7 @@ static const struct ebpf_prog_type prog_types[] = {
 	.ret_min = 0,
 	.ret_max = 0xffffffff,
 	.insn_budget = 4096,
+	.names = net_names,
     },
 };
 

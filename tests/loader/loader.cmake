@@ -46,6 +46,19 @@ if(NCCLBPF_BUILD_POLICIES)
     endif()
   endforeach()
   # One program, one test per seed directory so that they run in parallel.
+  # The sections of the one program-type table: every message lists them all, the runtime
+  # serves each (test_sections.c).
+  ncclbpf_test(test_sections SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_sections.c
+    ARGS ${LDR_BPF_DIR}/bad_section.o TIMEOUT 60 LABELS loader)
+  target_link_libraries(test_sections PRIVATE ncclbpf_runtime)
+  if(TARGET test_sections_asan)
+    target_link_libraries(test_sections_asan PRIVATE ncclbpf_runtime_asan)
+  endif()
+  foreach(t test_sections test_sections_asan)
+    if(TARGET ${t})
+      add_dependencies(${t} loader_test_objects)
+    endif()
+  endforeach()
   ncclbpf_test(test_loader_mutate SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_loader_mutate.c
     ARGS ${LDR_BPF_DIR} TIMEOUT 120 LABELS loader)
   foreach(part policies unsafe)

@@ -44,6 +44,12 @@ struct ebpf_prog_type {
 	int64_t ret_min, ret_max;		      /* allowed r0 at exit of the entry function */
 	uint64_t insn_budget;			      /* worst-case executed instructions */
 	uint32_t flags;				      /* EBPF_PROG_TYPE_F_* */
+	/* A prefix type's names: what the host serves after the prefix, NULL-terminated ("connect"
+	 * for "net/connect"); a name ending in "=N" stands for its text with a decimal number in
+	 * place of N. Messages spell each one out (ebpf_platform_sections) and the host looks a
+	 * section up among them (ebpf_prog_type_section_name); the loader takes any name after the
+	 * prefix and leaves refusing the others to the host. NULL: any name ("<name>"). */
+	const char *const *names;
 };
 
 struct ebpf_helper_table;
@@ -64,10 +70,15 @@ const struct ebpf_prog_type *ebpf_platform_type_by_section(const struct ebpf_pla
 							   const char *section);
 const struct ebpf_prog_type *ebpf_platform_type_by_name(const struct ebpf_platform *platform,
 							const char *name);
-/* Writes the section names of every program type into buf, comma separated, a prefix type as
- * "net/<name>" ("none" without types), for messages: the list comes from the table, so it
- * cannot fall behind it. */
+/* Writes the section names of every program type into buf, comma separated, a prefix type's
+ * each of its names ("net/connect, net/accept, ...", or "net/<name>" without names; "none"
+ * without types), for messages: the list comes from the table, so it cannot fall behind it. */
 void ebpf_platform_sections(const struct ebpf_platform *platform, char *buf, size_t len);
+/* Which of type's sections section is: 0 for a type without a prefix or names, else the index of
+ * its name in type->names, with *num (may be NULL) the number of a "=N" name (saturated at
+ * UINT64_MAX), else 0. -1 when section is none of type's. */
+int ebpf_prog_type_section_name(const struct ebpf_prog_type *type, const char *section,
+				uint64_t *num);
 /* The ebpf_verify_stats.ctx_read bit of type's field called name (0 when it has none). */
 uint64_t ebpf_prog_type_field_bit(const struct ebpf_prog_type *type, const char *name);
 

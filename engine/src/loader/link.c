@@ -88,7 +88,7 @@ static int find_code_sections(struct linker *L)
 		if (strcmp(s->name, ".text")) {
 			c->type = ebpf_platform_type_by_section(L->obj->platform, s->name);
 			if (!c->type) {
-				char known[256];
+				char known[512];
 				ebpf_platform_sections(L->obj->platform, known, sizeof(known));
 				return ldr_err(L->err, L->err_len, EINVAL,
 					       "section '%s': unknown program type (known: %s; "

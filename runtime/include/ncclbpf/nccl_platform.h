@@ -14,6 +14,10 @@
 extern "C" {
 #endif
 
+/* The index of "complete/time_every=N" among the net type's names (ebpf_prog_type.names); the
+ * events' names come first, at their NCCLBPF_NET_* number - 1. */
+#define NCCLBPF_NET_NAME_SAMPLED 5
+
 const struct ebpf_platform *ncclbpf_platform(void);
 /* The NCCL program type called name ("tuner", "net", ...), or NULL. */
 const struct ebpf_prog_type *ncclbpf_prog_type(const char *name);

@@ -134,7 +134,7 @@ int rt_map_same_shape(const struct ebpf_map *a, const struct ebpf_map *b);
 /* The hook of p that runs xp and its name ("tuner", "profiler", "net/complete", ...); NULL and
  * "-" for none. */
 const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
-					     const char **name);
+					     char *name, size_t len);
 /* The map called name in p's bundle, or NULL. */
 struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name);
 /* Copies every element of src into dst (same type and sizes, checked by the caller): 0 or

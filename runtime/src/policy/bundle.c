@@ -13,27 +13,33 @@
 #include "ncclbpf/nccl_platform.h"
 #include "base/rt_internal.h"
 
-/* Hooks by program section. A program in any other section is an error (a misspelt section
- * would otherwise load and never run). */
+/* Hooks by program type (runtime/platform/nccl_platform.c, the one table of sections) and, for
+ * net, by event. A program in any other section is an error (a misspelt section would
+ * otherwise load and never run). */
+#define NET_HOOK(event)                                                                            \
+	{                                                                                          \
+		"net", (event)-1, offsetof(struct rt_policy, net[(event)-1]), 0, (event)-1         \
+	}
 static const struct {
-	const char *section;
+	const char *type;
+	int name; /* which of the type's section names (ebpf_prog_type.names) */
 	size_t hook_off;
 	uint32_t profiler_needs; /* what the adapter must ask NCCL for (runtime.h) */
 	int net_slot;		 /* index into rt_policy.net, -1: not a net hook */
 } hooks[] = {
-    {"tuner", offsetof(struct rt_policy, hot.tuner), 0, -1},
-    {"tuner/chunk", offsetof(struct rt_policy, hot.chunk), 0, -1},
-    /* Both attach to the one profiler hook; the section says which NCCL events it needs. */
-    {"profiler", offsetof(struct rt_policy, hot.profiler), NCCLBPF_RT_PROF_PROGRAM, -1},
-    {"profiler/proxy", offsetof(struct rt_policy, hot.profiler),
+    {"tuner", 0, offsetof(struct rt_policy, hot.tuner), 0, -1},
+    {"tuner_chunk", 0, offsetof(struct rt_policy, hot.chunk), 0, -1},
+    /* All three attach to the one profiler hook; the section says which NCCL events it needs. */
+    {"profiler", 0, offsetof(struct rt_policy, hot.profiler), NCCLBPF_RT_PROF_PROGRAM, -1},
+    {"profiler_proxy", 0, offsetof(struct rt_policy, hot.profiler),
      NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_PROXY, -1},
-    {"profiler/coll_end", offsetof(struct rt_policy, hot.profiler),
+    {"profiler_coll_end", 0, offsetof(struct rt_policy, hot.profiler),
      NCCLBPF_RT_PROF_PROGRAM | NCCLBPF_RT_PROF_END_ONLY, -1},
-    {"net/connect", offsetof(struct rt_policy, net[0]), 0, 0},
-    {"net/accept", offsetof(struct rt_policy, net[1]), 0, 1},
-    {"net/isend", offsetof(struct rt_policy, net[2]), 0, 2},
-    {"net/irecv", offsetof(struct rt_policy, net[3]), 0, 3},
-    {"net/complete", offsetof(struct rt_policy, net[4]), 0, 4},
+    NET_HOOK(NCCLBPF_NET_CONNECT),
+    NET_HOOK(NCCLBPF_NET_ACCEPT),
+    NET_HOOK(NCCLBPF_NET_ISEND),
+    NET_HOOK(NCCLBPF_NET_IRECV),
+    NET_HOOK(NCCLBPF_NET_COMPLETE),
 };
 
 /* The runtime runs verified code only: ebpf_object__load verifies every program (and decides
@@ -75,54 +81,53 @@ static void net_clock_flags(struct rt_policy *p, const uint64_t *reads)
 	}
 }
 
-#define SAMPLED_COMPLETE "net/complete/time_every="
-#define TIME_EVERY_MAX	 (1u << 20)
+#define TIME_EVERY_MAX (1u << 20)
 
 /* Which hook serves section sec: its index in hooks[], or -1. *every gets N of
  * SEC("net/complete/time_every=N") (ncclbpf.h: NCCLBPF_NET_COMPLETE_SAMPLED), else 0. */
 static int hook_of(const char *sec, uint32_t *every)
 {
 	*every = 0;
-	const char *n = sec;
-	if (!strncmp(sec, SAMPLED_COMPLETE, strlen(SAMPLED_COMPLETE))) {
-		n = sec + strlen(SAMPLED_COMPLETE);
-		uint32_t v = 0;
-		for (; *n >= '0' && *n <= '9' && v <= TIME_EVERY_MAX; n++)
-			v = v * 10 + (uint32_t)(*n - '0');
-		if (*n || v < 1 || v > TIME_EVERY_MAX || n[-1] == '=')
+	const struct ebpf_prog_type *t = ebpf_platform_type_by_section(ncclbpf_platform(), sec);
+	uint64_t num;
+	int name = ebpf_prog_type_section_name(t, sec, &num);
+	if (name < 0)
+		return -1;
+	if (t == ncclbpf_prog_type("net") && name == NCCLBPF_NET_NAME_SAMPLED) {
+		if (num < 1 || num > TIME_EVERY_MAX)
 			return -1;
-		*every = v;
-		sec = "net/complete";
+		*every = (uint32_t)num;
+		name = NCCLBPF_NET_COMPLETE - 1;
 	}
 	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++)
-		if (!strcmp(sec, hooks[i].section))
+		if (!strcmp(t->name, hooks[i].type) && name == hooks[i].name)
 			return (int)i;
 	return -1;
 }
 
-/* The message names every section hooks[] serves, so it cannot fall behind the table. */
+/* The message names every section of the platform's table (test_sections checks that each is
+ * served), so it cannot fall behind the table. */
 static void unserved(const char *sec, char *why, size_t n)
 {
-	size_t len = (size_t)snprintf(why, n, "no hook serves SEC(\"%s\") (", sec);
-	for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]) && len < n; i++)
-		len += (size_t)snprintf(why + len, n - len, "%s, ", hooks[i].section);
-	if (len < n)
-		snprintf(why + len, n - len, "net/complete/time_every=N with N in 1..%u)",
-			 TIME_EVERY_MAX);
+	char known[512];
+	ebpf_platform_sections(ncclbpf_platform(), known, sizeof(known));
+	snprintf(why, n, "no hook serves SEC(\"%s\") (%s; N in 1..%u)", sec, known, TIME_EVERY_MAX);
 }
 
 const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
-					     const char **name)
+					     char *name, size_t len)
 {
-	*name = "-";
+	snprintf(name, len, "-");
 	for (size_t i = 0; xp && i < sizeof(hooks) / sizeof(hooks[0]); i++) {
 		const struct rt_hook *h =
 		    (const struct rt_hook *)((const char *)p + hooks[i].hook_off);
-		if (h->prog == xp) {
-			/* the profiler's three sections share one hook: name the hook */
-			*name = hooks[i].profiler_needs ? "profiler" : hooks[i].section;
-			return h;
-		}
+		if (h->prog != xp)
+			continue;
+		/* the profiler's three sections share one hook: name the hook */
+		const struct ebpf_prog_type *t =
+		    ncclbpf_prog_type(hooks[i].profiler_needs ? "profiler" : hooks[i].type);
+		snprintf(name, len, "%s%s", t->section, t->names ? t->names[hooks[i].name] : "");
+		return h;
 	}
 	return NULL;
 }
