@@ -297,3 +297,13 @@ if(NCCLBPF_SANITIZERS)
     net_tsan_case(refuse ARGS refuse 0 ${NET_POLICY_DIR}/deny.o)
   endif()
 endif()
+
+# v11 <-> v12 net properties for a delegated plugin (adapter source compiled in).
+ncclbpf_test(test_net_props SOURCES ${NET_TEST_DIR}/test_net_props.c
+  ${PROJECT_SOURCE_DIR}/adapters/nccl/src/net_inner.c LIBS dl LABELS net)
+foreach(t test_net_props test_net_props_asan)
+  if(TARGET ${t})
+    target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES})
+    target_link_libraries(${t} PRIVATE ncclbpf_runtime$<$<STREQUAL:${t},test_net_props_asan>:_asan>)
+  endif()
+endforeach()

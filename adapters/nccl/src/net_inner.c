@@ -59,54 +59,46 @@ void net_inner_load(void)
 	net_inner.t = t;
 }
 
+/* The property fields v11 and v12 share, with the same names and types. */
+#define NET_PROPS_SHARED(X)                                                                        \
+	X(name)                                                                                    \
+	X(pciPath)                                                                                 \
+	X(guid)                                                                                    \
+	X(ptrSupport)                                                                              \
+	X(regIsGlobal)                                                                             \
+	X(forceFlush)                                                                              \
+	X(speed)                                                                                   \
+	X(port)                                                                                    \
+	X(latency)                                                                                 \
+	X(maxComms)                                                                                \
+	X(maxRecvs)                                                                                \
+	X(netDeviceType)                                                                           \
+	X(netDeviceVersion)                                                                        \
+	X(maxP2pBytes)                                                                             \
+	X(maxCollBytes)                                                                            \
+	X(maxMultiRequestSize)
+#define COPY_FIELD(f) b->f = a->f;
+
+/* The virtual device's list, either way: as many devices as both layouts hold (v11: 4). */
+static void copy_vdevs(int *n_to, int *to, int n_from, const int *from)
+{
+	*n_to = n_from > NCCL_NET_MAX_DEVS_PER_NIC_V11 ? NCCL_NET_MAX_DEVS_PER_NIC_V11 : n_from;
+	for (int i = 0; i < *n_to; i++)
+		to[i] = from[i];
+}
+
 void net_props_12_to_11(const ncclNetProperties_v12_t *a, ncclNetProperties_v11_t *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->name = a->name;
-	b->pciPath = a->pciPath;
-	b->guid = a->guid;
-	b->ptrSupport = a->ptrSupport;
-	b->regIsGlobal = a->regIsGlobal;
-	b->forceFlush = a->forceFlush;
-	b->speed = a->speed;
-	b->port = a->port;
-	b->latency = a->latency;
-	b->maxComms = a->maxComms;
-	b->maxRecvs = a->maxRecvs;
-	b->netDeviceType = a->netDeviceType;
-	b->netDeviceVersion = a->netDeviceVersion;
-	b->vProps.ndevs = a->vProps.ndevs > NCCL_NET_MAX_DEVS_PER_NIC_V11
-			      ? NCCL_NET_MAX_DEVS_PER_NIC_V11
-			      : a->vProps.ndevs;
-	for (int i = 0; i < b->vProps.ndevs && i >= 0; i++)
-		b->vProps.devs[i] = a->vProps.devs[i];
-	b->maxP2pBytes = a->maxP2pBytes;
-	b->maxCollBytes = a->maxCollBytes;
-	b->maxMultiRequestSize = a->maxMultiRequestSize;
+	NET_PROPS_SHARED(COPY_FIELD)
+	copy_vdevs(&b->vProps.ndevs, b->vProps.devs, a->vProps.ndevs, a->vProps.devs);
 }
 
 void net_props_11_to_12(const ncclNetProperties_v11_t *a, ncclNetProperties_v12_t *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->name = a->name;
-	b->pciPath = a->pciPath;
-	b->guid = a->guid;
-	b->ptrSupport = a->ptrSupport;
-	b->regIsGlobal = a->regIsGlobal;
-	b->forceFlush = a->forceFlush;
-	b->speed = a->speed;
-	b->port = a->port;
-	b->latency = a->latency;
-	b->maxComms = a->maxComms;
-	b->maxRecvs = a->maxRecvs;
-	b->netDeviceType = a->netDeviceType;
-	b->netDeviceVersion = a->netDeviceVersion;
-	b->vProps.ndevs = a->vProps.ndevs;
-	for (int i = 0; i < a->vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC_V11; i++)
-		b->vProps.devs[i] = a->vProps.devs[i];
-	b->maxP2pBytes = a->maxP2pBytes;
-	b->maxCollBytes = a->maxCollBytes;
-	b->maxMultiRequestSize = a->maxMultiRequestSize;
+	NET_PROPS_SHARED(COPY_FIELD)
+	copy_vdevs(&b->vProps.ndevs, b->vProps.devs, a->vProps.ndevs, a->vProps.devs);
 	b->railId = NCCL_NET_ID_UNDEF;
 	b->planeId = NCCL_NET_ID_UNDEF;
 }

@@ -484,6 +484,26 @@ static ncclResult_t net_get_device_mr(void *comm, void *mhandle, void **dptr)
 
 /* --- data --------------------------------------------------------------------------------- */
 
+/* The back-end's answer (res, its request b) to the post r describes: r becomes the request NCCL
+ * tests, or goes back to the pool (the message stays pending while the back-end has no room: b
+ * NULL; an error ends it). */
+static ncclResult_t posted(struct nb_comm *c, struct nb_req *r, ncclResult_t res, void *b,
+			   void **request)
+{
+	if (res != ncclSuccess || !b) {
+		r->used = 0;
+		if (res != ncclSuccess)
+			c->pend = 0;
+		return res;
+	}
+	c->pend = 0;
+	r->b = b;
+	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
+	r->t0 = stamp_this(c, c->pend_stamp) ? ncclbpf_rt_net_stamp() : c->pend_t0;
+	*request = r;
+	return ncclSuccess;
+}
+
 static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 			      void *phandle, void **request)
 {
@@ -525,21 +545,10 @@ static ncclResult_t net_isend(void *send_comm, void *data, size_t size, int tag,
 	ncclResult_t res = inner_on()
 			       ? net_inner.t->isend(c->b, data, size, tag, mhandle, phandle, &b)
 			       : tcp_isend(c->b, data, size, tag, &b);
-	if (res != ncclSuccess || !b) {
-		r->used = 0;
-		if (res != ncclSuccess)
-			c->pend = 0;
-		return res;
-	}
-	c->pend = 0;
-	r->b = b;
-	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
-	r->t0 = stamp_this(c, c->pend_stamp) ? ncclbpf_rt_net_stamp() : c->pend_t0;
 	r->bytes = size;
 	r->tag = tag;
 	r->op = RQ_SEND;
-	*request = r;
-	return ncclSuccess;
+	return posted(c, r, res, b, request);
 }
 
 static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
@@ -574,22 +583,11 @@ static ncclResult_t net_irecv(void *recv_comm, int n, void **data, size_t *sizes
 	ncclResult_t res =
 	    inner_on() ? net_inner.t->irecv(c->b, n, data, sizes, tags, mhandles, phandles, &b)
 		       : tcp_irecv(c->b, n, data, sizes, tags, &b);
-	if (res != ncclSuccess || !b) {
-		r->used = 0;
-		if (res != ncclSuccess)
-			c->pend = 0;
-		return res;
-	}
-	c->pend = 0;
-	r->b = b;
-	/* After the hand-over: the clock read overlaps the transfer instead of preceding it. */
-	r->t0 = stamp_this(c, c->pend_stamp) ? ncclbpf_rt_net_stamp() : c->pend_t0;
 	r->bytes = total;
 	r->tag = tag0;
 	r->n = (uint8_t)n;
 	r->op = RQ_RECV;
-	*request = r;
-	return ncclSuccess;
+	return posted(c, r, res, b, request);
 }
 
 static ncclResult_t net_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles,
@@ -690,47 +688,17 @@ static ncclResult_t vdevice_v12(int *d, ncclNetVDeviceProps_v12_t *p)
 
 /* Not const: the constructor fills the optional entries (NULL = "not supported" to NCCL)
  * exactly when a delegated plugin provides them. Our transport needs none of them. */
-EXPORT ncclNet_v11_t ncclNetPlugin_v11 = {
-    .name = "NCCLbpf",
-    .init = net_init,
-    .devices = net_devices,
-    .getProperties = props_v11,
-    .listen = net_listen,
-    .connect = net_connect,
-    .accept = net_accept,
-    .regMr = net_reg_mr,
-    .deregMr = net_dereg_mr,
-    .isend = net_isend,
-    .irecv = net_irecv,
-    .iflush = net_iflush,
-    .test = net_test,
-    .closeSend = net_close_send,
-    .closeRecv = net_close_recv,
-    .closeListen = net_close_listen,
-    .finalize = net_finalize,
-    .setNetAttr = net_set_attr,
-};
+/* The entries both versions share: they differ in getProperties' layout only (and in
+ * makeVDevice's, filled in below). */
+#define NET_TABLE_SHARED                                                                           \
+	.name = "NCCLbpf", .init = net_init, .devices = net_devices, .listen = net_listen,         \
+	.connect = net_connect, .accept = net_accept, .regMr = net_reg_mr,                         \
+	.deregMr = net_dereg_mr, .isend = net_isend, .irecv = net_irecv, .iflush = net_iflush,     \
+	.test = net_test, .closeSend = net_close_send, .closeRecv = net_close_recv,                \
+	.closeListen = net_close_listen, .finalize = net_finalize, .setNetAttr = net_set_attr
 
-EXPORT ncclNet_v12_t ncclNetPlugin_v12 = {
-    .name = "NCCLbpf",
-    .init = net_init,
-    .devices = net_devices,
-    .getProperties = props_v12,
-    .listen = net_listen,
-    .connect = net_connect,
-    .accept = net_accept,
-    .regMr = net_reg_mr,
-    .deregMr = net_dereg_mr,
-    .isend = net_isend,
-    .irecv = net_irecv,
-    .iflush = net_iflush,
-    .test = net_test,
-    .closeSend = net_close_send,
-    .closeRecv = net_close_recv,
-    .closeListen = net_close_listen,
-    .finalize = net_finalize,
-    .setNetAttr = net_set_attr,
-};
+EXPORT ncclNet_v11_t ncclNetPlugin_v11 = {NET_TABLE_SHARED, .getProperties = props_v11};
+EXPORT ncclNet_v12_t ncclNetPlugin_v12 = {NET_TABLE_SHARED, .getProperties = props_v12};
 
 static void net_plugin_load(void)
 {
