@@ -1,13 +1,19 @@
 #!/bin/bash
-# The folders of runtime/src (one job each: base, policy, cp, inspect, telem, net) include each
-# other without a circle, so each can be read, tested and changed knowing only what is below it.
-# Reads the #include "..." lines of every file one folder down from SRC: an include of another
-# folder's header names that folder ("base/rt_internal.h"), a plain name must be in the file's
-# own folder, and no source file may sit at the top. The folder graph goes through tsort, which
-# refuses a circle. First the check proves itself on a tree with a circle.
+# The folders of runtime/src (one job each) include each other only downwards, in the order of
+# docs/architecture.md, so each can be read, tested and changed knowing only what is below it.
+# Each folder declares what it offers the folders above in its own header (policy/policy.h,
+# net/net.h, ...), so the include graph is also the call graph: a call up would need an include
+# up. Reads the #include "..." lines of every file one folder down from SRC: an include of
+# another folder's header names that folder ("base/rt_internal.h"), a plain name must be in the
+# file's own folder, and no source file may sit at the top. Every folder must have its floor in
+# FLOORS and include only folders on lower floors; the folder graph also goes through tsort,
+# which refuses a circle. First the check proves itself on a tree with a circle and on one
+# with an include up.
 # Usage: include_graph.sh RUNTIME_SRC_DIR
 set -u
 src=${1:?usage: include_graph.sh RUNTIME_SRC_DIR}
+# The floors, lowest first; folders on one floor ("cp net") do not include each other.
+FLOORS=("base" "telem" "policy" "cp net" "inspect" "start")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -57,6 +63,42 @@ acyclic() {
 	fi
 }
 
+# The floor of folder $1 (its index in FLOORS), or nothing.
+floor_of() {
+	local i
+	for i in "${!FLOORS[@]}"; do
+		case " ${FLOORS[$i]} " in *" $1 "*)
+			echo "$i"
+			return
+			;;
+		esac
+	done
+}
+
+# Succeeds when every edge on stdin goes from a folder with a floor to one on a lower floor.
+downwards() {
+	local from to f t ok=0
+	while read -r from to; do
+		[ -n "$from" ] || continue
+		f=$(floor_of "$from")
+		t=$(floor_of "$to")
+		if [ -z "$f" ] || [ -z "$t" ]; then
+			echo "FAIL: folder ${f:+$to}${f:-$from} has no floor in FLOORS (tests/layout/include_graph.sh, docs/architecture.md)" >&2
+			ok=1
+		elif [ "$t" -ge "$f" ]; then
+			echo "FAIL: $from includes $to, which is not below it (floors: ${FLOORS[*]})" >&2
+			ok=1
+		fi
+	done
+	return $ok
+}
+
+# The check must see an include up where there is one: base -> policy.
+if echo "base policy" | downwards 2>/dev/null; then
+	echo "FAIL: the check missed the include up base -> policy"
+	exit 1
+fi
+
 # The check must see a circle where there is one: a -> b -> a.
 mkdir -p "$tmp/t/a" "$tmp/t/b"
 echo '#include "b/y.h"' >"$tmp/t/a/x.c"
@@ -70,6 +112,14 @@ fi
 fail=0
 edges=$(scan "$src") || fail=1
 printf '%s\n' "$edges" | acyclic || fail=1
+printf '%s\n' "$edges" | sort -u | downwards || fail=1
+for d in "$src"/*/; do
+	d=$(basename "$d")
+	[ -n "$(floor_of "$d")" ] || {
+		echo "FAIL: folder $d has no floor in FLOORS (tests/layout/include_graph.sh, docs/architecture.md)" >&2
+		fail=1
+	}
+done
 [ $fail -eq 0 ] || exit 1
 echo "folder includes (from -> to):"
 printf '%s\n' "$edges" | sort -u | sed 's/ / -> /;s/^/  /'

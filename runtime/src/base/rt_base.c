@@ -12,6 +12,12 @@ struct rt_state rt = {
     .next_version = 1,
 };
 
+/* The process-wide active policy (runtime.h's inline entries read it; the policy folder swaps
+ * it). */
+_Alignas(64) struct rt_policy *ncclbpf_rt_active_;
+/* Keeps rt (its locks are taken by slow paths) off the active pointer's cache line. */
+static _Alignas(64) char active_line_pad[64] __attribute__((used));
+
 static _Atomic(ncclbpf_log_fn) log_fn;
 
 void ncclbpf_rt_set_logger(ncclbpf_log_fn fn)

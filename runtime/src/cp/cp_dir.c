@@ -16,17 +16,6 @@
 #include "ncclbpf/control.h"
 #include "ncclbpf/trusted_path.h"
 
-uint64_t ncclbpf_cp_hash(const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
-
 int cp_mkdirs(const char *path)
 {
 	int fd = ncclbpf_path_open_dir(path, NCCLBPF_PATH_CREATE, NULL, 0);

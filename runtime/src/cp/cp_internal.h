@@ -6,8 +6,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "cp.h"
 #include "cp_dir.h"
-#include "base/rt_internal.h"
+#include "policy/policy.h"
 
 enum cp_pend_state {
 	CP_ACKED = 1, /* ok ack written, fence B set, decision unknown */

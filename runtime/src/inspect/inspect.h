@@ -1,6 +1,6 @@
 /* Live inspection, shared by its files: the response writer (inspect_out.c), the request
- * handlers (inspect_cmds.c), the bundle views (inspect_bundle.c), the reload history
- * (inspect_history.c) and the server (inspect_server.c).
+ * handlers (inspect_cmds.c), the bundle views (inspect_bundle.c) and the server
+ * (inspect_server.c); the reload history is the policy's (policy/reload_history.c).
  *
  * Wire protocol (one unix stream connection, any number of requests): on connecting, the
  * client first reads the server's greeting `hello ncclbpf-inspect 1` (or `error refused ...`
@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/rt_internal.h"
+#include "policy/policy.h"
 
 /* --- Response writer ------------------------------------------------------------------- */
 struct insp_out {
@@ -43,19 +43,6 @@ struct insp_ident {
 };
 extern struct insp_ident insp_ident;
 
-/* --- Reload history (inspect_history.c) ------------------------------------------------- */
-#define INSP_HISTORY 16
-struct insp_reload_event {
-	uint64_t unix_ns;
-	int err;
-	uint64_t version; /* active after the attempt */
-	uint64_t total_ns, verify_ns, jit_ns;
-	char path[256];
-	char msg[200];
-};
-/* Copies up to max events (oldest first) and returns how many; *total = attempts ever. */
-unsigned insp_history(struct insp_reload_event *out, unsigned max, uint64_t *total);
-
 /* --- Handlers (inspect_cmds.c) ---------------------------------------------------------- */
 /* Answers one request line (without its newline). Returns 1 when the client asked to quit. */
 int insp_handle(struct insp_out *o, char *line);
@@ -72,5 +59,10 @@ int insp_bundle_map_is_uniform(const struct rt_policy *p, const char *name);
 /* 0, or -errno with why in msg (uniform map: refused, use the control plane). */
 int insp_bundle_map_update(const struct rt_policy *p, const char *name, const char *key_hex,
 			   const char *value_hex, char *msg, size_t msg_len);
+
+/* inspect_server.c: the live-inspection server, started at the first acquire and stopped at
+ * the last release (start/start.c). */
+void rt_inspect_start(void);
+void rt_inspect_stop(void);
 
 #endif

@@ -47,11 +47,11 @@ static void process_record(struct insp_out *o)
 {
 	uint64_t calls, live;
 	totals(&calls, &live);
-	struct insp_reload_event ev[INSP_HISTORY];
+	struct rt_reload_event ev[RT_RELOAD_HISTORY];
 	uint64_t n_reloads = 0;
-	unsigned k = insp_history(ev, INSP_HISTORY, &n_reloads);
+	unsigned k = rt_reload_history(ev, RT_RELOAD_HISTORY, &n_reloads);
 	int have_last = k > 0;
-	const struct insp_reload_event *last = have_last ? &ev[k - 1] : NULL;
+	const struct rt_reload_event *last = have_last ? &ev[k - 1] : NULL;
 	insp_begin(o, "process");
 	insp_kvi(o, "pid", insp_ident.id.pid);
 	insp_kv(o, "host", insp_ident.id.host);
@@ -186,9 +186,9 @@ static void policy_records(struct insp_out *o)
 
 static void reload_records(struct insp_out *o)
 {
-	struct insp_reload_event ev[INSP_HISTORY];
+	struct rt_reload_event ev[RT_RELOAD_HISTORY];
 	uint64_t total = 0;
-	unsigned k = insp_history(ev, INSP_HISTORY, &total);
+	unsigned k = rt_reload_history(ev, RT_RELOAD_HISTORY, &total);
 	for (unsigned i = 0; i < k; i++) {
 		insp_begin(o, "reload");
 		insp_kvu(o, "n", total - k + i + 1);

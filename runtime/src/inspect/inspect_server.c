@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cp/cp.h"
 #include "inspect.h"
 #include "ncclbpf/envvars.h"
 #include "ncclbpf/proc_registry.h"

@@ -25,7 +25,7 @@
 
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/envvars.h"
-#include "base/rt_internal.h"
+#include "net.h"
 
 #define NETQ_LEN       512u	 /* power of two; 512 x 72 B per communicator */
 #define DRAIN_MIN_NS   100000ull /* while rings fill past a quarter */
@@ -301,6 +301,8 @@ struct ncclbpf_net_queue *ncclbpf_rt_net_queue_new(void)
 		reg_head->prev = q;
 	reg_head = q;
 	pthread_mutex_unlock(&reg_lock);
+	/* From now on a swap of the policy first runs what is queued (policy.h). */
+	rt_policy_set_drain(ncclbpf_rt_net_flush);
 	drain_start();
 	return q;
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ncclbpf/envvars.h"
-#include "base/rt_internal.h"
+#include "net.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -111,30 +111,10 @@ uint64_t rt_tsc_read(void)
 }
 #endif
 
-/* NCCLBPF_NET_TIME_EVERY: 1..1048576, read once with the TSC setup; 0 when unset. */
-static uint32_t time_every;
-
-static void setup_sampling(void)
-{
-	time_every = (uint32_t)ncclbpf_env_uint("NCCLBPF_NET_TIME_EVERY"); /* 0: unset */
-}
-
-static void setup_all(void)
-{
-	setup();
-	setup_sampling();
-}
-
 void rt_tsc_setup(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, setup_all);
-}
-
-uint32_t rt_net_time_every_env(void)
-{
-	rt_tsc_setup();
-	return time_every;
+	pthread_once(&once, setup);
 }
 
 uint64_t rt_tsc_ticks_to_ns(uint64_t ticks)

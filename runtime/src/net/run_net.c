@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "ncclbpf/epoch.h"
-#include "base/rt_internal.h"
+#include "net.h"
 
 /* Duration since a TSC-tagged posting stamp (ncclbpf_rt_net_stamp); 0 if the counter went
  * backwards (it cannot where the kernel keeps time with it). */

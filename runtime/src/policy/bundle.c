@@ -11,7 +11,9 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/nccl_platform.h"
-#include "base/rt_internal.h"
+#include "ncclbpf/envvars.h"
+#include "policy.h"
+#include "telem/telem.h"
 
 /* Hooks by program type (runtime/platform/nccl_platform.c, the one table of sections) and, for
  * net, by event. A program in any other section is an error (a misspelt section would
@@ -41,6 +43,20 @@ static const struct {
     NET_HOOK(NCCLBPF_NET_IRECV),
     NET_HOOK(NCCLBPF_NET_COMPLETE),
 };
+
+/* NCCLBPF_NET_TIME_EVERY (1..2^20), 0 when unset: the operator's stride, over any policy's;
+ * read once per process. */
+static uint32_t env_time_every;
+static void read_time_every(void)
+{
+	env_time_every = (uint32_t)ncclbpf_env_uint("NCCLBPF_NET_TIME_EVERY");
+}
+static uint32_t time_every_env(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, read_time_every);
+	return env_time_every;
+}
 
 /* The runtime runs verified code only: ebpf_object__load verifies every program (and decides
  * which maps decisions may depend on, recording it on each map) before anything is created.
@@ -290,7 +306,7 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 		if (ebpf_object_map__rank_flags(om) & EBPF_OBJECT_MAP_F_PER_COMM)
 			p->comm_tmpl[p->hot.comm_maps++] = ebpf_object_map__map(om);
 	/* The operator's NCCLBPF_NET_TIME_EVERY wins over the program's section. */
-	uint32_t env_every = rt_net_time_every_env();
+	uint32_t env_every = time_every_env();
 	p->net_time_every = env_every ? env_every : p->net_time_every ? p->net_time_every : 1;
 	/* Report the engine actually used by the tuner hook. */
 	if (engine == NCCLBPF_ENGINE_JIT && p->hot.tuner.prog && !p->hot.tuner.fn)

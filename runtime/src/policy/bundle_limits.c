@@ -6,7 +6,7 @@
 
 #include "ncclbpf/envvars.h"
 #include "ncclbpf/object.h"
-#include "base/rt_internal.h"
+#include "policy.h"
 
 #define RINGBUF_BYTES (256ull << 20) /* one ring buffer */
 /* One program per hook is all a bundle can attach; the rest bounds what open/verify may cost. */

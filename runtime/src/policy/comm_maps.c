@@ -33,7 +33,7 @@
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
-#include "base/rt_internal.h"
+#include "policy.h"
 
 /* A communicator's instances for one policy version. */
 struct rt_comm_maps {

@@ -15,7 +15,7 @@
 #include "ncclbpf/envvars.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/trusted_path.h"
-#include "base/rt_internal.h"
+#include "policy.h"
 
 static struct {
 	pthread_once_t once;

@@ -12,7 +12,7 @@
 #include "ncclbpf/maps.h"
 #include "ncclbpf/object.h"
 #include "ncclbpf/trusted_path.h"
-#include "base/rt_internal.h"
+#include "policy.h"
 
 static void report_init(struct ncclbpf_reload_report *r)
 {
@@ -33,7 +33,7 @@ static uint64_t active_version(void)
 static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t t0)
 {
 	/* Queued completions count in the maps that are carried over (net_defer.c). */
-	ncclbpf_rt_net_flush();
+	rt_policy_drain();
 	uint64_t carry0 = rt_now_ns();
 	struct rt_policy *old = __atomic_load_n(&rt_active, __ATOMIC_SEQ_CST);
 	r->maps_kept = rt_bundle_carry_maps(p, old, 0);
@@ -48,7 +48,7 @@ static int finish(struct rt_policy *p, struct ncclbpf_reload_report *r, uint64_t
 	rt_activate(p, 0, &r->swap_ns, &r->retire_ns);
 	r->total_ns = rt_now_ns() - t0;
 	atomic_fetch_add(&rt.reloads_ok, 1);
-	rt_inspect_note_reload(p->name, r);
+	rt_reload_history_note(p->name, r);
 	return 0;
 }
 
@@ -165,7 +165,7 @@ static int failed(const char *name, struct ncclbpf_reload_report *r, uint64_t t0
 	r->version = active_version();
 	r->total_ns = rt_now_ns() - t0;
 	atomic_fetch_add(&rt.reloads_failed, 1);
-	rt_inspect_note_reload(name, r);
+	rt_reload_history_note(name, r);
 	return r->err;
 }
 
@@ -284,7 +284,7 @@ static int map_op(const char *name, const void *key, void *value, int update)
 
 int ncclbpf_rt_map_lookup(const char *name, const void *key, void *value)
 {
-	ncclbpf_rt_net_flush(); /* every queued completion shows in what is read */
+	rt_policy_drain(); /* every queued completion shows in what is read */
 	return map_op(name, key, value, 0);
 }
 

@@ -1,5 +1,7 @@
 /* Process-wide runtime: configuration, reference counting, the hot-path entry points, the
- * communicator registry and statistics. */
+ * communicator registry and statistics. The public start-up and shutdown (ncclbpf_rt_acquire,
+ * ncclbpf_comm__new, ...) are start/start.c's, which calls the parts here in order with the
+ * other folders'. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,13 +11,9 @@
 
 #include "ncclbpf/epoch.h"
 #include "ncclbpf/envvars.h"
-#include "base/rt_internal.h"
+#include "policy.h"
 
 /* --- Hot path (the entries themselves are inline in runtime.h) ----------------------------- */
-
-_Alignas(64) struct rt_policy *ncclbpf_rt_active_;
-/* Keeps rt (its locks are taken by slow paths) off the active pointer's cache line. */
-static _Alignas(64) char active_line_pad[64] __attribute__((used));
 
 _Static_assert(offsetof(struct rt_policy, hot) == 0,
 	       "runtime.h's inline entries read a policy as its hot part");
@@ -59,6 +57,21 @@ void rt_notify_activate(void)
 
 /* --- Activation --------------------------------------------------------------------------- */
 
+static _Atomic(void (*)(void)) drain_fn;
+
+void rt_policy_set_drain(void (*drain)(void))
+{
+	atomic_store(&drain_fn, drain);
+}
+
+/* Before a swap: what is queued for the running policy runs under it (rt_policy_set_drain). */
+void rt_policy_drain(void)
+{
+	void (*fn)(void) = atomic_load(&drain_fn);
+	if (fn)
+		fn();
+}
+
 void rt_policy_free(struct rt_policy *p)
 {
 	if (!p)
@@ -96,7 +109,7 @@ void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *ret
 void ncclbpf_rt_unload(void)
 {
 	pthread_mutex_lock(&rt.reload_lock);
-	ncclbpf_rt_net_flush(); /* queued completions still see the policy they were taken for */
+	rt_policy_drain(); /* queued completions still see the policy they were taken for */
 	rt_activate(NULL, 1, NULL, NULL);
 	pthread_mutex_unlock(&rt.reload_lock);
 }
@@ -111,7 +124,7 @@ void ncclbpf_rt_set_engine(int engine)
 
 /* --- Lifetime ----------------------------------------------------------------------------- */
 
-static void read_config(void)
+static void read_config(int no_watch)
 {
 	/* Every variable of the table that is set is checked now, so that a mistyped one is
 	 * reported even where nothing reads it in this run (one WARN each). */
@@ -122,11 +135,9 @@ static void read_config(void)
 	if (!rt.engine_forced) /* NCCLBPF_ENGINE's values are in enum order: jit|interp */
 		rt.engine = ncclbpf_env_enum("NCCLBPF_ENGINE") == 1 ? NCCLBPF_ENGINE_INTERP
 								    : NCCLBPF_ENGINE_JIT;
-	rt.watch = ncclbpf_env_bool("NCCLBPF_WATCH");
 	/* With the control plane, changes arrive through it at agreed seqs; a file-watch reload
 	 * would switch ranks at different calls. */
-	if (cp_enabled())
-		rt.watch = 0;
+	rt.watch = !no_watch && ncclbpf_env_bool("NCCLBPF_WATCH");
 	rt.debug = ncclbpf_env_bool("NCCLBPF_DEBUG");
 	v = ncclbpf_env_str("NCCLBPF_TRACE");
 	if (v)
@@ -154,7 +165,7 @@ static int load_policy(struct ncclbpf_reload_report *r)
 	const void *img;
 	size_t len;
 	char why[512];
-	if (launched++) /* under init_lock */
+	if (launched++) /* under start.c's init_lock */
 		return ncclbpf_rt_reload(rt.policy_path, r);
 	int e = ncclbpf_rt_launch_bundle(&path, &img, &len, why, sizeof(why));
 	/* Native, NCCLBPF_POLICY changed since, or unreadable (tried again, and recorded, as any
@@ -175,7 +186,7 @@ static int load_policy(struct ncclbpf_reload_report *r)
 	return e;
 }
 
-static void first_load(void)
+void rt_policy_first_load(void)
 {
 	char msg[4096];
 	/* What no policy means differs per hook (the tuner leaves tuning to NCCL, the net
@@ -211,60 +222,35 @@ enum ncclbpf_policy_state ncclbpf_rt_policy_state(void)
 	return configured ? NCCLBPF_POLICY_FAILED : NCCLBPF_POLICY_UNSET;
 }
 
-/* Whole acquire/release under init_lock: a second communicator created while the first one
- * is still loading the bundle must not start deciding without it (ranks of one communicator
- * living in one process would otherwise disagree about their first calls). */
-static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int ncclbpf_rt_acquire(void)
+int rt_policy_acquire(int no_watch)
 {
-	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&rt.lock);
 	int n = ++rt.refcount;
 	if (n == 1)
-		read_config();
+		read_config(no_watch);
 	pthread_mutex_unlock(&rt.lock);
-	if (n == 1) {
-		rt_tsc_setup();
-		rt_telem_start();
-		first_load();
-		rt_inspect_start();
-	}
-	pthread_mutex_unlock(&init_lock);
 	return n;
 }
 
-int ncclbpf_rt_release(void)
+int rt_policy_release(void)
 {
-	pthread_mutex_lock(&init_lock);
 	pthread_mutex_lock(&rt.lock);
 	int n = rt.refcount > 0 ? --rt.refcount : 0;
 	pthread_mutex_unlock(&rt.lock);
-	if (n == 0) {
-		rt_telem_stop();
-		rt_inspect_stop();
-		rt_watch_stop();
-		ncclbpf_rt_unload();
-		rt_trace_close();
-	}
-	pthread_mutex_unlock(&init_lock);
 	return n;
+}
+
+void rt_policy_shutdown(void)
+{
+	rt_watch_stop();
+	ncclbpf_rt_unload();
+	rt_trace_close();
 }
 
 /* --- Communicators and statistics ---------------------------------------------------------- */
 
-struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint32_t n_nodes,
-				       uint32_t api_version)
+void rt_comm_register(struct ncclbpf_comm *c)
 {
-	struct ncclbpf_comm *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->comm_id = comm_id;
-	c->n_ranks = n_ranks;
-	c->n_nodes = n_nodes;
-	c->api_version = api_version;
-	c->cp_next = UINT64_MAX;
-	ncclbpf_rt_acquire();
 	pthread_mutex_lock(&rt.lock);
 	c->next = rt.comms;
 	if (rt.comms)
@@ -274,9 +260,6 @@ struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint3
 	rt.comms_live++;
 	rt.comms_total++;
 	pthread_mutex_unlock(&rt.lock);
-	cp_member_attach(c);
-	rt_comm_maps_create(c);
-	return c;
 }
 
 /* Acquire: the loads after one are not made before it (the call numbers below). */
@@ -310,11 +293,8 @@ void ncclbpf_comm__stats(const struct ncclbpf_comm *c, uint64_t out[NCCLBPF_STAT
 		*channels0 = applied > ch ? applied - ch : 0;
 }
 
-void ncclbpf_comm__free(struct ncclbpf_comm *c)
+void rt_comm_unregister(struct ncclbpf_comm *c)
 {
-	if (!c)
-		return;
-	cp_member_detach(c);
 	uint64_t st[NCCLBPF_STAT_MAX];
 	ncclbpf_comm__stats(c, st, NULL);
 	rt_log(NCCLBPF_LOG_INFO,
@@ -342,8 +322,6 @@ void ncclbpf_comm__free(struct ncclbpf_comm *c)
 	rt.comms_live--;
 	pthread_mutex_unlock(&rt.lock);
 	rt_comm_maps_destroy(c);
-	free(c);
-	ncclbpf_rt_release();
 }
 
 void ncclbpf_rt_get_stats(struct ncclbpf_rt_stats *out)

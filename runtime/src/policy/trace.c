@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/trusted_path.h"
-#include "base/rt_internal.h"
+#include "policy.h"
 
 int ncclbpf_trace_fd = -1;
 

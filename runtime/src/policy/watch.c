@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/rt_internal.h"
+#include "policy.h"
 
 #define STOP_WAIT_MS 2000
 

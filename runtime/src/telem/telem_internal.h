@@ -11,6 +11,7 @@
 
 #include "ncclbpf/telemetry.h"
 #include "base/rt_internal.h"
+#include "telem.h"
 
 /* --- Algorithm/protocol cells (ncclbpf_telem_cell.mix): the one encoding, for the recorder
  * and every reader. A pair's cell is algo x NCCLBPF_NUM_PROTOS + proto; the last cell counts

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ncclbpf/epoch.h"
 #include "telem_internal.h"
 #include "telem_metrics.h"
 
@@ -214,13 +215,17 @@ static void runtime_families(struct tbuf *b)
 	family(b, TELEM_M_EXPORT_TRUNC);
 	process_sample(b, TELEM_M_EXPORT_TRUNC, "", atomic_load(&telem_stats.truncated));
 
-	struct ncclbpf_rt_stats st;
-	ncclbpf_rt_get_stats(&st);
+	/* From the process's record (base): the active version and the reload counts. */
+	ebpf_epoch_enter();
+	const struct rt_policy *p = __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE);
+	uint64_t version = p ? p->hot.version : 0;
+	ebpf_epoch_exit();
 	family(b, TELEM_M_POLICY_VERSION);
-	process_sample(b, TELEM_M_POLICY_VERSION, "", st.active_version);
+	process_sample(b, TELEM_M_POLICY_VERSION, "", version);
 	family(b, TELEM_M_POLICY_RELOADS);
-	process_sample(b, TELEM_M_POLICY_RELOADS, ",result=\"ok\"", st.reloads_ok);
-	process_sample(b, TELEM_M_POLICY_RELOADS, ",result=\"failed\"", st.reloads_failed);
+	process_sample(b, TELEM_M_POLICY_RELOADS, ",result=\"ok\"", atomic_load(&rt.reloads_ok));
+	process_sample(b, TELEM_M_POLICY_RELOADS, ",result=\"failed\"",
+		       atomic_load(&rt.reloads_failed));
 }
 
 /* The active policy's identity and exported maps, while it cannot be retired. */
