@@ -19,11 +19,11 @@
 
 #include "insn_macros.h"
 #include "ncclbpf/runtime.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/helpers.h"
+#include "ebpf/jit.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
+#include "ebpf/prog.h"
 #include "ncclbpf/nccl_platform.h"
 #include "skip.h"
 

@@ -11,8 +11,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/object.h"
+#include "ebpf/helpers.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 static const char *default_files[] = {NCCLBPF_BENCH_POLICIES NULL};

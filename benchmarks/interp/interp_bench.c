@@ -12,8 +12,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ncclbpf/prog.h"
-#include "ncclbpf/jit.h"
+#include "ebpf/prog.h"
+#include "ebpf/jit.h"
 #include "progs.h"
 
 #define DECLARE_BPF(name)                                                                          \

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ncclbpf/disasm.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/disasm.h"
+#include "ebpf/prog.h"
 
 struct out {
 	char *buf;

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 
 /* ThreadSanitizer does not model fences (gcc refuses them under -fsanitize=thread); a seq_cst
  * read-modify-write is a full barrier too and TSan understands it. */

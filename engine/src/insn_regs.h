@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 
 /* Bit k of *use / *def stands for register rk. A call reads r1-r5 and writes r0-r5 (callers
  * that know a helper's prototype may narrow the reads); exit reads r0. */

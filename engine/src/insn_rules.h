@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 
 /* Checks *in, the first of the n_left instructions from it to the program's end (a 64-bit
  * immediate load needs its second half), in a program with n_maps maps. Returns 0, or -EINVAL

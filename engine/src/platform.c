@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ncclbpf/progtype.h"
+#include "ebpf/progtype.h"
 
 /* A section that ends in '/' is a prefix: a name follows it. */
 static int is_prefix(const char *section)

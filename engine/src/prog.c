@@ -14,7 +14,7 @@
 
 #include "err.h"
 #include "insn_rules.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "prog_internal.h"
 
 /* Reads an option field only when the caller's struct is large enough to have it. */

@@ -2,8 +2,8 @@
 #ifndef NCCLBPF_PROG_INTERNAL_H
 #define NCCLBPF_PROG_INTERNAL_H
 
-#include "ncclbpf/jit.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/jit.h"
+#include "ebpf/prog.h"
 
 /* The interpreter's copy of an instruction slot (same index as insns[]): register numbers
  * unpacked into whole bytes, so the dispatch loop extracts no bit-fields. */

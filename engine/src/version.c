@@ -1,4 +1,4 @@
-#include "ncclbpf/version.h"
+#include "ebpf/version.h"
 
 const char *ebpf_engine_version(void)
 {

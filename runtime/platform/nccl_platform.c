@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ncclbpf.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define R EBPF_CTX_READ

@@ -5,7 +5,7 @@
 #ifndef NCCLBPF_TEST_INSN_MACROS_H
 #define NCCLBPF_TEST_INSN_MACROS_H
 
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 
 #define INSN(c, d, s, o, i)                                                                        \
 	((struct ebpf_insn){.code = (uint8_t)(c),                                                  \

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/prog.h"
 
 struct harness_env {
 	const struct ebpf_helper_table *helpers;

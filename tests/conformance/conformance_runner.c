@@ -36,7 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ncclbpf/disasm.h"
+#include "ebpf/disasm.h"
 #include "skip.h"
 
 #define MAX_BYTES (1 << 16)

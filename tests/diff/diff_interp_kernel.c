@@ -23,7 +23,7 @@
 
 #include "gen.h"
 #include "kernel_oracle.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/prog.h"
 
 struct counts {
 	uint64_t generated, rejected, compared, mismatches, insns;

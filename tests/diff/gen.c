@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "ncclbpf/disasm.h"
+#include "ebpf/disasm.h"
 
 #define BUF_REG GEN_BUF_REG
 #define RESERVE 128 /* instructions kept free for each function's epilogue and pending calls */

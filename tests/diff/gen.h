@@ -35,7 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 
 #ifdef __cplusplus
 extern "C" {

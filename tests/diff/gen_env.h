@@ -5,7 +5,7 @@
 #define NCCLBPF_TEST_GEN_ENV_H
 
 #include "gen.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 
 struct gen_env {
 	uint32_t n_maps;

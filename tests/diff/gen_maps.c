@@ -7,8 +7,8 @@
 #include <errno.h>
 
 #include "gen_internal.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
 
 const struct gen_map gen_default_maps[] = {
     {EBPF_MAP_TYPE_ARRAY, 4, 48, 4},

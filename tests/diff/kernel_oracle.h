@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "gen.h"
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 
 #define KO_MAX_BUF	    256	 /* largest buffer a program may get */
 #define KO_MAX_INSNS	    8192 /* program instructions (without the trampoline) */

@@ -8,8 +8,8 @@
 #include "check.h"
 #include "gen.h"
 #include "gen_env.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/helpers.h"
+#include "ebpf/prog.h"
 
 static struct gen_env env;
 

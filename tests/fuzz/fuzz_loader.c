@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 /* Map memory an input may ask for before we skip loading it: a valid object may legitimately

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/prog.h"
-#include "ncclbpf/progtype.h"
-#include "ncclbpf/verifier.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
+#include "ebpf/prog.h"
+#include "ebpf/progtype.h"
+#include "ebpf/verifier.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define N_MAPS 5

@@ -22,10 +22,10 @@
 #include <time.h>
 
 #include "../diff/gen.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/helpers.h"
+#include "ebpf/jit.h"
+#include "ebpf/maps.h"
+#include "ebpf/prog.h"
 #include "skip.h"
 
 #define N_KEYS	     4

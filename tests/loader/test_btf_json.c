@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 static int failures;

@@ -15,8 +15,8 @@
 
 #include "check.h"
 #include "rss.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/nccl_platform.h"
 

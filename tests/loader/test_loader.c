@@ -7,8 +7,8 @@
 #include "check.h"
 #include "ldr_util.h"
 #include "ncclbpf.h"
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/object.h"
+#include "ebpf/epoch.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 static const char *bpf_dir, *pol_dir;

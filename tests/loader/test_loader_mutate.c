@@ -13,7 +13,7 @@
 
 #include "check.h"
 #include "ldr_util.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define LOAD_EVERY 64

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "ncclbpf/nccl_platform.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/runtime.h"
 
 /* Is item one of the ", "-separated items of the list inside msg (after "(" or "known: ")? */

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/epoch.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
 
 static uint64_t now(void)
 {

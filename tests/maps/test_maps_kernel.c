@@ -25,8 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/epoch.h"
+#include "ebpf/maps.h"
 #include "check.h"
 #include "skip.h"
 

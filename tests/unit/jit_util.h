@@ -11,8 +11,8 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/jit.h"
+#include "ebpf/prog.h"
 
 #define JIT_UTIL_NO_COMPARE 0x80000000u /* jit_flags bit: run the JIT only (memory tests) */
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ncclbpf/disasm.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/disasm.h"
+#include "ebpf/prog.h"
 #include "check.h"
 
 #define I(c, d, s, o, i)                                                                           \

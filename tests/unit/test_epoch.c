@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "check.h"
 
 static _Atomic int freed_flag;

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
 #include "check.h"
 
 #define U(p) ((uint64_t)(uintptr_t)(p))

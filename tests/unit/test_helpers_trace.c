@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ncclbpf/helpers.h"
+#include "ebpf/helpers.h"
 #include "check.h"
 
 static char last[512];

@@ -15,9 +15,9 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/prog.h"
-#include "ncclbpf/verifier.h"
+#include "ebpf/helpers.h"
+#include "ebpf/prog.h"
+#include "ebpf/verifier.h"
 
 #define CAND 10
 #define PAD  70

@@ -4,8 +4,8 @@
 #include <stdint.h>
 
 #include "interp_harness.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
 
 static struct ebpf_map *mk(const char *name, uint32_t type, uint32_t ks, uint32_t vs, uint32_t n,
 			   uint32_t flags)

@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/prog.h"
 
 static uint64_t rng_state;
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "jit_util.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
 
 /* --- Conditional jumps ------------------------------------------------------------------------ */
 

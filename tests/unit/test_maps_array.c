@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/epoch.h"
+#include "ebpf/maps.h"
 #include "check.h"
 
 static struct ebpf_map *mk(uint32_t type, uint32_t ks, uint32_t vs, uint32_t n, char *err)

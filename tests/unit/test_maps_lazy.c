@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "rss.h"
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/epoch.h"
+#include "ebpf/maps.h"
 
 /* Far below any of the sizes created here, far above a few touched pages and the allocator's
  * own growth. */

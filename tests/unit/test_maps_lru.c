@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/epoch.h"
+#include "ebpf/maps.h"
 #include "check.h"
 
 static struct ebpf_map *mk(uint32_t n)

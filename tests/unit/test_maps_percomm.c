@@ -9,10 +9,10 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/helpers.h"
+#include "ebpf/jit.h"
+#include "ebpf/maps.h"
+#include "ebpf/prog.h"
 
 static struct ebpf_map *mk(uint32_t type, uint32_t flags, char *err, size_t len)
 {

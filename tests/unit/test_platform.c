@@ -8,10 +8,10 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/prog.h"
-#include "ncclbpf/progtype.h"
-#include "ncclbpf/verifier.h"
+#include "ebpf/jit.h"
+#include "ebpf/prog.h"
+#include "ebpf/progtype.h"
+#include "ebpf/verifier.h"
 
 /* The toy host's context: two inputs and an output. */
 struct toy_ctx {

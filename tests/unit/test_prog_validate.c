@@ -5,7 +5,7 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/prog.h"
 
 static uint64_t h_zero(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
 {

@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "ncclbpf/version.h"
+#include "ebpf/version.h"
 #include "check.h"
 
 int main(void)

@@ -35,12 +35,12 @@
 #include "gen.h"
 #include "gen_env.h"
 #include "insn_macros.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/prog.h"
-#include "ncclbpf/progtype.h"
-#include "ncclbpf/verifier.h"
+#include "ebpf/helpers.h"
+#include "ebpf/jit.h"
+#include "ebpf/maps.h"
+#include "ebpf/prog.h"
+#include "ebpf/progtype.h"
+#include "ebpf/verifier.h"
 
 #define N_GEN_MAPS 8
 #define IO_MAP	   N_GEN_MAPS /* the buffer: one element of a per-communicator array */

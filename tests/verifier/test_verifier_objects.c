@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define MAX_EXPECT 16

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/prog.h"
 #include "ncclbpf/nccl_platform.h"
 #include "vcases.h"
 

@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "insn_macros.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/progtype.h"
-#include "ncclbpf/verifier.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
+#include "ebpf/progtype.h"
+#include "ebpf/verifier.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define N_MAPS	   5

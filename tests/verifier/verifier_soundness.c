@@ -29,10 +29,10 @@
 #include "gen.h"
 #include "gen_env.h"
 #include "kernel_oracle.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/prog.h"
-#include "ncclbpf/progtype.h"
-#include "ncclbpf/verifier.h"
+#include "ebpf/helpers.h"
+#include "ebpf/prog.h"
+#include "ebpf/progtype.h"
+#include "ebpf/verifier.h"
 
 static uint64_t splitmix(uint64_t *s)
 {

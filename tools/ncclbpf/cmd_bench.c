@@ -30,7 +30,7 @@
 #include "bench_sides.h"
 #include "cli.h"
 #include "cli_json.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/nccl_platform.h"
 #include "prof_drive.h"

@@ -8,9 +8,9 @@
 
 #include "cli.h"
 #include "hexio.h"
-#include "ncclbpf/disasm.h"
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/object.h"
+#include "ebpf/disasm.h"
+#include "ebpf/helpers.h"
+#include "ebpf/object.h"
 
 #define MAX_INPUT ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 

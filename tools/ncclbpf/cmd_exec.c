@@ -23,9 +23,9 @@
 
 #include "cli.h"
 #include "hexio.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/object.h"
-#include "ncclbpf/prog.h"
+#include "ebpf/jit.h"
+#include "ebpf/object.h"
+#include "ebpf/prog.h"
 
 #define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 #define MAX_MEM_BYTES  ((size_t)64 << 20)

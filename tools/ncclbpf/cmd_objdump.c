@@ -8,8 +8,8 @@
 
 #include "cli.h"
 #include "cli_json.h"
-#include "ncclbpf/disasm.h"
-#include "ncclbpf/object.h"
+#include "ebpf/disasm.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define HEX_LIMIT 4096 /* bytes of initial data shown unless --full */

@@ -23,9 +23,9 @@
 #include "cli_json.h"
 #include "hexio.h"
 #include "ncclbpf.h"
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/jit.h"
-#include "ncclbpf/object.h"
+#include "ebpf/epoch.h"
+#include "ebpf/jit.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define MAX_REPEAT   100000000ull

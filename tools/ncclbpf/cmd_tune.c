@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "ncclbpf.h"
 #include "ncclbpf/envvars.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 #include "self_path.h"
 #include "tune.h"

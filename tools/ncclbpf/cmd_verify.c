@@ -19,7 +19,7 @@
 
 #include "cli.h"
 #include "cli_json.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/nccl_platform.h"
 #include "plugin_host.h"

@@ -1,7 +1,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "ncclbpf/version.h"
+#include "ebpf/version.h"
 
 static int cmd_version(int argc, char **argv)
 {

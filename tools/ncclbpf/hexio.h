@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 
 struct hexbuf {
 	uint8_t *data; /* malloc'd; NULL when empty */

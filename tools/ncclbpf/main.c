@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "ncclbpf/version.h"
+#include "ebpf/version.h"
 
 extern const struct ncclbpf_cmd *__start_ncclbpf_cmds[];
 extern const struct ncclbpf_cmd *__stop_ncclbpf_cmds[];

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "ncclbpf/helpers.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/helpers.h"
+#include "ebpf/maps.h"
 
 uint64_t ebpf_helper_trace_printk(uint64_t fmt, uint64_t fmt_size, uint64_t a1, uint64_t a2,
 				  uint64_t a3); /* trace_printk.c */

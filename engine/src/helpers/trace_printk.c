@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ncclbpf/helpers.h"
+#include "ebpf/helpers.h"
 
 /* Set rarely (host start-up). A line racing with a change may pair the new function with the
  * old context only if the host changes both while programs log; hosts set it once. */

@@ -7,7 +7,7 @@
 
 #include "err.h"
 #include "interp_internal.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 
 #define OPT(opts, field, dflt)                                                                     \
 	((opts) && (opts)->sz >= offsetof(typeof(*(opts)), field) + sizeof((opts)->field)          \

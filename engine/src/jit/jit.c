@@ -17,7 +17,7 @@
 #include "err.h"
 #include "../insn_regs.h"
 #include "jit_backend.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 
 #define HELPER_MAP_LOOKUP 1 /* Linux's BPF_FUNC_map_lookup_elem */
 

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ncclbpf/isa.h"
+#include "ebpf/isa.h"
 #include "loader.h"
 
 #define REL_SIZE  16

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ncclbpf/helpers.h"
+#include "ebpf/helpers.h"
 #include "loader.h"
 
 static void unload(struct ebpf_object *obj)

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 
 /* --- Error reporting: every failure writes one line and returns -errno ---------------------- */
 int ldr_err(char *err, size_t err_len, int errnum, const char *fmt, ...)

@@ -19,7 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 
 struct htab_elem {
 	_Atomic(struct htab_elem *) next;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 
 void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const char *fmt, ...)
 {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 
 struct ebpf_map;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "state.h"
 
 static bool has_arg(const struct ebpf_helper_proto *p, uint8_t kind)

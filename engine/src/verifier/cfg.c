@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "state.h"
 #include "../insn_regs.h"
 #include "../insn_rules.h"

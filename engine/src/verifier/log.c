@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "state.h"
 
 const char *reg_type_str(uint8_t t)

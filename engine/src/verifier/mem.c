@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "state.h"
 
 static const int size_bytes[4] = {4, 2, 1, 8};

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ncclbpf/verifier.h"
+#include "ebpf/verifier.h"
 #include "tnum.h"
 
 enum reg_type {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "state.h"
 
 bool taint_active(const struct env *env, uint32_t *origin)

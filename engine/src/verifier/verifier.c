@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ncclbpf/maps.h"
+#include "ebpf/maps.h"
 #include "state.h"
 
 #define MAX_PENDING 8192

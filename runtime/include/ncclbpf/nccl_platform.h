@@ -7,8 +7,8 @@
 
 #include <stddef.h>
 
-#include "ncclbpf/object.h"
-#include "ncclbpf/progtype.h"
+#include "ebpf/object.h"
+#include "ebpf/progtype.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,7 +12,7 @@
  *   one atomic pointer. A hook call reads that pointer once, inside a read-side epoch, so a call
  *   runs entirely under one version. A reload swaps the pointer and retires the old policy to
  *   the engine's epoch reclaimer: its code and maps are freed only after every call that could
- *   still see it has left its epoch section (engine/include/ncclbpf/epoch.h).
+ *   still see it has left its epoch section (engine/include/ebpf/epoch.h).
  * - The hot path (ncclbpf_rt_run_*) takes no lock and allocates nothing.
  *
  * Environment (read at the first acquire)
@@ -142,8 +142,8 @@ struct ncclbpf_comm;
 int ncclbpf_rt__comm_maps_bind(struct ncclbpf_comm *c, const struct ncclbpf_rt_policy_hot *p);
 
 #ifndef __cplusplus
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/maps.h"
+#include "ebpf/epoch.h"
+#include "ebpf/maps.h"
 
 /* A hook call in three steps, for an adapter that builds its context from what the program
  * reads (hook->ctx_words):
@@ -344,7 +344,7 @@ int ncclbpf_rt_section_served(const char *section, uint32_t *time_every, char *w
 struct ebpf_object;
 struct ebpf_program;
 struct ebpf_object_limits;
-/* The limits every bundle loads under (engine/include/ncclbpf/object.h): map memory
+/* The limits every bundle loads under (engine/include/ebpf/object.h): map memory
  * NCCLBPF_MAX_MAP_BYTES (default 1 GiB, as ebpf_map__def_memory counts it), one ring buffer
  * 256 MiB, 16 programs, 131072 instructions in all. */
 void ncclbpf_rt_bundle_limits(struct ebpf_object_limits *lim);

@@ -15,7 +15,7 @@
 #include "cp_dir.h"
 #include "ncclbpf/control.h"
 #include "ncclbpf/hex.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/trusted_path.h"
 #include "base/rt_internal.h"
 

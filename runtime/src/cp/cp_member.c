@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "cp_internal.h"
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "ncclbpf/envvars.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 #include "ncclbpf/trusted_path.h"
 
 struct cp_global cp = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};

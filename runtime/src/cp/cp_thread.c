@@ -14,8 +14,8 @@
 #include "cp_internal.h"
 #include "ncclbpf/control.h"
 #include "ncclbpf/hex.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 
 /* --- Records ------------------------------------------------------------------------------ */
 

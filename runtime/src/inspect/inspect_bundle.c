@@ -18,8 +18,8 @@
 
 #include "inspect.h"
 #include "ncclbpf/hex.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 
 enum { CLASS_UNIFORM, CLASS_RANK_LOCAL, CLASS_READ_ONLY, CLASS_PER_COMM };
 static const char *const class_names[] = {"uniform", "rank-local", "read-only", "per-comm"};

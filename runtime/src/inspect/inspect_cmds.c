@@ -11,7 +11,7 @@
 
 #include "cp/cp_internal.h"
 #include "inspect.h"
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 
 static _Atomic(ncclbpf_env_reporter_fn) env_reporter;
 

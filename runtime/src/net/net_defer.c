@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "ncclbpf/envvars.h"
 #include "net.h"
 

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <time.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "net.h"
 
 /* Duration since a TSC-tagged posting stamp (ncclbpf_rt_net_stamp); 0 if the counter went

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/jit.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/jit.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 #include "ncclbpf/envvars.h"
 #include "policy.h"

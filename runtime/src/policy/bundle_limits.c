@@ -5,7 +5,7 @@
 #include <pthread.h>
 
 #include "ncclbpf/envvars.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "policy.h"
 
 #define RINGBUF_BYTES (256ull << 20) /* one ring buffer */

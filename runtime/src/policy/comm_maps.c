@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/epoch.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/epoch.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 #include "policy.h"
 
 /* A communicator's instances for one policy version. */

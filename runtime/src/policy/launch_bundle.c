@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "ncclbpf/envvars.h"
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "ncclbpf/trusted_path.h"
 #include "policy.h"
 

@@ -4,7 +4,7 @@
  * reference retires it to the epoch reclaimer, which frees it once no call that could still see
  * it remains. */
 #include "ncclbpf/control.h"
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "policy.h"
 
 uint64_t ncclbpf_cp_hash(const void *buf, size_t len)

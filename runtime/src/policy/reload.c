@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "ncclbpf/control.h"
-#include "ncclbpf/maps.h"
-#include "ncclbpf/object.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
 #include "ncclbpf/trusted_path.h"
 #include "policy.h"
 

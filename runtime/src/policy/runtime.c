@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "ncclbpf/envvars.h"
 #include "policy.h"
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ncclbpf/object.h"
+#include "ebpf/object.h"
 #include "telem_internal.h"
 
 /* Labels every sample has already, which a key member may not take. */

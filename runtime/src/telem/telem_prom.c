@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ncclbpf/epoch.h"
+#include "ebpf/epoch.h"
 #include "telem_internal.h"
 #include "telem_metrics.h"
 
