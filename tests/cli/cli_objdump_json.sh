@@ -18,6 +18,7 @@ check 'd["file"] == "'"$obj"'"' \
 	'[(p["name"], p["section"], p["type"]) for p in d["programs"]] == [("touch", "profiler", "profiler")]' \
 	'"insns_text" not in d["programs"][0]' \
 	'[m["name"] for m in d["maps"]] == ["typed", "percpu", "untyped", ".data", ".bss"]' \
+	'[m["kind"] for m in d["maps"]] == ["maps", "maps", "maps", "data", "bss"]' \
 	'[(m["key_size"], m["value_size"], m["max_entries"]) for m in d["maps"] if m["name"] == "typed"] == [(8, 72, 4)]' \
 	'[m["initial_value"] for m in d["maps"] if m["name"] == ".data"] == [{"counter": 5}]' \
 	'[m["initial_data"] for m in d["maps"] if m["name"] == ".data"] == ["0500000000000000"]' \

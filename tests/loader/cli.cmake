@@ -116,7 +116,7 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
 
   # objdump: programs, maps with initial data, disassembly with source and annotations.
   ldr_cli(objdump_features ARGS objdump ${LDR_OBJ}/features.o
-    REGEX "4 programs, 7 maps.*  1   tuner +second +tuner +[0-9]+ +[0-9]+  thrice_plus,twice\n.*  3   events +ringbuf +btf +0 +0 +4096  0x0\n  4   \\.rodata +array +rodata +4 +4 +1  0x80 \\(rdonly_prog\\)\n    initial data \\(4 bytes\\):\n      0000: d2 04 00 00 .*<thrice_plus>:\n. static __attribute__\\(\\(noinline\\)\\) __u64 thrice_plus\\(__u64 x\\)  \\[features.c:[0-9]+\\].*. counter \\+= 1..*# &'\\.data'\\[0\\].*call [0-9]+    # -> twice")
+    REGEX "4 programs, 7 maps.*  1   tuner +second +tuner +[0-9]+ +[0-9]+  thrice_plus,twice\n.*  3   events +ringbuf +maps +0 +0 +4096  0x0\n  4   \\.rodata +array +rodata +4 +4 +1  0x80 \\(rdonly_prog\\)\n    initial data \\(4 bytes\\):\n      0000: d2 04 00 00 .*<thrice_plus>:\n. static __attribute__\\(\\(noinline\\)\\) __u64 thrice_plus\\(__u64 x\\)  \\[features.c:[0-9]+\\].*. counter \\+= 1..*# &'\\.data'\\[0\\].*call [0-9]+    # -> twice")
   ldr_cli(objdump_policy ARGS objdump ${LDR_POL}/table_tuner.o
     REGEX "table_tuner +tuner +[0-9]+ +[0-9]+  find_row\n.*\\.data +array +data +4 +144 +1  0x0\n    initial data \\(144 bytes\\):\n      0000: 00 10 00 00 00 00 00 00 00 00 00 00 00 00 00 00")
   ldr_cli(objdump_bad STATUS 1 ARGS objdump ${LDR_OBJ}/bad_extern.o

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "ldr_util.h"
 #include "ncclbpf.h"
+#include "ebpf/elf.h"
 #include "ebpf/epoch.h"
 #include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
@@ -103,10 +104,13 @@ static void test_features(void)
 		CHECK_EQ_U64(d->max_entries, want[i].entries);
 		CHECK_EQ_U64(d->flags, want[i].flags);
 		CHECK_EQ_U64(ebpf_object_map__kind(m), want[i].kind);
+		CHECK(!strcmp(ebpf_object_map_kind__name(want[i].kind),
+			      want[i].kind == EBPF_OBJECT_MAP_BTF ? "maps" : want[i].name + 1));
 		CHECK(ebpf_object__find_map_by_name(obj, want[i].name) == m);
 		CHECK(ebpf_object_map__map(m) == NULL);
 	}
 	CHECK(ebpf_object__find_map_by_name(obj, "nope") == NULL);
+	CHECK(!strcmp(ebpf_object_map_kind__name(-1), "?"));
 	size_t sz;
 	const uint8_t *init = ebpf_object_map__initial_data(ebpf_object__map(obj, 4), &sz);
 	uint32_t u32;
@@ -393,6 +397,48 @@ static void test_corruptions(void)
 }
 
 /* Every shipped policy opens with the programs it declares. */
+/* ebpf_elf_find_section on features.o as built, then on copies corrupted by edit(): the found
+ * bytes are the section's, and each malformed image is refused with its own message. */
+static void find_in(const char *what, void (*edit)(uint8_t *img, size_t *size), const char *name,
+		    int want_rc, const char *msg)
+{
+	size_t size;
+	uint8_t *img = ldr_read_file(obj_path(bpf_dir, "features.o"), &size);
+	CHECK(img != NULL);
+	if (!img)
+		return;
+	if (edit)
+		edit(img, &size);
+	uint64_t off = 7, len = 7;
+	uint32_t type = 0;
+	char err[256] = "";
+	int rc = ebpf_elf_find_section(img, size, name, &off, &len, &type, err, sizeof(err));
+	CHECKF(rc == want_rc && (!msg || strstr(err, msg)), "%s: rc %d, '%s'", what, rc, err);
+	if (!rc && !strcmp(name, ".data")) {
+		uint64_t v = 0;
+		CHECK(type == EBPF_ELF_SHT_PROGBITS && len == 8 && off + len <= size);
+		if (len == 8)
+			memcpy(&v, img + off, 8);
+		CHECK_EQ_U64(v, 77); /* features.c's initialised global */
+	}
+	if (!rc && !strcmp(name, ".bss"))
+		CHECK(type == EBPF_ELF_SHT_NOBITS && off == 0 && len == 0);
+	free(img);
+}
+
+static void test_find_section(void)
+{
+	find_in("as built", NULL, ".data", 0, NULL);
+	find_in("as built", NULL, ".bss", 0, NULL);
+	find_in("as built", NULL, ".ncclbpf.nope", -ENOENT, "no .ncclbpf.nope section");
+	find_in("class", e_class, ".data", -ENOEXEC, "not a little-endian ELF64 object");
+	find_in("endian", e_endian, ".data", -ENOEXEC, "not a little-endian ELF64 object");
+	find_in("truncated", e_truncate, ".data", -ENOEXEC, "bad section header table");
+	find_in("shnum", e_shnum, ".data", -ENOEXEC, "bad section header table");
+	find_in("outside", e_sec_outside, "tuner", -ENOEXEC, "section tuner lies outside the file");
+	find_in("name", e_name, "tuner", -ENOENT, "no tuner section");
+}
+
 static void test_policies(void)
 {
 	static const struct {
@@ -614,6 +660,7 @@ int main(int argc, char **argv)
 	test_features();
 	test_rejections();
 	test_corruptions();
+	test_find_section();
 	test_policies();
 	test_load();
 	test_verify();

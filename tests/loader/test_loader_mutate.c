@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "ldr_util.h"
+#include "ebpf/elf.h"
 #include "ebpf/object.h"
 #include "ncclbpf/nccl_platform.h"
 
@@ -27,6 +28,14 @@ static void try_variant(const uint8_t *buf, size_t size)
 	err[0] = 0;
 	errno = 0;
 	variants++;
+	/* The section finder of the env plugin and the tuner's template writer: found bytes lie
+	 * inside the image, a refusal says why. */
+	uint64_t off = 0, len = 0;
+	uint32_t type;
+	int rc = ebpf_elf_find_section(buf, size, ".data", &off, &len, &type, err, sizeof(err));
+	CHECK(rc == 0 ? off <= size && len <= size - off
+		      : (rc == -ENOENT || rc == -ENOEXEC) && err[0] != 0);
+	err[0] = 0;
 	struct ebpf_object *obj = ncclbpf_object_open_mem(buf, size, NULL, err, sizeof(err));
 	if (!obj) {
 		CHECK(errno != 0);

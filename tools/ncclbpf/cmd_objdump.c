@@ -41,20 +41,6 @@ static void hexdump(const uint8_t *d, size_t n, size_t limit)
 		printf("      ... %zu more bytes (--full shows them)\n", n - shown);
 }
 
-static const char *kind_name(int kind)
-{
-	switch (kind) {
-	case EBPF_OBJECT_MAP_RODATA:
-		return "rodata";
-	case EBPF_OBJECT_MAP_DATA:
-		return "data";
-	case EBPF_OBJECT_MAP_BSS:
-		return "bss";
-	default:
-		return "btf";
-	}
-}
-
 /* The initial data typed by the object's BTF (its variables by name), or NULL: malloc'd. */
 static char *typed_initial(const struct ebpf_object_map *m, const uint8_t *init, size_t n)
 {
@@ -83,8 +69,8 @@ static void print_maps(const struct ebpf_object *obj, int full)
 		flags_str(d->flags, fl, sizeof(fl));
 		printf("  %-3u %-20s %-12s %-6s %5u %7u %11u  %s\n", ebpf_object_map__index(m),
 		       ebpf_object_map__name(m), ebpf_map_type__name(d->type),
-		       kind_name(ebpf_object_map__kind(m)), d->key_size, d->value_size,
-		       d->max_entries, fl);
+		       ebpf_object_map_kind__name(ebpf_object_map__kind(m)), d->key_size,
+		       d->value_size, d->max_entries, fl);
 		size_t n;
 		const uint8_t *init = ebpf_object_map__initial_data(m, &n);
 		if (init && n) {
@@ -235,7 +221,7 @@ static void json_maps(struct json *j, const struct ebpf_object *obj, int full)
 		json_ku64(j, "index", ebpf_object_map__index(m));
 		json_kstr(j, "name", ebpf_object_map__name(m));
 		json_kstr(j, "type", ebpf_map_type__name(d->type));
-		json_kstr(j, "kind", kind_name(ebpf_object_map__kind(m)));
+		json_kstr(j, "kind", ebpf_object_map_kind__name(ebpf_object_map__kind(m)));
 		json_ku64(j, "key_size", d->key_size);
 		json_ku64(j, "value_size", d->value_size);
 		json_ku64(j, "max_entries", d->max_entries);

@@ -7,22 +7,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ebpf/elf.h"
 #include "tune.h"
 
 #define MAX_TEMPLATE (16u << 20)
 
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t rd64(const uint8_t *p)
-{
-	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 static void wr32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -32,11 +21,6 @@ static void wr64(uint8_t *p, uint64_t v)
 {
 	wr32(p, (uint32_t)v);
 	wr32(p + 4, (uint32_t)(v >> 32));
-}
-
-static int fits(uint64_t off, uint64_t len, size_t size)
-{
-	return off <= size && len <= size - off;
 }
 
 static uint8_t *slurp(const char *path, size_t *size, char *err, size_t err_len)
@@ -62,49 +46,6 @@ static uint8_t *slurp(const char *path, size_t *size, char *err, size_t err_len)
 	return buf;
 }
 
-/* Offset and size of the section named name, or -1 with err. */
-static int find_section(const uint8_t *b, size_t size, const char *name, uint64_t *off,
-			uint64_t *len, char *err, size_t err_len)
-{
-	if (size < 64 || memcmp(b, "\177ELF", 4) || b[4] != 2 || b[5] != 1) {
-		snprintf(err, err_len, "not a little-endian ELF64 object");
-		return -1;
-	}
-	uint64_t shoff = rd64(b + 0x28);
-	uint16_t shentsize = rd16(b + 0x3a), shnum = rd16(b + 0x3c), shstrndx = rd16(b + 0x3e);
-	if (shentsize != 64 || !shnum || shstrndx >= shnum ||
-	    !fits(shoff, (uint64_t)shnum * 64, size)) {
-		snprintf(err, err_len, "bad section header table");
-		return -1;
-	}
-	const uint8_t *strsh = b + shoff + (uint64_t)shstrndx * 64;
-	uint64_t stroff = rd64(strsh + 0x18), strsize = rd64(strsh + 0x20);
-	if (!fits(stroff, strsize, size)) {
-		snprintf(err, err_len, "bad section name table");
-		return -1;
-	}
-	size_t want = strlen(name) + 1;
-	for (uint16_t i = 0; i < shnum; i++) {
-		const uint8_t *sh = b + shoff + (uint64_t)i * 64;
-		uint32_t nm = rd32(sh);
-		if (nm >= strsize || strsize - nm < want || memcmp(b + stroff + nm, name, want))
-			continue;
-		if (rd32(sh + 4) != 1 /* SHT_PROGBITS */) {
-			snprintf(err, err_len, "section %s has no file contents", name);
-			return -1;
-		}
-		*off = rd64(sh + 0x18);
-		*len = rd64(sh + 0x20);
-		if (!fits(*off, *len, size)) {
-			snprintf(err, err_len, "section %s lies outside the file", name);
-			return -1;
-		}
-		return 0;
-	}
-	snprintf(err, err_len, "no %s section", name);
-	return -1;
-}
-
 int tune_write_object(const char *template_path, const char *out_path, const struct tune_row *rows,
 		      size_t n, char *err, size_t err_len)
 {
@@ -114,13 +55,19 @@ int tune_write_object(const char *template_path, const char *out_path, const str
 	if (!b)
 		return -1;
 	uint64_t off, len;
-	if (find_section(b, size, ".data", &off, &len, why, sizeof why)) {
+	uint32_t type;
+	int rc = ebpf_elf_find_section(b, size, ".data", &off, &len, &type, why, sizeof why);
+	if (!rc && type != EBPF_ELF_SHT_PROGBITS) {
+		snprintf(why, sizeof why, "section .data has no file contents");
+		rc = -ENOEXEC;
+	}
+	if (rc) {
 		snprintf(err, err_len, "template %s: %s", template_path, why);
 		goto fail;
 	}
 	uint8_t *t = b + off;
-	if (len < TUNED_TABLE_HDR_SIZE || rd64(t) != TUNED_TABLE_MAGIC ||
-	    rd32(t + 12) != TUNED_ROW_SIZE || (len - TUNED_TABLE_HDR_SIZE) % TUNED_ROW_SIZE) {
+	if (len < TUNED_TABLE_HDR_SIZE || ebpf_le64(t) != TUNED_TABLE_MAGIC ||
+	    ebpf_le32(t + 12) != TUNED_ROW_SIZE || (len - TUNED_TABLE_HDR_SIZE) % TUNED_ROW_SIZE) {
 		snprintf(err, err_len,
 			 "template %s: .data is not a tuned table (build policies/tuned_table.c)",
 			 template_path);

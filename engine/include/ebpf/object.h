@@ -177,6 +177,9 @@ struct ebpf_object_map *ebpf_object__find_map_by_name(const struct ebpf_object *
 const char *ebpf_object_map__name(const struct ebpf_object_map *m);
 uint32_t ebpf_object_map__index(const struct ebpf_object_map *m);
 int ebpf_object_map__kind(const struct ebpf_object_map *m); /* enum ebpf_object_map_kind */
+/* The kind's name, as tools show it: the section it was declared in, without the dot ("maps",
+ * "rodata", "data", "bss"); "?" for a value that is no kind. */
+const char *ebpf_object_map_kind__name(int kind);
 const struct ebpf_map_def *ebpf_object_map__def(const struct ebpf_object_map *m);
 /* Initial contents of element 0 of a global data map (value_size bytes), NULL for BTF maps. */
 const void *ebpf_object_map__initial_data(const struct ebpf_object_map *m, size_t *size);

@@ -52,16 +52,16 @@ int ldr_btf_parse(struct ldr_btf *btf, const uint8_t *data, uint64_t size, char 
 		return ldr_err(err, err_len, EINVAL,
 			       "section '.BTF': truncated header (%llu bytes)",
 			       (unsigned long long)size);
-	if (ldr_rd16(data) != BTF_MAGIC)
+	if (ebpf_le16(data) != BTF_MAGIC)
 		return ldr_err(err, err_len, EINVAL,
 			       "section '.BTF': bad magic 0x%04x (big-endian BTF not supported)",
-			       ldr_rd16(data));
+			       ebpf_le16(data));
 	if (data[2] != 1)
 		return ldr_err(err, err_len, EINVAL, "section '.BTF': version %u not supported",
 			       data[2]);
-	uint32_t hdr_len = ldr_rd32(data + 4);
-	uint32_t type_off = ldr_rd32(data + 8), type_len = ldr_rd32(data + 12);
-	uint32_t str_off = ldr_rd32(data + 16), str_len = ldr_rd32(data + 20);
+	uint32_t hdr_len = ebpf_le32(data + 4);
+	uint32_t type_off = ebpf_le32(data + 8), type_len = ebpf_le32(data + 12);
+	uint32_t str_off = ebpf_le32(data + 16), str_len = ebpf_le32(data + 20);
 	if (hdr_len < BTF_HDR_MIN || hdr_len > size)
 		return ldr_err(err, err_len, EINVAL, "section '.BTF': header length %u invalid",
 			       hdr_len);
@@ -87,7 +87,7 @@ int ldr_btf_parse(struct ldr_btf *btf, const uint8_t *data, uint64_t size, char 
 					       "section '.BTF': type %u truncated at 0x%x", n + 1,
 					       off);
 			const uint8_t *t = btf->types + off;
-			uint32_t info = ldr_rd32(t + 4);
+			uint32_t info = ebpf_le32(t + 4);
 			uint32_t kind = (info >> 24) & 0x1f, vlen = info & 0xffff;
 			int64_t extra = kind_extra(kind, vlen);
 			if (extra < 0)
@@ -99,11 +99,11 @@ int ldr_btf_parse(struct ldr_btf *btf, const uint8_t *data, uint64_t size, char 
 				    err, err_len, EINVAL,
 				    "section '.BTF': type %u (kind %u, vlen %u) truncated", n + 1,
 				    kind, vlen);
-			if (ldr_rd32(t) >= str_len)
+			if (ebpf_le32(t) >= str_len)
 				return ldr_err(err, err_len, EINVAL,
 					       "section '.BTF': type %u name offset %u outside the "
 					       "strings",
-					       n + 1, ldr_rd32(t));
+					       n + 1, ebpf_le32(t));
 			if (++n > LDR_BTF_MAX_TYPES)
 				return ldr_err(err, err_len, E2BIG,
 					       "section '.BTF': more than %u types",
@@ -140,12 +140,12 @@ int ldr_btf_type(const struct ldr_btf *btf, uint32_t id, struct ldr_btf_type *t)
 	if (!btf->offs || id == 0 || id > btf->n_types)
 		return -EINVAL;
 	const uint8_t *p = btf->types + btf->offs[id];
-	uint32_t info = ldr_rd32(p + 4);
-	t->name_off = ldr_rd32(p);
+	uint32_t info = ebpf_le32(p + 4);
+	t->name_off = ebpf_le32(p);
 	t->kind = (info >> 24) & 0x1f;
 	t->kflag = info >> 31;
 	t->vlen = info & 0xffff;
-	t->size_or_type = ldr_rd32(p + 8);
+	t->size_or_type = ebpf_le32(p + 8);
 	t->extra = p + BTF_TYPE_HDR;
 	return 0;
 }
@@ -190,7 +190,7 @@ static int btf_size_depth(const struct ldr_btf *btf, uint32_t id, uint64_t *size
 		*size = 8;
 		return 0;
 	case LDR_BTF_KIND_ARRAY: {
-		uint32_t elem = ldr_rd32(t.extra), nelems = ldr_rd32(t.extra + 8);
+		uint32_t elem = ebpf_le32(t.extra), nelems = ebpf_le32(t.extra + 8);
 		uint64_t esz;
 		if (btf_size_depth(btf, elem, &esz, depth + 1))
 			return -EINVAL;
@@ -245,7 +245,7 @@ static int ext_walk(struct ext_walk *w, const uint8_t *p, uint32_t len, ext_rec_
 	if (len < 4)
 		return ldr_err(w->err, w->err_len, EINVAL, "section '.BTF.ext': %s truncated",
 			       w->what);
-	uint32_t rec = ldr_rd32(p);
+	uint32_t rec = ebpf_le32(p);
 	if (rec < w->min_rec || rec > 256 || rec % 4)
 		return ldr_err(w->err, w->err_len, EINVAL,
 			       "section '.BTF.ext': %s record size %u invalid", w->what, rec);
@@ -255,7 +255,7 @@ static int ext_walk(struct ext_walk *w, const uint8_t *p, uint32_t len, ext_rec_
 			return ldr_err(w->err, w->err_len, EINVAL,
 				       "section '.BTF.ext': %s section header truncated at 0x%x",
 				       w->what, off);
-		uint32_t name_off = ldr_rd32(p + off), num = ldr_rd32(p + off + 4);
+		uint32_t name_off = ebpf_le32(p + off), num = ebpf_le32(p + off + 4);
 		off += 8;
 		const char *name = ldr_btf_str(w->btf, name_off);
 		if (!name)
@@ -294,8 +294,8 @@ static int line_rec(struct ext_walk *w, void *arg, uint32_t sec, const char *sec
 {
 	struct line_acc *acc = arg;
 	const struct ldr_sec *s = &w->elf->secs[sec];
-	uint32_t insn_off = ldr_rd32(rec), file_off = ldr_rd32(rec + 4);
-	uint32_t line_off = ldr_rd32(rec + 8), line_col = ldr_rd32(rec + 12);
+	uint32_t insn_off = ebpf_le32(rec), file_off = ebpf_le32(rec + 4);
+	uint32_t line_off = ebpf_le32(rec + 8), line_col = ebpf_le32(rec + 12);
 	if (insn_off % 8 || insn_off >= s->size)
 		return ldr_err(w->err, w->err_len, EINVAL,
 			       "section '.BTF.ext': line info for '%s' at offset 0x%x is outside "
@@ -331,7 +331,7 @@ static int line_rec(struct ext_walk *w, void *arg, uint32_t sec, const char *sec
 static int core_rec(struct ext_walk *w, void *arg, uint32_t sec, const char *sec_name,
 		    const uint8_t *rec)
 {
-	uint32_t insn_off = ldr_rd32(rec), access_off = ldr_rd32(rec + 8);
+	uint32_t insn_off = ebpf_le32(rec), access_off = ebpf_le32(rec + 8);
 	const char *access = ldr_btf_str(w->btf, access_off);
 	return ldr_err(w->err, w->err_len, EINVAL,
 		       "section '%s', offset 0x%x (insn %u): CO-RE relocation (access '%s') not "
@@ -349,22 +349,22 @@ int ldr_btf_ext_parse(const struct ldr_elf *elf, const struct ldr_btf *btf, cons
 		return ldr_err(err, err_len, EINVAL,
 			       "section '.BTF.ext': truncated header (%llu bytes)",
 			       (unsigned long long)size);
-	if (ldr_rd16(data) != BTF_MAGIC || data[2] != 1)
+	if (ebpf_le16(data) != BTF_MAGIC || data[2] != 1)
 		return ldr_err(err, err_len, EINVAL, "section '.BTF.ext': bad magic or version");
 	if (!btf->offs && !btf->strs)
 		return ldr_err(err, err_len, EINVAL, "section '.BTF.ext' without '.BTF'");
-	uint32_t hdr_len = ldr_rd32(data + 4);
+	uint32_t hdr_len = ebpf_le32(data + 4);
 	if (hdr_len < EXT_HDR_MIN || hdr_len > size)
 		return ldr_err(err, err_len, EINVAL, "section '.BTF.ext': header length %u invalid",
 			       hdr_len);
 	uint64_t body = size - hdr_len;
 	const uint8_t *b = data + hdr_len;
-	uint32_t fi_off = ldr_rd32(data + 8), fi_len = ldr_rd32(data + 12);
-	uint32_t li_off = ldr_rd32(data + 16), li_len = ldr_rd32(data + 20);
+	uint32_t fi_off = ebpf_le32(data + 8), fi_len = ebpf_le32(data + 12);
+	uint32_t li_off = ebpf_le32(data + 16), li_len = ebpf_le32(data + 20);
 	uint32_t co_off = 0, co_len = 0;
 	if (hdr_len >= EXT_HDR_CORE) {
-		co_off = ldr_rd32(data + 24);
-		co_len = ldr_rd32(data + 28);
+		co_off = ebpf_le32(data + 24);
+		co_len = ebpf_le32(data + 28);
 	}
 	if (!ldr_in_bounds(fi_off, fi_len, body) || !ldr_in_bounds(li_off, li_len, body) ||
 	    !ldr_in_bounds(co_off, co_len, body))

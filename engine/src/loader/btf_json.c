@@ -131,13 +131,13 @@ static int is_char(const struct ldr_btf *btf, uint32_t id)
 	    t.kind != LDR_BTF_KIND_INT)
 		return 0;
 	name = ldr_btf_str(btf, t.name_off);
-	return (ldr_rd32(t.extra) >> 24 & INT_CHAR) || (name && strstr(name, "char"));
+	return (ebpf_le32(t.extra) >> 24 & INT_CHAR) || (name && strstr(name, "char"));
 }
 
 static int dump_array(struct dumper *d, const struct ldr_btf_type *t, const uint8_t *data,
 		      uint64_t n, int depth)
 {
-	uint32_t elem = ldr_rd32(t->extra), cnt = ldr_rd32(t->extra + 8);
+	uint32_t elem = ebpf_le32(t->extra), cnt = ebpf_le32(t->extra + 8);
 	uint64_t esz;
 	if (ldr_btf_size(d->btf, elem, &esz) || (uint64_t)cnt * esz > n)
 		return -EINVAL;
@@ -165,8 +165,8 @@ static int dump_members(struct dumper *d, const struct ldr_btf_type *t, const ui
 	int bitfields = t->kflag;
 	for (uint32_t i = 0; i < t->vlen; i++) {
 		const uint8_t *m = t->extra + 12 * i;
-		const char *name = ldr_btf_str(d->btf, ldr_rd32(m));
-		uint32_t mtype = ldr_rd32(m + 4), off = ldr_rd32(m + 8);
+		const char *name = ldr_btf_str(d->btf, ebpf_le32(m));
+		uint32_t mtype = ebpf_le32(m + 4), off = ebpf_le32(m + 8);
 		uint32_t bsize = bitfields ? off >> 24 : 0, boff = bitfields ? off & 0xffffff : off;
 		uint32_t rid;
 		struct ldr_btf_type mt;
@@ -191,7 +191,7 @@ static int dump_members(struct dumper *d, const struct ldr_btf_type *t, const ui
 			uint64_t v;
 			if (bits_at(data, n, boff, bsize, &v))
 				return -EINVAL;
-			uint32_t enc = mt.kind == LDR_BTF_KIND_INT ? ldr_rd32(mt.extra) >> 24
+			uint32_t enc = mt.kind == LDR_BTF_KIND_INT ? ebpf_le32(mt.extra) >> 24
 				       : mt.kind == LDR_BTF_KIND_ENUM && mt.kflag ? INT_SIGNED
 										  : 0;
 			put_int(d->o, v, bsize, enc);
@@ -216,11 +216,11 @@ static int dump_enum(struct dumper *d, const struct ldr_btf_type *t, const uint8
 	int wide = t->kind == LDR_BTF_KIND_ENUM64;
 	for (uint32_t i = 0; i < t->vlen; i++) {
 		const uint8_t *e = t->extra + (wide ? 12 : 8) * i;
-		uint64_t ev = wide ? (uint64_t)ldr_rd32(e + 4) | (uint64_t)ldr_rd32(e + 8) << 32
-				   : (uint64_t)(int64_t)(int32_t)ldr_rd32(e + 4);
+		uint64_t ev = wide ? (uint64_t)ebpf_le32(e + 4) | (uint64_t)ebpf_le32(e + 8) << 32
+				   : (uint64_t)(int64_t)(int32_t)ebpf_le32(e + 4);
 		if (sz < 8)
 			ev &= (1ull << (8 * sz)) - 1;
-		const char *name = ldr_btf_str(d->btf, ldr_rd32(e));
+		const char *name = ldr_btf_str(d->btf, ebpf_le32(e));
 		if (ev == v && name && name[0]) {
 			put_str(d->o, name, 256);
 			return 0;
@@ -236,7 +236,7 @@ static int dump_datasec(struct dumper *d, const struct ldr_btf_type *t, const ui
 	put(d->o, "{");
 	for (uint32_t i = 0; i < t->vlen; i++) {
 		const uint8_t *v = t->extra + 12 * i;
-		uint32_t var = ldr_rd32(v), off = ldr_rd32(v + 4), size = ldr_rd32(v + 8);
+		uint32_t var = ebpf_le32(v), off = ebpf_le32(v + 4), size = ebpf_le32(v + 8);
 		struct ldr_btf_type vt;
 		const char *name;
 		if (ldr_btf_type(d->btf, var, &vt) || vt.kind != LDR_BTF_KIND_VAR ||
@@ -262,7 +262,7 @@ static int dump(struct dumper *d, uint32_t id, const uint8_t *data, uint64_t n, 
 		return -EINVAL;
 	switch (t.kind) {
 	case LDR_BTF_KIND_INT: {
-		uint32_t info = ldr_rd32(t.extra), enc = info >> 24 & 0xf;
+		uint32_t info = ebpf_le32(t.extra), enc = info >> 24 & 0xf;
 		uint32_t off = info >> 16 & 0xff, bits = info & 0xff;
 		uint64_t sz = t.size_or_type, v;
 		if (!sz || sz > n)

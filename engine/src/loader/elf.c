@@ -1,5 +1,5 @@
-/* ELF64 little-endian container parsing for BPF objects. Reads through memcpy (the input may be
- * unaligned) and checks every header field against the file size before using it. */
+/* ELF64 little-endian container parsing for BPF objects. Reads through ebpf_le16/32/64 (the
+ * input may be unaligned) and checks every header field against the file size before using it. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,8 +97,8 @@ int ldr_elf_parse(struct ldr_elf *elf, const uint8_t *buf, size_t size, char *er
 			       "ELF data encoding %u not supported (need little-endian)", buf[5]);
 	if (buf[6] != 1)
 		return ldr_err(err, err_len, EINVAL, "ELF version %u not supported", buf[6]);
-	uint16_t e_type = ldr_rd16(buf + 16);
-	uint16_t machine = ldr_rd16(buf + 18);
+	uint16_t e_type = ebpf_le16(buf + 16);
+	uint16_t machine = ebpf_le16(buf + 18);
 	if (e_type != 1)
 		return ldr_err(err, err_len, EINVAL,
 			       "ELF type %u not supported (need a relocatable object, ET_REL)",
@@ -107,10 +107,10 @@ int ldr_elf_parse(struct ldr_elf *elf, const uint8_t *buf, size_t size, char *er
 		return ldr_err(err, err_len, EINVAL,
 			       "ELF machine %u is not BPF (%u): compile with clang -target bpf",
 			       machine, LDR_EM_BPF);
-	uint64_t shoff = ldr_rd64(buf + 40);
-	uint16_t shentsize = ldr_rd16(buf + 58);
-	uint16_t shnum = ldr_rd16(buf + 60);
-	uint16_t shstrndx = ldr_rd16(buf + 62);
+	uint64_t shoff = ebpf_le64(buf + 40);
+	uint16_t shentsize = ebpf_le16(buf + 58);
+	uint16_t shnum = ebpf_le16(buf + 60);
+	uint16_t shstrndx = ebpf_le16(buf + 62);
 	if (shnum == 0 || shnum > LDR_MAX_SECTIONS)
 		return ldr_err(err, err_len, EINVAL, "ELF: %u section headers not supported",
 			       shnum);
@@ -133,13 +133,13 @@ int ldr_elf_parse(struct ldr_elf *elf, const uint8_t *buf, size_t size, char *er
 	for (uint32_t i = 0; i < shnum; i++) {
 		const uint8_t *h = buf + shoff + (uint64_t)i * SH_SIZE;
 		struct ldr_sec *s = &elf->secs[i];
-		s->type = ldr_rd32(h + 4);
-		s->flags = ldr_rd64(h + 8);
-		s->off = ldr_rd64(h + 24);
-		s->size = ldr_rd64(h + 32);
-		s->link = ldr_rd32(h + 40);
-		s->info = ldr_rd32(h + 44);
-		s->entsize = ldr_rd64(h + 56);
+		s->type = ebpf_le32(h + 4);
+		s->flags = ebpf_le64(h + 8);
+		s->off = ebpf_le64(h + 24);
+		s->size = ebpf_le64(h + 32);
+		s->link = ebpf_le32(h + 40);
+		s->info = ebpf_le32(h + 44);
+		s->entsize = ebpf_le64(h + 56);
 		s->name = ""; /* names are filled once the name table is known to be sane */
 		if (i == 0)
 			continue;
@@ -159,7 +159,7 @@ int ldr_elf_parse(struct ldr_elf *elf, const uint8_t *buf, size_t size, char *er
 		return ldr_err(err, err_len, EINVAL,
 			       "ELF: section name table %u is not a string table", shstrndx);
 	for (uint32_t i = 1; i < shnum; i++) {
-		uint32_t name_off = ldr_rd32(buf + shoff + (uint64_t)i * SH_SIZE);
+		uint32_t name_off = ebpf_le32(buf + shoff + (uint64_t)i * SH_SIZE);
 		const char *name = strtab_at(shstr->data, shstr->size, name_off);
 		if (!name)
 			return ldr_err(err, err_len, EINVAL,
@@ -215,11 +215,11 @@ int ldr_elf_sym(const struct ldr_elf *elf, uint32_t idx, struct ldr_sym *sym, ch
 		return ldr_err(err, err_len, EINVAL,
 			       "symbol %u outside the symbol table (%u symbols)", idx, elf->n_syms);
 	const uint8_t *p = elf->syms + (uint64_t)idx * SYM_SIZE;
-	uint32_t name_off = ldr_rd32(p);
+	uint32_t name_off = ebpf_le32(p);
 	uint8_t info = p[4];
-	sym->shndx = ldr_rd16(p + 6);
-	sym->value = ldr_rd64(p + 8);
-	sym->size = ldr_rd64(p + 16);
+	sym->shndx = ebpf_le16(p + 6);
+	sym->value = ebpf_le64(p + 8);
+	sym->size = ebpf_le64(p + 16);
 	sym->type = info & 0xf;
 	sym->bind = info >> 4;
 	sym->name = strtab_at((const uint8_t *)elf->strtab, elf->strtab_size, name_off);

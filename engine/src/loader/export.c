@@ -22,7 +22,7 @@ static int int_type(const struct ldr_btf *btf, uint32_t id, uint32_t *size, uint
 		*size = t.size_or_type;
 		*is_signed = 0;
 	} else if (t.kind == LDR_BTF_KIND_INT) {
-		uint32_t enc = ldr_rd32(t.extra);
+		uint32_t enc = ebpf_le32(t.extra);
 		if ((enc & 0xff) != t.size_or_type * 8 || ((enc >> 16) & 0xff) != 0)
 			return -EINVAL; /* a bitfield's base, or padding bits */
 		*size = t.size_or_type;
@@ -41,8 +41,8 @@ static int field(const struct ldr_btf *btf, uint32_t id, int arrays, struct ebpf
 	f->count = 1;
 	if (arrays && !ldr_btf_skip_mods(btf, id, &base) && !ldr_btf_type(btf, base, &t) &&
 	    t.kind == LDR_BTF_KIND_ARRAY) {
-		f->count = ldr_rd32(t.extra + 8);
-		base = ldr_rd32(t.extra);
+		f->count = ebpf_le32(t.extra + 8);
+		base = ebpf_le32(t.extra);
 		if (!f->count || f->count > 64)
 			return -EINVAL;
 	}
@@ -73,8 +73,8 @@ static int fields(struct ebpf_object_map *m, const struct ldr_btf *btf, int valu
 	}
 	for (uint32_t i = 0; i < t.vlen; i++) {
 		const uint8_t *mem = t.extra + 12 * i;
-		const char *mn = ldr_btf_str(btf, ldr_rd32(mem));
-		uint32_t off = ldr_rd32(mem + 8);
+		const char *mn = ldr_btf_str(btf, ebpf_le32(mem));
+		uint32_t off = ebpf_le32(mem + 8);
 		if (!mn || !mn[0])
 			return ldr_err(err, err_len, EINVAL,
 				       "map '%s': exported %s has an unnamed member", m->name,
@@ -98,7 +98,7 @@ static int fields(struct ebpf_object_map *m, const struct ldr_btf *btf, int valu
 		memset(f, 0, sizeof(*f));
 		snprintf(f->name, sizeof(f->name), "%s", mn);
 		f->off = off / 8;
-		if (off % 8 || field(btf, ldr_rd32(mem + 4), !value, f))
+		if (off % 8 || field(btf, ebpf_le32(mem + 4), !value, f))
 			return ldr_err(err, err_len, EINVAL,
 				       "map '%s': exported %s member '%s' is not an integer%s",
 				       m->name, what, mn, value ? "" : " or an integer array");

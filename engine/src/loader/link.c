@@ -191,7 +191,7 @@ static int collect_relocs(struct linker *L)
 				       "section '%s': symbol table index %u invalid", r->name,
 				       r->link);
 		for (uint64_t off = 0; off < r->size; off += REL_SIZE) {
-			uint64_t at = ldr_rd64(r->data + off), info = ldr_rd64(r->data + off + 8);
+			uint64_t at = ebpf_le64(r->data + off), info = ebpf_le64(r->data + off + 8);
 			uint32_t type = (uint32_t)info, sym = (uint32_t)(info >> 32);
 			if (type == LDR_R_BPF_NONE)
 				continue;

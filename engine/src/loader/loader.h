@@ -15,30 +15,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ebpf/elf.h" /* ebpf_le16/32/64: the little-endian field readers */
 #include "ebpf/object.h"
 
 /* --- Error reporting: every failure writes one line and returns -errno ---------------------- */
 int ldr_err(char *err, size_t err_len, int errnum, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-static inline uint16_t ldr_rd16(const uint8_t *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-static inline uint32_t ldr_rd32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-static inline uint64_t ldr_rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 /* off + len <= size without overflow. */
 static inline int ldr_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 {
@@ -47,11 +30,11 @@ static inline int ldr_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 
 /* --- ELF ----------------------------------------------------------------------------------- */
 #define LDR_SHT_NULL	  0
-#define LDR_SHT_PROGBITS  1
+#define LDR_SHT_PROGBITS  EBPF_ELF_SHT_PROGBITS
 #define LDR_SHT_SYMTAB	  2
 #define LDR_SHT_STRTAB	  3
 #define LDR_SHT_RELA	  4
-#define LDR_SHT_NOBITS	  8
+#define LDR_SHT_NOBITS	  EBPF_ELF_SHT_NOBITS
 #define LDR_SHT_REL	  9
 #define LDR_SHF_WRITE	  0x1
 #define LDR_SHF_ALLOC	  0x2

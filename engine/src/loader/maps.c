@@ -61,7 +61,7 @@ static int btf_uint_member(const struct ldr_btf *btf, uint32_t type, uint32_t *v
 	if (ldr_btf_skip_mods(btf, t.size_or_type, &type) || ldr_btf_type(btf, type, &t) ||
 	    t.kind != LDR_BTF_KIND_ARRAY)
 		return -EINVAL;
-	*val = ldr_rd32(t.extra + 8);
+	*val = ebpf_le32(t.extra + 8);
 	return 0;
 }
 
@@ -110,7 +110,7 @@ static int find_map_var(const struct ldr_btf *btf, uint32_t datasec, const char 
 	struct ldr_btf_type t, v;
 	if (!ldr_btf_type(btf, datasec, &t)) {
 		for (uint32_t i = 0; i < t.vlen; i++) {
-			uint32_t vid = ldr_rd32(t.extra + 12 * i);
+			uint32_t vid = ebpf_le32(t.extra + 12 * i);
 			if (ldr_btf_type(btf, vid, &v) || v.kind != LDR_BTF_KIND_VAR)
 				continue;
 			const char *vn = ldr_btf_str(btf, v.name_off);
@@ -142,8 +142,8 @@ static int parse_btf_map(struct ebpf_object_map *m, const struct ldr_btf *btf, u
 	uint32_t export_kind = 0;
 	for (uint32_t i = 0; i < t.vlen; i++) {
 		const uint8_t *mem = t.extra + 12 * i;
-		const char *mn = ldr_btf_str(btf, ldr_rd32(mem));
-		uint32_t mt = ldr_rd32(mem + 4), val = 0;
+		const char *mn = ldr_btf_str(btf, ebpf_le32(mem));
+		uint32_t mt = ebpf_le32(mem + 4), val = 0;
 		uint64_t sz = 0;
 		if (!mn)
 			return ldr_err(err, err_len, EINVAL,

@@ -352,6 +352,21 @@ int ebpf_object_map__kind(const struct ebpf_object_map *m)
 	return m->kind;
 }
 
+const char *ebpf_object_map_kind__name(int kind)
+{
+	switch (kind) {
+	case EBPF_OBJECT_MAP_BTF:
+		return "maps";
+	case EBPF_OBJECT_MAP_RODATA:
+		return "rodata";
+	case EBPF_OBJECT_MAP_DATA:
+		return "data";
+	case EBPF_OBJECT_MAP_BSS:
+		return "bss";
+	}
+	return "?";
+}
+
 const struct ebpf_map_def *ebpf_object_map__def(const struct ebpf_object_map *m)
 {
 	return &m->def;

@@ -34,21 +34,6 @@ static int map_class(const struct ebpf_object_map *om)
 									      : CLASS_UNIFORM;
 }
 
-static const char *kind_name(int kind)
-{
-	switch (kind) {
-	case EBPF_OBJECT_MAP_BTF:
-		return "maps";
-	case EBPF_OBJECT_MAP_RODATA:
-		return "rodata";
-	case EBPF_OBJECT_MAP_DATA:
-		return "data";
-	case EBPF_OBJECT_MAP_BSS:
-		return "bss";
-	}
-	return "?";
-}
-
 static int is_percpu(const struct ebpf_map *m)
 {
 	uint32_t t = ebpf_map__type(m);
@@ -63,7 +48,7 @@ static void map_record(struct insp_out *o, struct ebpf_object_map *om, int cls)
 	insp_begin(o, "map");
 	insp_kv(o, "name", ebpf_object_map__name(om));
 	insp_kv(o, "type", ebpf_map_type__name(ebpf_map__type(m)));
-	insp_kv(o, "kind", kind_name(ebpf_object_map__kind(om)));
+	insp_kv(o, "kind", ebpf_object_map_kind__name(ebpf_object_map__kind(om)));
 	insp_kv(o, "class", class_names[cls]);
 	insp_kvu(o, "key_size", ebpf_map__key_size(m));
 	insp_kvu(o, "value_size", ebpf_map__value_size(m));
