@@ -324,6 +324,15 @@ static void e_reloff(uint8_t *img, size_t *size)
 	memcpy(&off, r + 24, 8);
 	set64(img + off, 1ull << 33);
 }
+static void e_reldup(uint8_t *img, size_t *size)
+{
+	uint8_t *r = ldr_shdr(img, ldr_find_shdr(img, ".reltuner"));
+	uint64_t off, n;
+	memcpy(&off, r + 24, 8);
+	memcpy(&n, r + 32, 8);
+	CHECK(n >= 32);			      /* features.c's tuner has more than one relocation */
+	memcpy(img + off + 16, img + off, 8); /* the second one stands on the first one's insn */
+}
 static void e_btf_types(uint8_t *img, size_t *size)
 {
 	uint8_t *b = ldr_shdr(img, ldr_find_shdr(img, ".BTF"));
@@ -373,8 +382,10 @@ static void test_corruptions(void)
 	corrupt("overlap", e_overlap, "overlap");
 	corrupt("section name", e_name, "name offset");
 	corrupt("section count", e_shnum, "section header");
-	corrupt("relocation type", e_reltype, "relocation type 77 not supported");
-	corrupt("relocation symbol", e_relsym, "unknown symbol");
+	corrupt("relocation type", e_reltype, "section 'tuner', offset 0x");
+	corrupt("relocation type", e_reltype, "): relocation type 77 not supported");
+	corrupt("relocation symbol", e_relsym, "): relocation against unknown symbol 1048575");
+	corrupt("relocation twice", e_reldup, "): two relocations");
 	corrupt("relocation offset", e_reloff, "outside or misaligned");
 	corrupt("BTF type length", e_btf_types, "section '.BTF'");
 	corrupt("BTF string offset", e_btf_str, "name offset");
@@ -396,7 +407,6 @@ static void test_corruptions(void)
 	CHECK(strstr(err, "not an ELF") != NULL);
 }
 
-/* Every shipped policy opens with the programs it declares. */
 /* ebpf_elf_find_section on features.o as built, then on copies corrupted by edit(): the found
  * bytes are the section's, and each malformed image is refused with its own message. */
 static void find_in(const char *what, void (*edit)(uint8_t *img, size_t *size), const char *name,
@@ -439,6 +449,7 @@ static void test_find_section(void)
 	find_in("name", e_name, "tuner", -ENOENT, "no tuner section");
 }
 
+/* Every shipped policy opens with the programs it declares. */
 static void test_policies(void)
 {
 	static const struct {

@@ -1,7 +1,6 @@
 /* NCCL logger bridge (log.h). */
 #include "log.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,16 +31,6 @@ void adapter_set_logger(ncclDebugLogger_t fn)
 	if (fn)
 		__atomic_store_n(&nccl_logger, fn, __ATOMIC_RELEASE);
 	ncclbpf_rt_set_logger(bridge);
-}
-
-void adapter_log(int level, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	bridge(level, buf);
 }
 
 struct served_arg {

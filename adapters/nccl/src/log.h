@@ -9,8 +9,7 @@
 /* Remembers NCCL's logger (the latest non-NULL one) and installs the bridge. */
 void adapter_set_logger(ncclDebugLogger_t fn);
 
-/* One line through the bridge (level: NCCLBPF_LOG_WARN or NCCLBPF_LOG_INFO). */
-void adapter_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The hooks' own lines go through the bridge too: ncclbpf_rt_log (ncclbpf/runtime.h). */
 
 /* The net plugin calls this at every init: NCCL uses this library as its network. */
 void adapter_net_in_use(void);

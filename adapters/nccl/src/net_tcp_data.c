@@ -390,6 +390,36 @@ static void progress_recv(struct tcp_comm *c)
 	}
 }
 
+static void progress(struct tcp_comm *c)
+{
+	if (c->is_send)
+		progress_send(c);
+	else
+		progress_recv(c);
+}
+
+/* The start of a post, send or receive: a free request slot of a healthy comm, or NULL with *rc
+ * the comm's error, or ncclSuccess when every slot is busy (NCCL calls again). */
+static struct tcp_req *post_begin(struct tcp_comm *c, ncclResult_t *rc)
+{
+	int e = atomic_load(&c->error);
+	*rc = (ncclResult_t)e;
+	return e ? NULL : req_get(c);
+}
+
+/* The end of a post: the request is queued in order and progressed at once; a full queue gives
+ * the slot back with *request still NULL (NCCL calls again). */
+static ncclResult_t post_end(struct tcp_comm *c, struct tcp_req *r, void **request)
+{
+	if (fifo_push(c, r)) {
+		r->used = 0;
+		return ncclSuccess;
+	}
+	progress(c);
+	*request = r;
+	return ncclSuccess;
+}
+
 ncclResult_t tcp_isend(void *send_comm, void *data, size_t size, int tag, void **request)
 {
 	struct tcp_comm *c = send_comm;
@@ -398,12 +428,10 @@ ncclResult_t tcp_isend(void *send_comm, void *data, size_t size, int tag, void *
 	*request = NULL;
 	if (!c || c->magic != COMM_MAGIC || !c->is_send || (size && !data))
 		return ncclInvalidArgument;
-	int e = atomic_load(&c->error);
-	if (e)
-		return (ncclResult_t)e;
-	struct tcp_req *r = req_get(c);
+	ncclResult_t rc;
+	struct tcp_req *r = post_begin(c, &rc);
 	if (!r)
-		return ncclSuccess; /* all slots busy: NCCL calls again */
+		return rc;
 	r->is_send = 1;
 	r->n = 1;
 	r->data[0] = data;
@@ -411,13 +439,7 @@ ncclResult_t tcp_isend(void *send_comm, void *data, size_t size, int tag, void *
 	r->tags[0] = tag;
 	r->hdr = (struct tcp_msg_hdr){.size = size, .tag = tag, .magic = TCP_MAGIC};
 	r->off = 0;
-	if (fifo_push(c, r)) {
-		r->used = 0;
-		return ncclSuccess;
-	}
-	progress_send(c);
-	*request = r;
-	return ncclSuccess;
+	return post_end(c, r, request);
 }
 
 ncclResult_t tcp_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *tags,
@@ -430,12 +452,10 @@ ncclResult_t tcp_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *
 	if (!c || c->magic != COMM_MAGIC || c->is_send || n < 1 || n > TCP_MAX_SUBS || !data ||
 	    !sizes || (n > 1 && !tags))
 		return ncclInvalidArgument;
-	int e = atomic_load(&c->error);
-	if (e)
-		return (ncclResult_t)e;
-	struct tcp_req *r = req_get(c);
+	ncclResult_t rc;
+	struct tcp_req *r = post_begin(c, &rc);
 	if (!r)
-		return ncclSuccess;
+		return rc;
 	r->is_send = 0;
 	r->n = n;
 	for (int i = 0; i < n; i++) {
@@ -445,13 +465,7 @@ ncclResult_t tcp_irecv(void *recv_comm, int n, void **data, size_t *sizes, int *
 		r->got[i] = 0;
 		r->filled[i] = 0;
 	}
-	if (fifo_push(c, r)) {
-		r->used = 0;
-		return ncclSuccess;
-	}
-	progress_recv(c);
-	*request = r;
-	return ncclSuccess;
+	return post_end(c, r, request);
 }
 
 ncclResult_t tcp_test(void *request, int *done, int *sizes)
@@ -463,10 +477,7 @@ ncclResult_t tcp_test(void *request, int *done, int *sizes)
 	if (!r || !r->used || !r->comm || r->comm->magic != COMM_MAGIC)
 		return ncclInvalidArgument;
 	struct tcp_comm *c = r->comm;
-	if (c->is_send)
-		progress_send(c);
-	else
-		progress_recv(c);
+	progress(c);
 	int e = atomic_load(&c->error);
 	if (e)
 		return (ncclResult_t)e;

@@ -31,9 +31,9 @@ static void note_policy(void)
 	if (st == NCCLBPF_POLICY_ACTIVE || ncclbpf_telem_enabled() ||
 	    __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		return;
-	adapter_log(NCCLBPF_LOG_INFO, "NCCLbpf profiler: %s; no profiler program runs",
-		    st == NCCLBPF_POLICY_UNSET ? "NCCLBPF_POLICY is not set, no policy loaded"
-					       : "no policy active");
+	ncclbpf_rt_log(NCCLBPF_LOG_INFO, "NCCLbpf profiler: %s; no profiler program runs",
+		       st == NCCLBPF_POLICY_UNSET ? "NCCLBPF_POLICY is not set, no policy loaded"
+						  : "no policy active");
 }
 
 static ncclResult_t init_common(void **context, int *mask, uint64_t comm_id, const char *name,

@@ -47,13 +47,13 @@ static void note_policy(void)
 	if (st == NCCLBPF_POLICY_ACTIVE || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		return;
 	if (st == NCCLBPF_POLICY_FAILED)
-		adapter_log(NCCLBPF_LOG_INFO,
-			    "NCCLbpf tuner: no policy active; NCCL's own tuning is used");
+		ncclbpf_rt_log(NCCLBPF_LOG_INFO,
+			       "NCCLbpf tuner: no policy active; NCCL's own tuning is used");
 	else if (!adapter_via_net_fallback("NCCL_TUNER_PLUGIN"))
-		adapter_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_POLICY is not set, no policy "
-					      "loaded; NCCL's own tuning is used");
+		ncclbpf_rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_POLICY is not set, no policy "
+						 "loaded; NCCL's own tuning is used");
 	else
-		adapter_log(
+		ncclbpf_rt_log(
 		    NCCLBPF_LOG_INFO,
 		    "NCCLbpf tuner: loaded as the net plugin's library (NCCL_TUNER_PLUGIN is "
 		    "not set), no policy (NCCLBPF_POLICY is not set); NCCL's own tuning is "

@@ -4,6 +4,8 @@
  * references into EBPF_PSEUDO_MAP_FD and global data references into EBPF_PSEUDO_MAP_VALUE, both
  * with imm = map index. Anything else in a relocation is rejected by name and offset. */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ebpf/isa.h"
@@ -152,6 +154,19 @@ static int collect_funcs(struct linker *L)
 	return 0;
 }
 
+/* A refused relocation, named by the instruction it stands on. */
+__attribute__((format(printf, 4, 5))) static int rel_err(struct linker *L, const struct code_sec *c,
+							 uint64_t at, const char *fmt, ...)
+{
+	char what[128];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return ldr_err(L->err, L->err_len, EINVAL, "section '%s', offset 0x%llx (insn %llu): %s",
+		       c->s->name, (unsigned long long)at, (unsigned long long)(at / 8), what);
+}
+
 static int collect_relocs(struct linker *L)
 {
 	const struct ldr_elf *elf = L->elf;
@@ -202,26 +217,13 @@ static int collect_relocs(struct linker *L)
 				    "misaligned in '%s'",
 				    r->name, (unsigned long long)at, c->s->name);
 			if (type != LDR_R_BPF_64_64 && type != LDR_R_BPF_64_32)
-				return ldr_err(
-				    L->err, L->err_len, EINVAL,
-				    "section '%s', offset 0x%llx (insn %llu): relocation "
-				    "type %u not supported",
-				    c->s->name, (unsigned long long)at,
-				    (unsigned long long)(at / 8), type);
+				return rel_err(L, c, at, "relocation type %u not supported", type);
 			if (sym == 0 || sym >= elf->n_syms)
-				return ldr_err(
-				    L->err, L->err_len, EINVAL,
-				    "section '%s', offset 0x%llx (insn %llu): relocation "
-				    "against unknown symbol %u",
-				    c->s->name, (unsigned long long)at,
-				    (unsigned long long)(at / 8), sym);
+				return rel_err(L, c, at, "relocation against unknown symbol %u",
+					       sym);
 			struct rel *slot = &c->rel_at[at / 8];
 			if (slot->type)
-				return ldr_err(L->err, L->err_len, EINVAL,
-					       "section '%s', offset 0x%llx (insn %llu): two "
-					       "relocations",
-					       c->s->name, (unsigned long long)at,
-					       (unsigned long long)(at / 8));
+				return rel_err(L, c, at, "two relocations");
 			*slot = (struct rel){type, sym};
 		}
 	}

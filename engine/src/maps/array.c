@@ -121,33 +121,25 @@ uint64_t array_map_memory(const struct ebpf_map_def *def, uint32_t ncpus)
 struct ebpf_map *array_map_create(const struct ebpf_map_def *def, uint32_t ncpus, char *err,
 				  size_t err_len)
 {
-	if (def->key_size != 4) {
-		map_err(err, err_len, def, "array key_size must be 4, got %u", def->key_size);
-		errno = EINVAL;
-		return NULL;
-	}
-	if (def->value_size == 0 || def->max_entries == 0) {
-		map_err(err, err_len, def, "value_size and max_entries must be non-zero");
-		errno = EINVAL;
-		return NULL;
-	}
+	if (def->key_size != 4)
+		return map_fail(err, err_len, def, EINVAL, "array key_size must be 4, got %u",
+				def->key_size);
+	if (def->value_size == 0 || def->max_entries == 0)
+		return map_fail(err, err_len, def, EINVAL,
+				"value_size and max_entries must be non-zero");
 	uint64_t stride = ROUND_UP8(def->value_size);
 	uint64_t cpu_stride = cpu_block(def);
 	uint64_t bytes = map_sat_mul(cpu_stride, ncpus);
-	if (bytes > EBPF_MAP_MAX_MEMORY) {
-		map_err(err, err_len, def, "%llu bytes of values exceed the %llu byte limit",
-			(unsigned long long)bytes, (unsigned long long)EBPF_MAP_MAX_MEMORY);
-		errno = E2BIG;
-		return NULL;
-	}
+	if (bytes > EBPF_MAP_MAX_MEMORY)
+		return map_fail(err, err_len, def, E2BIG,
+				"%llu bytes of values exceed the %llu byte limit",
+				(unsigned long long)bytes, (unsigned long long)EBPF_MAP_MAX_MEMORY);
 	struct array_map *a = calloc(1, sizeof(*a));
 	unsigned char *v = a ? map_mem_zalloc(bytes) : NULL;
 	if (!v) {
 		free(a);
-		map_err(err, err_len, def, "out of memory for %llu bytes",
-			(unsigned long long)bytes);
-		errno = ENOMEM;
-		return NULL;
+		return map_fail(err, err_len, def, ENOMEM, "out of memory for %llu bytes",
+				(unsigned long long)bytes);
 	}
 	a->values = v;
 	a->m.array_base = v;

@@ -551,25 +551,18 @@ uint64_t htab_map_memory(const struct ebpf_map_def *def, uint32_t ncpus)
 struct ebpf_map *htab_map_create(const struct ebpf_map_def *def, uint32_t ncpus, char *err,
 				 size_t err_len)
 {
-	if (def->key_size == 0 || def->value_size == 0 || def->max_entries == 0) {
-		map_err(err, err_len, def, "key_size, value_size and max_entries must be non-zero");
-		errno = EINVAL;
-		return NULL;
-	}
-	if (def->key_size > EBPF_MAP_MAX_KEY_SIZE) {
-		map_err(err, err_len, def, "key_size %u exceeds %u", def->key_size,
-			EBPF_MAP_MAX_KEY_SIZE);
-		errno = E2BIG;
-		return NULL;
-	}
+	if (def->key_size == 0 || def->value_size == 0 || def->max_entries == 0)
+		return map_fail(err, err_len, def, EINVAL,
+				"key_size, value_size and max_entries must be non-zero");
+	if (def->key_size > EBPF_MAP_MAX_KEY_SIZE)
+		return map_fail(err, err_len, def, E2BIG, "key_size %u exceeds %u", def->key_size,
+				EBPF_MAP_MAX_KEY_SIZE);
 	uint32_t nb = n_buckets(def);
 	struct htab *h = calloc(1, sizeof(*h));
 	struct bucket *bk = h ? map_mem_zalloc((uint64_t)nb * sizeof(*bk)) : NULL;
 	if (!bk) {
 		free(h);
-		map_err(err, err_len, def, "out of memory for %u buckets", nb);
-		errno = ENOMEM;
-		return NULL;
+		return map_fail(err, err_len, def, ENOMEM, "out of memory for %u buckets", nb);
 	}
 	h->buckets = bk;
 	h->n_buckets = nb;

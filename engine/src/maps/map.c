@@ -11,17 +11,20 @@
 
 #include "ebpf/epoch.h"
 
-void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const char *fmt, ...)
+void *map_fail(char *err, size_t err_len, const struct ebpf_map_def *def, int errnum,
+	       const char *fmt, ...)
 {
-	if (!err || !err_len)
-		return;
-	int n = snprintf(err, err_len, "map '%s': ", def && def->name ? def->name : "");
-	if (n < 0 || (size_t)n >= err_len)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	ebpf_verrf(err + n, err_len - (size_t)n, fmt, ap);
-	va_end(ap);
+	int n = err && err_len
+		    ? snprintf(err, err_len, "map '%s': ", def && def->name ? def->name : "")
+		    : -1;
+	if (n >= 0 && (size_t)n < err_len) {
+		va_list ap;
+		va_start(ap, fmt);
+		ebpf_verrf(err + n, err_len - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	errno = errnum;
+	return NULL;
 }
 
 /* Possible CPUs, as Linux counts them for per-CPU maps: the highest number listed in
@@ -58,38 +61,26 @@ struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, siz
 {
 	if (err && err_len)
 		err[0] = 0;
-	if (!def || def->sz < offsetof(struct ebpf_map_def, flags) + sizeof(def->flags)) {
-		map_err(err, err_len, NULL, "bad definition (NULL or sz too small)");
-		errno = EINVAL;
-		return NULL;
-	}
-	if (def->name && strlen(def->name) >= EBPF_MAP_NAME_LEN) {
-		map_err(err, err_len, def, "name longer than %u bytes", EBPF_MAP_NAME_LEN - 1);
-		errno = EINVAL;
-		return NULL;
-	}
-	if (def->flags & ~(EBPF_MAP_F_RDONLY_PROG | EBPF_MAP_F_PER_COMM)) {
-		map_err(err, err_len, def, "unsupported flags 0x%x", def->flags);
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!def || def->sz < offsetof(struct ebpf_map_def, flags) + sizeof(def->flags))
+		return map_fail(err, err_len, NULL, EINVAL,
+				"bad definition (NULL or sz too small)");
+	if (def->name && strlen(def->name) >= EBPF_MAP_NAME_LEN)
+		return map_fail(err, err_len, def, EINVAL, "name longer than %u bytes",
+				EBPF_MAP_NAME_LEN - 1);
+	if (def->flags & ~(EBPF_MAP_F_RDONLY_PROG | EBPF_MAP_F_PER_COMM))
+		return map_fail(err, err_len, def, EINVAL, "unsupported flags 0x%x", def->flags);
 	if ((def->flags & EBPF_MAP_F_PER_COMM) &&
 	    ((def->type != EBPF_MAP_TYPE_ARRAY && def->type != EBPF_MAP_TYPE_HASH) ||
-	     (def->flags & EBPF_MAP_F_RDONLY_PROG))) {
-		map_err(err, err_len, def,
-			"a per-communicator map (NCCLBPF_F_PER_COMM) must be an ARRAY or a HASH "
-			"(per-CPU values and LRU eviction differ between ranks), got %s",
-			(def->flags & EBPF_MAP_F_RDONLY_PROG) ? "a read-only map"
-							      : ebpf_map_type__name(def->type));
-		errno = EINVAL;
-		return NULL;
-	}
-	if (def->value_size > EBPF_MAP_MAX_VALUE_SIZE) {
-		map_err(err, err_len, def, "value_size %u exceeds %u", def->value_size,
-			EBPF_MAP_MAX_VALUE_SIZE);
-		errno = E2BIG;
-		return NULL;
-	}
+	     (def->flags & EBPF_MAP_F_RDONLY_PROG)))
+		return map_fail(
+		    err, err_len, def, EINVAL,
+		    "a per-communicator map (NCCLBPF_F_PER_COMM) must be an ARRAY or a HASH "
+		    "(per-CPU values and LRU eviction differ between ranks), got %s",
+		    (def->flags & EBPF_MAP_F_RDONLY_PROG) ? "a read-only map"
+							  : ebpf_map_type__name(def->type));
+	if (def->value_size > EBPF_MAP_MAX_VALUE_SIZE)
+		return map_fail(err, err_len, def, E2BIG, "value_size %u exceeds %u",
+				def->value_size, EBPF_MAP_MAX_VALUE_SIZE);
 	struct ebpf_map *m;
 	switch (def->type) {
 	case EBPF_MAP_TYPE_ARRAY:
@@ -109,9 +100,7 @@ struct ebpf_map *ebpf_map__create(const struct ebpf_map_def *def, char *err, siz
 		m = ringbuf_map_create(def, err, err_len);
 		break;
 	default:
-		map_err(err, err_len, def, "unsupported map type %u", def->type);
-		errno = EINVAL;
-		return NULL;
+		return map_fail(err, err_len, def, EINVAL, "unsupported map type %u", def->type);
 	}
 	if (!m)
 		return NULL;

@@ -138,7 +138,9 @@ uint64_t array_map_memory(const struct ebpf_map_def *def, uint32_t ncpus);
 uint64_t htab_map_memory(const struct ebpf_map_def *def, uint32_t ncpus);
 uint64_t ringbuf_map_memory(const struct ebpf_map_def *def);
 
-void map_err(char *err, size_t err_len, const struct ebpf_map_def *def, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* A map constructor's refusal: writes "map 'NAME': " and the message into err (when given),
+ * sets errno to errnum and returns NULL, so that every refusal is one statement. */
+void *map_fail(char *err, size_t err_len, const struct ebpf_map_def *def, int errnum,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

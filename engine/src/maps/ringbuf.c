@@ -245,25 +245,18 @@ uint64_t ringbuf_map_memory(const struct ebpf_map_def *def)
 struct ebpf_map *ringbuf_map_create(const struct ebpf_map_def *def, char *err, size_t err_len)
 {
 	uint32_t sz = def->max_entries;
-	if (def->key_size || def->value_size) {
-		map_err(err, err_len, def, "ring buffer key_size and value_size must be 0");
-		errno = EINVAL;
-		return NULL;
-	}
-	if (sz < RB_PAGE || (sz & (sz - 1)) || sz > RB_MAX_SIZE) {
-		map_err(err, err_len, def,
-			"ring buffer size %u must be a power of two between %u and %u", sz, RB_PAGE,
-			RB_MAX_SIZE);
-		errno = EINVAL;
-		return NULL;
-	}
+	if (def->key_size || def->value_size)
+		return map_fail(err, err_len, def, EINVAL,
+				"ring buffer key_size and value_size must be 0");
+	if (sz < RB_PAGE || (sz & (sz - 1)) || sz > RB_MAX_SIZE)
+		return map_fail(err, err_len, def, EINVAL,
+				"ring buffer size %u must be a power of two between %u and %u", sz,
+				RB_PAGE, RB_MAX_SIZE);
 	struct ringbuf *rb = aligned_alloc(64, sizeof(*rb));
 	unsigned char *base = rb ? map_mem_zalloc(area_bytes(sz)) : NULL;
 	if (!base) {
 		free(rb);
-		map_err(err, err_len, def, "out of memory for a %u byte ring", sz);
-		errno = ENOMEM;
-		return NULL;
+		return map_fail(err, err_len, def, ENOMEM, "out of memory for a %u byte ring", sz);
 	}
 	memset(rb, 0, sizeof(*rb));
 	rb->base = base;

@@ -48,6 +48,9 @@ enum ncclbpf_log_level {
  * to stderr, the rest is dropped. May be called from the watcher thread. */
 typedef void (*ncclbpf_log_fn)(int level, const char *msg);
 void ncclbpf_rt_set_logger(ncclbpf_log_fn fn);
+/* One message (printf format, one line of at most 1023 bytes) through that logger, as the
+ * runtime's own messages go: for the plugin's hooks, which speak to the user the same way. */
+void ncclbpf_rt_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- Process-wide lifetime ---------------------------------------------------------------- */
 /* Returns the reference count after the call. Never fails: without a usable bundle the runtime

@@ -25,7 +25,7 @@ void ncclbpf_rt_set_logger(ncclbpf_log_fn fn)
 	atomic_store(&log_fn, fn);
 }
 
-void rt_log(int level, const char *fmt, ...)
+void ncclbpf_rt_log(int level, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -39,6 +39,8 @@ void rt_log(int level, const char *fmt, ...)
 		fprintf(stderr, "NCCLbpf %s: %s\n", level == NCCLBPF_LOG_WARN ? "WARN" : "INFO",
 			buf);
 }
+/* The runtime's files call it by its short name (rt_internal.h): the same function. */
+void rt_log(int level, const char *fmt, ...) __attribute__((alias("ncclbpf_rt_log")));
 
 uint64_t rt_now_ns(void)
 {
