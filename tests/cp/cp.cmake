@@ -1,3 +1,12 @@
+# The directory medium alone: replace, create once, no temp file left (runtime/src/cp/cp_dir.c).
+ncclbpf_test(test_cp_dir SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_cp_dir.c LABELS "cp")
+target_link_libraries(test_cp_dir PRIVATE ncclbpf_runtime)
+target_include_directories(test_cp_dir PRIVATE ${PROJECT_SOURCE_DIR}/runtime/src/cp)
+if(TARGET test_cp_dir_asan)
+  target_link_libraries(test_cp_dir_asan PRIVATE ncclbpf_runtime_asan)
+  target_include_directories(test_cp_dir_asan PRIVATE ${PROJECT_SOURCE_DIR}/runtime/src/cp)
+endif()
+
 # Control plane (docs/control-plane.md): rank-consistent activation through the real plugin, in
 # one process (two ranks) and across forked processes with injected faults. Needs the BPF
 # policies (version bundles, table_tuner).

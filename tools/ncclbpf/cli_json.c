@@ -144,32 +144,15 @@ void json_hex(struct json *j, const void *data, size_t n)
 	fputc('"', j->f);
 }
 
-void json_kstr(struct json *j, const char *k, const char *s)
-{
-	json_key(j, k);
-	json_str(j, s);
-}
-
-void json_ku64(struct json *j, const char *k, uint64_t v)
-{
-	json_key(j, k);
-	json_u64(j, v);
-}
-
-void json_ki64(struct json *j, const char *k, int64_t v)
-{
-	json_key(j, k);
-	json_i64(j, v);
-}
-
-void json_kf64(struct json *j, const char *k, double v)
-{
-	json_key(j, k);
-	json_f64(j, v);
-}
-
-void json_kbool(struct json *j, const char *k, int v)
-{
-	json_key(j, k);
-	json_bool(j, v);
-}
+/* json_k<T>(j, key, v): the key, then v as json_<T> writes it. */
+#define JSON_KEYED(T, CTYPE)                                                                       \
+	void json_k##T(struct json *j, const char *k, CTYPE v)                                     \
+	{                                                                                          \
+		json_key(j, k);                                                                    \
+		json_##T(j, v);                                                                    \
+	}
+JSON_KEYED(str, const char *)
+JSON_KEYED(u64, uint64_t)
+JSON_KEYED(i64, int64_t)
+JSON_KEYED(f64, double)
+JSON_KEYED(bool, int)

@@ -208,7 +208,6 @@ static void show(const struct insp_recs *rs, int dump, int json, int pid)
 
 static int cmd_map(int argc, char **argv)
 {
-	char dbuf[4096];
 	const char *dir = NULL, *pos[6];
 	int np = 0, json = 0;
 	const char *timeout = NULL;
@@ -260,14 +259,10 @@ static int cmd_map(int argc, char **argv)
 		return CLI_USAGE;
 	if (json && want == 5)
 		return cli_usage_error("--json goes with list and dump");
-	if (!dir)
-		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc p;
-	if (insp_find(dir, pid, &p, "ncclbpf map") != 0)
-		return 1;
 	struct insp_conn c;
-	if (insp_connect(&p, &c) != 0)
-		return cli_fail("process %d: %s", pid, c.msg[0] ? c.msg : strerror(errno));
+	if (insp_attach(dir, pid, &p, &c, "ncclbpf map") != 0)
+		return CLI_FAIL;
 	char err[600], req[8400];
 	int ret = 0;
 	if (want < 5) {

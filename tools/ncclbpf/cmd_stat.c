@@ -252,7 +252,6 @@ static void print_json(const struct insp_recs *rs)
 
 static int cmd_stat(int argc, char **argv)
 {
-	char dbuf[4096];
 	const char *dir = NULL;
 	int json = 0, pid = 0;
 	for (int i = 1; i < argc; i++) {
@@ -272,14 +271,10 @@ static int cmd_stat(int argc, char **argv)
 	}
 	if (!pid)
 		return cli_usage_error("no PID given");
-	if (!dir)
-		dir = insp_default_dir(dbuf, sizeof(dbuf));
 	struct insp_proc p;
-	if (insp_find(dir, pid, &p, "ncclbpf stat") != 0)
-		return 1;
 	struct insp_conn c;
-	if (insp_connect(&p, &c) != 0)
-		return cli_fail("process %d: %s", pid, c.msg[0] ? c.msg : strerror(errno));
+	if (insp_attach(dir, pid, &p, &c, "ncclbpf stat") != 0)
+		return CLI_FAIL;
 	struct insp_recs rs;
 	char err[600];
 	int ret = insp_collect(&c, "stat", &rs, err, sizeof(err));

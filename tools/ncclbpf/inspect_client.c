@@ -272,6 +272,20 @@ int insp_find(const char *dir, int pid, struct insp_proc *out, const char *prefi
 	return found ? 0 : -1;
 }
 
+int insp_attach(const char *dir, int pid, struct insp_proc *p, struct insp_conn *c,
+		const char *prefix)
+{
+	char dbuf[4096];
+	if (insp_find(dir ? dir : insp_default_dir(dbuf, sizeof(dbuf)), pid, p, prefix) != 0)
+		return -1;
+	if (insp_connect(p, c) != 0) {
+		fprintf(stderr, "%s: process %d: %s\n", prefix, pid,
+			c->msg[0] ? c->msg : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* What a connection has read and not handed out yet. */
 struct reader {
 	size_t len, off;

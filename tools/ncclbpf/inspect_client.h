@@ -64,6 +64,11 @@ struct insp_conn {
  * request with an error instead of reaching the caller. */
 int insp_connect(const struct insp_proc *p, struct insp_conn *c);
 void insp_close(struct insp_conn *c);
+/* insp_find then insp_connect, for the commands that talk to one process: dir NULL means
+ * insp_default_dir; its record in *p. 0, or -1 with the reason on stderr after prefix (the
+ * command). */
+int insp_attach(const char *dir, int pid, struct insp_proc *p, struct insp_conn *c,
+		const char *prefix);
 /* Sends one request and reads the answer: cb(rec, arg) for every record line (may be NULL).
  * Returns 0 on "ok"; -1 on "error ..." (the message in err) or a broken connection. */
 int insp_request(struct insp_conn *c, const char *req,

@@ -279,7 +279,7 @@ static int propose(const char *dir, const char *kind_rec, const void *blob, size
 	}
 	uint64_t t0 = rt_now_ns();
 	rep->hash = hash;
-	/* The members trust only such a directory (cp_member.c); neither does the controller
+	/* The members trust only such a directory (cp_state.c); neither does the controller
 	 * write into, read from or remove anything in another. */
 	char why[400];
 	int dfd = ncclbpf_path_open_dir(dir, 0, why, sizeof(why));

@@ -58,32 +58,30 @@ static int write_tmp(const char *dir, const char *name, const void *buf, size_t 
 	return 0;
 }
 
-int cp_write(const char *dir, const char *name, const void *buf, size_t len)
+/* Writes buf to a temp name and puts it in place as dir/name: rename() replaces what is there;
+ * link() fails with EEXIST when the name exists, so of several writers exactly one wins. */
+static int put_in_place(const char *dir, const char *name, const void *buf, size_t len, int replace)
 {
 	char tmp[CP_PATH + 256], dst[CP_PATH + 256];
 	int e = write_tmp(dir, name, buf, len, tmp, sizeof(tmp));
 	if (e)
 		return e;
 	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	if (rename(tmp, dst) != 0) {
+	if ((replace ? rename(tmp, dst) : link(tmp, dst)) != 0)
 		e = -errno;
+	if (e || !replace)
 		unlink(tmp);
-	}
 	return e;
+}
+
+int cp_write(const char *dir, const char *name, const void *buf, size_t len)
+{
+	return put_in_place(dir, name, buf, len, 1);
 }
 
 int cp_create_once(const char *dir, const char *name, const void *buf, size_t len)
 {
-	char tmp[CP_PATH + 256], dst[CP_PATH + 256];
-	int e = write_tmp(dir, name, buf, len, tmp, sizeof(tmp));
-	if (e)
-		return e;
-	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	/* link() fails with EEXIST when the name exists: of several writers exactly one wins. */
-	if (link(tmp, dst) != 0)
-		e = -errno;
-	unlink(tmp);
-	return e;
+	return put_in_place(dir, name, buf, len, 0);
 }
 
 int cp_read(const char *path, char **out, size_t *len, size_t max)

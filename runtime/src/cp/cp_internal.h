@@ -1,5 +1,6 @@
-/* Member-side state of the control plane (cp_member.c: binding, fences, queued switches, the
- * hot path's slow path; cp_thread.c: the process's control thread). */
+/* Member-side state of the control plane. Calls go one way: cp_member.c (binding, fences,
+ * queued switches, the hot path's slow path) -> cp_thread.c (the process's control thread) ->
+ * cp_state.c (configuration, the member list, the decision log, pends) -> cp_dir.c. */
 #ifndef NCCLBPF_CP_INTERNAL_H
 #define NCCLBPF_CP_INTERNAL_H
 
@@ -78,10 +79,9 @@ struct cp_global {
 	pthread_cond_t cond;
 };
 
+/* cp_state.c */
 extern struct cp_global cp;
 const struct cp_config *cp_cfg(void);
-
-/* cp_member.c */
 void cp_recompute_next(struct ncclbpf_cp_member *m); /* under m->lock */
 /* Records a decision read from the medium (under m->lock). */
 void cp_resolve(struct ncclbpf_cp_member *m, struct cp_pend *p, const char *decision);
@@ -95,6 +95,9 @@ void cp_thread_poll_member(struct ncclbpf_cp_member *m, uint64_t now);
 /* Writes the done files of finished pends and frees them (control thread or detach). */
 void cp_finish_pends(struct ncclbpf_cp_member *m, int all);
 void cp_write_member_record(struct ncclbpf_cp_member *m);
+/* A fresh copy of base from its in-memory ELF image (map-update proposals; a map update switched
+ * to after another change is rebuilt from the policy then bound); NULL with msg on failure. */
+struct rt_policy *cp_build(const struct rt_policy *base, char *msg, size_t len);
 int cp_thread_start(void);
 void cp_thread_stop(void);
 

@@ -9,10 +9,12 @@
 
 struct ebpf_map;
 
-/* Swaps in p (may be NULL) and retires the previous policy (freed once no call can still use
- * it). wait: also wait for that and free it now. Returns the ns spent in the swap itself and in
- * retiring. Caller holds reload_lock. */
+/* activate.c: swaps in p (may be NULL) and retires the previous policy (freed once no call can
+ * still use it). wait: also wait for that and free it now. Returns the ns spent in the swap itself
+ * and in retiring. Caller holds reload_lock. */
 void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *retire_ns);
+/* policy_ref.c: frees p now (its bundle, its release callback, its image); rt_policy_put when
+ * a call may still see it. */
 void rt_policy_free(struct rt_policy *p);
 /* reload.c: a new policy loaded from image, which it takes over (p->image; freed on failure),
  * run by the process's engine (the interpreter where there is no JIT), holding one reference.
@@ -58,7 +60,7 @@ int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
 int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0);
 int rt_jit_available(void);
 
-/* Runs the activation listeners (after every change of the active policy). */
+/* activate.c: runs the activation listeners (after every change of the active policy). */
 void rt_notify_activate(void);
 
 /* policy_ref.c: references; the last put retires p to the epoch reclaimer. */
@@ -96,7 +98,7 @@ void rt_reload_history_note(const char *path, const struct ncclbpf_reload_report
 /* Copies up to max events (oldest first) and returns how many; *total = attempts ever. */
 unsigned rt_reload_history(struct rt_reload_event *out, unsigned max, uint64_t *total);
 
-/* runtime.c: what runs before every swap of the active policy (reload, unload): set by the net
+/* activate.c: what runs before every swap of the active policy (reload, unload): set by the net
  * folder when it first queues completions (net_defer.c), so that queued completions count in
  * the policy they were taken for; NULL: nothing. */
 void rt_policy_set_drain(void (*drain)(void));

@@ -3,6 +3,8 @@
  * (rt_active) and by every communicator bound to it through the control plane; the last
  * reference retires it to the epoch reclaimer, which frees it once no call that could still see
  * it remains. */
+#include <stdlib.h>
+
 #include "ncclbpf/control.h"
 #include "ebpf/epoch.h"
 #include "policy.h"
@@ -16,6 +18,17 @@ uint64_t ncclbpf_cp_hash(const void *buf, size_t len)
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+void rt_policy_free(struct rt_policy *p)
+{
+	if (!p)
+		return;
+	rt_bundle_free(p);
+	if (p->release)
+		p->release(p->release_arg);
+	free(p->image);
+	free(p);
 }
 
 static void policy_free_cb(void *p)
