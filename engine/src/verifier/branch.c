@@ -9,6 +9,15 @@ struct view {
 	struct tnum t;
 };
 
+/* Signed order is the unsigned order of the values with the sign bit flipped: one rule serves
+ * both orders. */
+#define SIGN_BIT (1ull << 63)
+
+static uint64_t flip_sign(int64_t v)
+{
+	return (uint64_t)v ^ SIGN_BIT;
+}
+
 static struct view view_of(const struct reg *r, bool is64)
 {
 	struct view v;
@@ -85,6 +94,14 @@ static uint8_t negate_op(uint8_t op)
 	}
 }
 
+/* a > b (strict) or a >= b in an unsigned order: 1 always, 0 never, -1 either way. */
+static int order_taken(uint64_t amin, uint64_t amax, uint64_t bmin, uint64_t bmax, bool strict)
+{
+	if (strict)
+		return amin > bmax ? 1 : amax <= bmin ? 0 : -1;
+	return amin >= bmax ? 1 : amax < bmin ? 0 : -1;
+}
+
 static int taken_view(const struct view *a, const struct view *b, uint8_t op)
 {
 	switch (op) {
@@ -100,21 +117,20 @@ static int taken_view(const struct view *a, const struct view *b, uint8_t op)
 		return r < 0 ? r : !r;
 	}
 	case EBPF_JGT:
-		return a->umin > b->umax ? 1 : a->umax <= b->umin ? 0 : -1;
 	case EBPF_JGE:
-		return a->umin >= b->umax ? 1 : a->umax < b->umin ? 0 : -1;
+		return order_taken(a->umin, a->umax, b->umin, b->umax, op == EBPF_JGT);
 	case EBPF_JLT:
-		return a->umax < b->umin ? 1 : a->umin >= b->umax ? 0 : -1;
+		return taken_view(b, a, EBPF_JGT);
 	case EBPF_JLE:
-		return a->umax <= b->umin ? 1 : a->umin > b->umax ? 0 : -1;
+		return taken_view(b, a, EBPF_JGE);
 	case EBPF_JSGT:
-		return a->smin > b->smax ? 1 : a->smax <= b->smin ? 0 : -1;
 	case EBPF_JSGE:
-		return a->smin >= b->smax ? 1 : a->smax < b->smin ? 0 : -1;
+		return order_taken(flip_sign(a->smin), flip_sign(a->smax), flip_sign(b->smin),
+				   flip_sign(b->smax), op == EBPF_JSGT);
 	case EBPF_JSLT:
-		return a->smax < b->smin ? 1 : a->smin >= b->smax ? 0 : -1;
+		return taken_view(b, a, EBPF_JSGT);
 	case EBPF_JSLE:
-		return a->smax <= b->smin ? 1 : a->smin > b->smax ? 0 : -1;
+		return taken_view(b, a, EBPF_JSGE);
 	case EBPF_JSET:
 		if (a->t.value & b->t.value)
 			return 1;
@@ -148,6 +164,22 @@ static int64_t s_max(int64_t a, int64_t b)
 static int64_t s_min(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
+}
+
+/* a > b (strict) or a >= b in an unsigned order whose values run from lo to hi: a's minimum
+ * rises to b's (above it when strict), b's maximum falls to a's. False when it cannot hold. */
+static bool narrow_ge(uint64_t *amin, uint64_t amax, uint64_t bmin, uint64_t *bmax, uint64_t lo,
+		      uint64_t hi, bool strict)
+{
+	if (strict) {
+		if (bmin == hi || amax == lo)
+			return false;
+		bmin++;
+		amax--;
+	}
+	*amin = u_max(*amin, bmin);
+	*bmax = u_min(*bmax, amax);
+	return true;
 }
 
 /* Narrow a and b assuming "a OP b" holds. Returns false when it cannot hold. */
@@ -187,29 +219,24 @@ static bool refine_view(struct view *a, struct view *b, uint8_t op, bool is64)
 		}
 		break;
 	case EBPF_JGT:
-		if (b->umin == umaxv || a->umax == 0)
-			return false;
-		a->umin = u_max(a->umin, b->umin + 1);
-		b->umax = u_min(b->umax, a->umax - 1);
-		break;
 	case EBPF_JGE:
-		a->umin = u_max(a->umin, b->umin);
-		b->umax = u_min(b->umax, a->umax);
+		if (!narrow_ge(&a->umin, a->umax, b->umin, &b->umax, 0, umaxv, op == EBPF_JGT))
+			return false;
 		break;
 	case EBPF_JLT:
 		return refine_view(b, a, EBPF_JGT, is64);
 	case EBPF_JLE:
 		return refine_view(b, a, EBPF_JGE, is64);
 	case EBPF_JSGT:
-		if (b->smin == smaxv || a->smax == sminv)
+	case EBPF_JSGE: {
+		uint64_t amin = flip_sign(a->smin), bmax = flip_sign(b->smax);
+		if (!narrow_ge(&amin, flip_sign(a->smax), flip_sign(b->smin), &bmax,
+			       flip_sign(sminv), flip_sign(smaxv), op == EBPF_JSGT))
 			return false;
-		a->smin = s_max(a->smin, b->smin + 1);
-		b->smax = s_min(b->smax, a->smax - 1);
+		a->smin = (int64_t)(amin ^ SIGN_BIT);
+		b->smax = (int64_t)(bmax ^ SIGN_BIT);
 		break;
-	case EBPF_JSGE:
-		a->smin = s_max(a->smin, b->smin);
-		b->smax = s_min(b->smax, a->smax);
-		break;
+	}
 	case EBPF_JSLT:
 		return refine_view(b, a, EBPF_JSGT, is64);
 	case EBPF_JSLE:

@@ -248,13 +248,12 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st, bool *
 	*exact_only = false;
 	for (uint32_t f = 0; f <= st->curframe; f++) {
 		const struct frame *fr = st->frames[f];
-		uint16_t live = live_regs(env, st, f);
+		uint32_t live = live_regs(env, st, f) & ((1u << EBPF_REG_10) - 1);
 		h = (h ^ fr->callsite) * 0x100000001b3ull;
-		for (int r = 0; r < EBPF_REG_10; r++) {
+		for (; live; live &= live - 1) {
+			int r = __builtin_ctz(live);
 			const struct reg *x = &fr->regs[r];
 			uint64_t v;
-			if (!((live >> r) & 1))
-				continue;
 			if (x->type == NOT_INIT)
 				*exact_only = true;
 			v = x->type;
@@ -272,11 +271,16 @@ int prune_visit(struct env *env, uint32_t pc)
 {
 	struct insn_aux *aux = &env->aux[pc];
 	struct checkpoint *cp;
-	bool cur_exact_only;
+	bool cur_exact_only, store;
 	uint64_t sig;
 
 	if (!aux->prune_point)
 		return 0;
+	store =
+	    (env->cur.since_checkpoint >= CHECKPOINT_EVERY || (aux->prune_point & PRUNE_JOIN)) &&
+	    aux->n_states < MAX_STATES_PER_INSN && env->n_checkpoints < MAX_CHECKPOINTS;
+	if (!aux->n_states && !store)
+		return 0; /* nothing to compare with, nothing to store */
 	sig = state_sig(env, &env->cur, &cur_exact_only);
 	for (uint32_t k = aux->n_states; k-- > 0;) {
 		const struct cp_ref *ref = &aux->states[k];
@@ -304,8 +308,7 @@ int prune_visit(struct env *env, uint32_t pc)
 			return 1;
 		}
 	}
-	if ((env->cur.since_checkpoint < CHECKPOINT_EVERY && !(aux->prune_point & PRUNE_JOIN)) ||
-	    aux->n_states >= MAX_STATES_PER_INSN || env->n_checkpoints >= MAX_CHECKPOINTS)
+	if (!store)
 		return 0;
 	if (aux->n_states == aux->cap_states) {
 		size_t bytes;

@@ -73,10 +73,8 @@ void reg_mark_range(struct reg *r, uint64_t umin, uint64_t umax)
 
 void reg_mark_not_init(struct reg *r)
 {
-	memset(r, 0, sizeof(*r));
+	reg_mark_unknown(r);
 	r->type = NOT_INIT;
-	r->var_off = tnum_unknown;
-	reg_bounds_reset(r);
 }
 
 bool scalar_is_const(const struct reg *r)
@@ -90,6 +88,33 @@ bool scalar_is_empty(const struct reg *r)
 	       r->s32_min > r->s32_max || (r->var_off.value & r->var_off.mask);
 }
 
+static void tighten_u32(struct reg *r, uint32_t lo, uint32_t hi)
+{
+	if (r->u32_min < lo)
+		r->u32_min = lo;
+	if (r->u32_max > hi)
+		r->u32_max = hi;
+}
+
+static void tighten_s32(struct reg *r, int32_t lo, int32_t hi)
+{
+	if (r->s32_min < lo)
+		r->s32_min = lo;
+	if (r->s32_max > hi)
+		r->s32_max = hi;
+}
+
+/* 64 -> 32 from a 64-bit range [lo, hi] (the unsigned or the signed one, as bits): the low
+ * halves are monotonic when the range stays in one 2^32 window. */
+static void tighten32_from64(struct reg *r, uint64_t lo, uint64_t hi)
+{
+	if ((lo >> 32) != (hi >> 32))
+		return;
+	tighten_u32(r, (uint32_t)lo, (uint32_t)hi);
+	if ((int32_t)lo <= (int32_t)hi)
+		tighten_s32(r, (int32_t)lo, (int32_t)hi);
+}
+
 /* One round of mutual tightening. */
 static void sync_once(struct reg *r)
 {
@@ -100,18 +125,9 @@ static void sync_once(struct reg *r)
 	r->umax = umin64(r->umax, t.value | t.mask);
 	r->smin = smax64(r->smin, (int64_t)(t.value | (t.mask & (1ull << 63))));
 	r->smax = smin64(r->smax, (int64_t)(t.value | (t.mask & ~(1ull << 63))));
-	if (r->u32_min < (uint32_t)t32.value)
-		r->u32_min = (uint32_t)t32.value;
-	if (r->u32_max > (uint32_t)(t32.value | t32.mask))
-		r->u32_max = (uint32_t)(t32.value | t32.mask);
-	{
-		int32_t lo = (int32_t)(uint32_t)(t32.value | (t32.mask & 0x80000000u));
-		int32_t hi = (int32_t)(uint32_t)(t32.value | (t32.mask & 0x7fffffffu));
-		if (r->s32_min < lo)
-			r->s32_min = lo;
-		if (r->s32_max > hi)
-			r->s32_max = hi;
-	}
+	tighten_u32(r, (uint32_t)t32.value, (uint32_t)(t32.value | t32.mask));
+	tighten_s32(r, (int32_t)(uint32_t)(t32.value | (t32.mask & 0x80000000u)),
+		    (int32_t)(uint32_t)(t32.value | (t32.mask & 0x7fffffffu)));
 
 	/* 64-bit: signed <-> unsigned when the range does not cross the sign boundary */
 	if ((int64_t)r->umin <= (int64_t)r->umax) {
@@ -123,53 +139,18 @@ static void sync_once(struct reg *r)
 		r->umax = umin64(r->umax, (uint64_t)r->smax);
 	}
 
-	/* 64 -> 32: the low halves are monotonic when the range stays in one 2^32 window */
-	if ((r->umin >> 32) == (r->umax >> 32)) {
-		if (r->u32_min < (uint32_t)r->umin)
-			r->u32_min = (uint32_t)r->umin;
-		if (r->u32_max > (uint32_t)r->umax)
-			r->u32_max = (uint32_t)r->umax;
-		if ((int32_t)r->umin <= (int32_t)r->umax) {
-			if (r->s32_min < (int32_t)r->umin)
-				r->s32_min = (int32_t)r->umin;
-			if (r->s32_max > (int32_t)r->umax)
-				r->s32_max = (int32_t)r->umax;
-		}
-	}
-	if ((r->smin >> 32) == (r->smax >> 32)) {
-		if (r->u32_min < (uint32_t)r->smin)
-			r->u32_min = (uint32_t)r->smin;
-		if (r->u32_max > (uint32_t)r->smax)
-			r->u32_max = (uint32_t)r->smax;
-		if ((int32_t)r->smin <= (int32_t)r->smax) {
-			if (r->s32_min < (int32_t)r->smin)
-				r->s32_min = (int32_t)r->smin;
-			if (r->s32_max > (int32_t)r->smax)
-				r->s32_max = (int32_t)r->smax;
-		}
-	}
+	tighten32_from64(r, r->umin, r->umax);
+	tighten32_from64(r, (uint64_t)r->smin, (uint64_t)r->smax);
 
 	/* a 64-bit signed range inside the 32-bit one: the low half is the value itself */
-	if (r->smin >= S32_MIN && r->smax <= S32_MAX) {
-		if (r->s32_min < (int32_t)r->smin)
-			r->s32_min = (int32_t)r->smin;
-		if (r->s32_max > (int32_t)r->smax)
-			r->s32_max = (int32_t)r->smax;
-	}
+	if (r->smin >= S32_MIN && r->smax <= S32_MAX)
+		tighten_s32(r, (int32_t)r->smin, (int32_t)r->smax);
 
 	/* 32-bit: signed <-> unsigned */
-	if ((int32_t)r->u32_min <= (int32_t)r->u32_max) {
-		if (r->s32_min < (int32_t)r->u32_min)
-			r->s32_min = (int32_t)r->u32_min;
-		if (r->s32_max > (int32_t)r->u32_max)
-			r->s32_max = (int32_t)r->u32_max;
-	}
-	if ((uint32_t)r->s32_min <= (uint32_t)r->s32_max) {
-		if (r->u32_min < (uint32_t)r->s32_min)
-			r->u32_min = (uint32_t)r->s32_min;
-		if (r->u32_max > (uint32_t)r->s32_max)
-			r->u32_max = (uint32_t)r->s32_max;
-	}
+	if ((int32_t)r->u32_min <= (int32_t)r->u32_max)
+		tighten_s32(r, (int32_t)r->u32_min, (int32_t)r->u32_max);
+	if ((uint32_t)r->s32_min <= (uint32_t)r->s32_max)
+		tighten_u32(r, (uint32_t)r->s32_min, (uint32_t)r->s32_max);
 
 	/* 32 -> 64 when the upper half is known */
 	if (!(t.mask >> 32)) {
@@ -214,8 +195,25 @@ static bool bounds_equal(const struct bounds *a, const struct bounds *b)
  * on an unchanged input it changes nothing: most calls are on already tight bounds). */
 void scalar_sync(struct reg *r)
 {
-	struct bounds before = bounds_of(r), after;
+	struct bounds before, after;
 
+	/* A known value inside every bound: the rounds would narrow each bound to it (the
+	 * result of two rounds, without them; a value outside some bound takes the rounds, which
+	 * leave the register empty). */
+	if (tnum_is_const(r->var_off)) {
+		uint64_t v = r->var_off.value;
+		if (r->umin <= v && v <= r->umax && r->smin <= (int64_t)v &&
+		    (int64_t)v <= r->smax && r->u32_min <= (uint32_t)v &&
+		    (uint32_t)v <= r->u32_max && r->s32_min <= (int32_t)v &&
+		    (int32_t)v <= r->s32_max) {
+			r->umin = r->umax = v;
+			r->smin = r->smax = (int64_t)v;
+			r->u32_min = r->u32_max = (uint32_t)v;
+			r->s32_min = r->s32_max = (int32_t)v;
+			return;
+		}
+	}
+	before = bounds_of(r);
 	sync_once(r);
 	after = bounds_of(r);
 	if (!bounds_equal(&before, &after))
@@ -274,82 +272,50 @@ void scalar_sext(struct reg *r, int bits, bool to32)
 	r->taint = taint;
 }
 
-static void alu_add(struct reg *d, const struct reg *a, const struct reg *b)
+/* [alo, ahi] + or - [blo, bhi] in a signed type of range [min, max] (computed in 64 bits): the
+ * whole range when an end leaves it. */
+static void s_addsub(int64_t alo, int64_t ahi, int64_t blo, int64_t bhi, bool sub, int64_t min,
+		     int64_t max, int64_t *lo, int64_t *hi)
 {
-	int64_t s1, s2;
-	uint64_t u1, u2;
-	int32_t t1, t2;
+	bool out =
+	    sub ? __builtin_sub_overflow(alo, bhi, lo) | __builtin_sub_overflow(ahi, blo, hi)
+		: __builtin_add_overflow(alo, blo, lo) | __builtin_add_overflow(ahi, bhi, hi);
 
-	d->var_off = tnum_add(a->var_off, b->var_off);
-	if (__builtin_add_overflow(a->smin, b->smin, &s1) ||
-	    __builtin_add_overflow(a->smax, b->smax, &s2)) {
-		d->smin = S64_MIN;
-		d->smax = S64_MAX;
-	} else {
-		d->smin = s1;
-		d->smax = s2;
-	}
-	if (__builtin_add_overflow(a->umin, b->umin, &u1) ||
-	    __builtin_add_overflow(a->umax, b->umax, &u2)) {
-		d->umin = 0;
-		d->umax = U64_MAX;
-	} else {
-		d->umin = u1;
-		d->umax = u2;
-	}
-	if (__builtin_add_overflow(a->s32_min, b->s32_min, &t1) ||
-	    __builtin_add_overflow(a->s32_max, b->s32_max, &t2)) {
-		d->s32_min = S32_MIN;
-		d->s32_max = S32_MAX;
-	} else {
-		d->s32_min = t1;
-		d->s32_max = t2;
-	}
-	if ((uint64_t)a->u32_max + b->u32_max > U32_MAX) {
-		d->u32_min = 0;
-		d->u32_max = U32_MAX;
-	} else {
-		d->u32_min = a->u32_min + b->u32_min;
-		d->u32_max = a->u32_max + b->u32_max;
+	if (out || *lo < min || *lo > max || *hi < min || *hi > max) {
+		*lo = min;
+		*hi = max;
 	}
 }
 
-static void alu_sub(struct reg *d, const struct reg *a, const struct reg *b)
+/* The same in an unsigned type of range [0, max]. */
+static void u_addsub(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi, bool sub, uint64_t max,
+		     uint64_t *lo, uint64_t *hi)
 {
-	int64_t s1, s2;
-	int32_t t1, t2;
+	bool out =
+	    sub ? __builtin_sub_overflow(alo, bhi, lo) | __builtin_sub_overflow(ahi, blo, hi)
+		: __builtin_add_overflow(alo, blo, lo) | __builtin_add_overflow(ahi, bhi, hi);
 
-	d->var_off = tnum_sub(a->var_off, b->var_off);
-	if (__builtin_sub_overflow(a->smin, b->smax, &s1) ||
-	    __builtin_sub_overflow(a->smax, b->smin, &s2)) {
-		d->smin = S64_MIN;
-		d->smax = S64_MAX;
-	} else {
-		d->smin = s1;
-		d->smax = s2;
+	if (out || *lo > max || *hi > max) {
+		*lo = 0;
+		*hi = max;
 	}
-	if (a->umin < b->umax) {
-		d->umin = 0;
-		d->umax = U64_MAX;
-	} else {
-		d->umin = a->umin - b->umax;
-		d->umax = a->umax - b->umin;
-	}
-	if (__builtin_sub_overflow(a->s32_min, b->s32_max, &t1) ||
-	    __builtin_sub_overflow(a->s32_max, b->s32_min, &t2)) {
-		d->s32_min = S32_MIN;
-		d->s32_max = S32_MAX;
-	} else {
-		d->s32_min = t1;
-		d->s32_max = t2;
-	}
-	if (a->u32_min < b->u32_max) {
-		d->u32_min = 0;
-		d->u32_max = U32_MAX;
-	} else {
-		d->u32_min = a->u32_min - b->u32_max;
-		d->u32_max = a->u32_max - b->u32_min;
-	}
+}
+
+/* ADD or SUB: each of the four ranges on its own. */
+static void alu_addsub(struct reg *d, const struct reg *a, const struct reg *b, bool sub)
+{
+	int64_t lo, hi;
+	uint64_t ulo, uhi;
+
+	d->var_off = sub ? tnum_sub(a->var_off, b->var_off) : tnum_add(a->var_off, b->var_off);
+	s_addsub(a->smin, a->smax, b->smin, b->smax, sub, S64_MIN, S64_MAX, &d->smin, &d->smax);
+	u_addsub(a->umin, a->umax, b->umin, b->umax, sub, U64_MAX, &d->umin, &d->umax);
+	s_addsub(a->s32_min, a->s32_max, b->s32_min, b->s32_max, sub, S32_MIN, S32_MAX, &lo, &hi);
+	d->s32_min = (int32_t)lo;
+	d->s32_max = (int32_t)hi;
+	u_addsub(a->u32_min, a->u32_max, b->u32_min, b->u32_max, sub, U32_MAX, &ulo, &uhi);
+	d->u32_min = (uint32_t)ulo;
+	d->u32_max = (uint32_t)uhi;
 }
 
 static void alu_mul(struct reg *d, const struct reg *a, const struct reg *b)
@@ -489,10 +455,8 @@ void scalar_alu(struct reg *dst, const struct reg *src, uint8_t op, bool is64, b
 	d.id = 0;
 	switch (op) {
 	case EBPF_ADD:
-		alu_add(&d, &a, &b);
-		break;
 	case EBPF_SUB:
-		alu_sub(&d, &a, &b);
+		alu_addsub(&d, &a, &b, op == EBPF_SUB);
 		break;
 	case EBPF_MUL:
 		alu_mul(&d, &a, &b);

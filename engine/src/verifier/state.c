@@ -106,29 +106,28 @@ void state_free(struct env *env, struct vstate *st)
 	}
 }
 
+/* dst is written in place (no state of its own to keep): on failure it holds nothing. */
 int state_copy(struct env *env, struct vstate *dst, const struct vstate *src)
 {
-	struct vstate tmp = *src;
-
-	memset(tmp.frames, 0, sizeof(tmp.frames));
-	tmp.hist = NULL;
-	tmp.cap_hist = 0;
+	*dst = *src;
+	memset(dst->frames, 0, sizeof(dst->frames));
+	dst->hist = NULL;
+	dst->cap_hist = 0;
 	if (src->n_hist) {
 		size_t cap;
-		tmp.hist = arena_block(&env->arena, src->n_hist * sizeof(*tmp.hist), &cap);
-		if (!tmp.hist)
+		dst->hist = arena_block(&env->arena, src->n_hist * sizeof(*dst->hist), &cap);
+		if (!dst->hist)
 			return -ENOMEM;
-		tmp.cap_hist = (uint32_t)(cap / sizeof(*tmp.hist));
-		memcpy(tmp.hist, src->hist, src->n_hist * sizeof(*tmp.hist));
+		dst->cap_hist = (uint32_t)(cap / sizeof(*dst->hist));
+		memcpy(dst->hist, src->hist, src->n_hist * sizeof(*dst->hist));
 	}
 	for (uint32_t i = 0; i <= src->curframe; i++) {
-		tmp.frames[i] = frame_dup(env, src->frames[i]);
-		if (!tmp.frames[i]) {
-			state_free(env, &tmp);
+		dst->frames[i] = frame_dup(env, src->frames[i]);
+		if (!dst->frames[i]) {
+			state_free(env, dst);
 			return -ENOMEM;
 		}
 	}
-	*dst = tmp;
 	return 0;
 }
 
