@@ -134,7 +134,7 @@ int main(void)
 	CHECK_EQ_U64(c->applied_cell[NCCLBPF_ALGO_TREE][NCCLBPF_PROTO_LL], 2);
 	CHECK_EQ_U64(c->applied_cell[NCCLBPF_ALGO_NVLS][NCCLBPF_PROTO_SIMPLE], 2);
 	int ea = -1, ep = -1; /* the RING row's cheapest protocol */
-	CHECK(tuner_table_winner(ref + 3 * NCCLBPF_ALGO_RING, 1, 3, &ea, &ep) == 0);
+	CHECK(nccl_cost_winner(ref + 3 * NCCLBPF_ALGO_RING, 1, 3, &ea, &ep) == 0);
 	CHECK_EQ_U64(c->applied_cell[NCCLBPF_ALGO_RING][ep], ep == NCCLBPF_PROTO_SIMPLE ? 4 : 1);
 	CHECK_EQ_U64(c->applied_channels[8], 3);
 	CHECK_EQ_U64(ch0, 5); /* 2 TREE/LL + 1 RING + 2 NVLS whose channels were dropped */

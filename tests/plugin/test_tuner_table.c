@@ -121,10 +121,11 @@ static void test_winner(void)
 {
 	float t[] = {-1, 5, 3, 3, -1, 7};
 	int a = -9, p = -9;
-	CHECK(tuner_table_winner(t, 2, 3, &a, &p) == 0);
+	CHECK(nccl_cost_winner(t, 2, 3, &a, &p) == 0);
 	CHECK(a == 0 && p == 2); /* ties go to the first scanned */
 	float e[] = {-1, -1, NAN, 4e9f};
-	CHECK(tuner_table_winner(e, 2, 2, &a, &p) == -1);
+	CHECK(nccl_cost_winner(e, 2, 2, &a, &p) == -1 && a == -1 &&
+	      p == -1); /* as replay shows it */
 }
 
 static void test_apply_rules(void)
@@ -146,7 +147,7 @@ static void test_apply_rules(void)
 	x = ctx_for(NCCLBPF_ALGO_TREE, NCCLBPF_PROTO_LL, 0, 1);
 	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
 	int a, p;
-	CHECK(tuner_table_winner(t, 7, 3, &a, &p) == 0 && a == 0 && p == 0);
+	CHECK(nccl_cost_winner(t, 7, 3, &a, &p) == 0 && a == 0 && p == 0);
 	CHECK(t[0] == 0.0f);
 	for (int i = 1; i < 21; i++)
 		CHECK(t[i] == orig[i]);
@@ -185,12 +186,12 @@ static void test_apply_rules(void)
 	x = ctx_for(NCCLBPF_ALGO_RING, -1, 0, 1);
 	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
 	int ea = -1, ep = -1;
-	CHECK(tuner_table_winner(orig + 3, 1, 3, &ea, &ep) == 0);
-	CHECK(tuner_table_winner(t, 7, 3, &a, &p) == 0 && a == 1 && p == ep);
+	CHECK(nccl_cost_winner(orig + 3, 1, 3, &ea, &ep) == 0);
+	CHECK(nccl_cost_winner(t, 7, 3, &a, &p) == 0 && a == 1 && p == ep);
 	memcpy(t, orig, sizeof(t));
 	x = ctx_for(-1, NCCLBPF_PROTO_LL, 0, 1);
 	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
-	CHECK(tuner_table_winner(t, 7, 3, &a, &p) == 0 && p == 0);
+	CHECK(nccl_cost_winner(t, 7, 3, &a, &p) == 0 && p == 0);
 	CHECK(orig[a * 3] <= orig[0] && orig[a * 3] <= orig[3]);
 
 	/* Channels: applied for a non-CollNet winner, dropped for CollNet-like winners. */
@@ -200,7 +201,7 @@ static void test_apply_rules(void)
 	CHECK(tuner_apply(&x, t, 7, 3, &ch, &info) == TUNER_APPLY_CHANGED);
 	CHECK(ch == 12 && !memcmp(t, orig, sizeof(t)) && !info.channels_skipped);
 	/* info names the cell NCCL picks and the channels set (the decision histogram). */
-	CHECK(tuner_table_winner(orig, 7, 3, &a, &p) == 0);
+	CHECK(nccl_cost_winner(orig, 7, 3, &a, &p) == 0);
 	CHECK(info.algo == a && info.proto == p && info.channels == 12);
 	ch = 0;
 	x = ctx_for(NCCLBPF_ALGO_NVLS, NCCLBPF_PROTO_SIMPLE, 64, 1); /* NVLS on one node: ok */
@@ -228,13 +229,13 @@ static void test_apply_rules(void)
 	float z[] = {0.0f, 2.0f, 3.0f, 4.0f};
 	x = ctx_for(1, 1, 0, 1);
 	CHECK(tuner_apply(&x, z, 2, 2, &ch, &info) == TUNER_APPLY_CHANGED);
-	CHECK(tuner_table_winner(z, 2, 2, &a, &p) == 0 && a == 1 && p == 1);
+	CHECK(nccl_cost_winner(z, 2, 2, &a, &p) == 0 && a == 1 && p == 1);
 	CHECK(z[0] == FLT_MIN);
 	/* ... while a 0.0 after the choice cannot take the tie and stays as NCCL priced it. */
 	float z2[] = {2.0f, 0.0f, 3.0f, 0.0f};
 	x = ctx_for(0, 0, 0, 1);
 	CHECK(tuner_apply(&x, z2, 2, 2, &ch, &info) == TUNER_APPLY_CHANGED);
-	CHECK(tuner_table_winner(z2, 2, 2, &a, &p) == 0 && a == 0 && p == 0);
+	CHECK(nccl_cost_winner(z2, 2, 2, &a, &p) == 0 && a == 0 && p == 0);
 	CHECK(z2[1] == 0.0f && z2[3] == 0.0f && info.algo == 0 && info.proto == 0);
 	/* An empty table stays empty whatever the policy says. */
 	float e[] = {-1, -1, -1, -1};
@@ -274,12 +275,12 @@ static void test_apply_random(void)
 		enum tuner_apply_result res = tuner_apply(&x, t, na, np, &ch, &info);
 		int had_valid = 0, has_valid = 0;
 		for (int i = 0; i < na * np; i++) {
-			had_valid |= tuner_cell_valid(o[i]);
-			has_valid |= tuner_cell_valid(t[i]);
-			if (!tuner_cell_valid(o[i]) &&
+			had_valid |= nccl_cost_cell_valid(o[i]);
+			has_valid |= nccl_cost_cell_valid(t[i]);
+			if (!nccl_cost_cell_valid(o[i]) &&
 			    memcmp(&t[i], &o[i], sizeof(float))) /* NaN-safe */
 				violations++;
-			if (tuner_cell_valid(o[i]) && !tuner_cell_valid(t[i]))
+			if (nccl_cost_cell_valid(o[i]) && !nccl_cost_cell_valid(t[i]))
 				violations++;
 		}
 		if (had_valid != has_valid || ch < 0 || ch > 64)
@@ -289,14 +290,14 @@ static void test_apply_random(void)
 			violations++;
 		if (res == TUNER_APPLY_CHANGED && (x.algorithm >= 0 && x.protocol >= 0)) {
 			int a, p;
-			if (tuner_table_winner(t, na, np, &a, &p) || a != x.algorithm ||
+			if (nccl_cost_winner(t, na, np, &a, &p) || a != x.algorithm ||
 			    p != x.protocol)
 				violations++;
 		}
 		/* What the statistics count: the cell NCCL picks now, the channels set. */
 		if (res == TUNER_APPLY_CHANGED) {
 			int a, p;
-			if (tuner_table_winner(t, na, np, &a, &p) || a != info.algo ||
+			if (nccl_cost_winner(t, na, np, &a, &p) || a != info.algo ||
 			    p != info.proto || info.channels != ch)
 				violations++;
 		}

@@ -449,7 +449,7 @@ static int cmd_replay(int argc, char **argv)
 				  .rp = r.proto,
 				  .rc = r.channels,
 				  .nc = ch};
-		plugin_host_winner(t, r.num_algo, r.num_proto, &g.na, &g.np);
+		nccl_cost_winner(t, r.num_algo, r.num_proto, &g.na, &g.np);
 		add_group(&g);
 		calls++;
 		differ += g.na != g.ra || g.np != g.rp || g.nc != g.rc;

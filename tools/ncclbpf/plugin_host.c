@@ -123,24 +123,6 @@ const char *plugin_host_coll_name(int c)
 	return c >= 0 && c < 5 ? n[c] : "Other";
 }
 
-int plugin_host_winner(const float *t, int na, int np, int *algo, int *proto)
-{
-	int found = 0;
-	float best = 0;
-	*algo = *proto = -1;
-	for (int a = 0; a < na; a++)
-		for (int p = 0; p < np; p++) {
-			float v = t[a * np + p];
-			if (v >= 0.0f && v < 3.6e9f && (!found || v < best)) {
-				best = v;
-				*algo = a;
-				*proto = p;
-				found = 1;
-			}
-		}
-	return found ? 0 : -1;
-}
-
 const char *plugin_host_bytes(unsigned long long b, char *buf, size_t len)
 {
 	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};

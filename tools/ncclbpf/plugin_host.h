@@ -37,8 +37,6 @@ extern int plugin_host_quiet;	  /* do not echo WARN lines either */
 const char *plugin_host_algo_name(int a);
 const char *plugin_host_proto_name(int p);
 const char *plugin_host_coll_name(int c);
-/* The cell NCCL picks from a table (first minimum of cells >= 0 and < 3.6e9), or -1. */
-int plugin_host_winner(const float *t, int na, int np, int *algo, int *proto);
 /* Formats a byte count as "8 B", "64 KiB", "1.5 MiB". */
 const char *plugin_host_bytes(unsigned long long b, char *buf, size_t len);
 

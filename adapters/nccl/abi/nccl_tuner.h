@@ -28,6 +28,34 @@
 #define NCCL_PROTO_LL128	 1
 #define NCCL_PROTO_SIMPLE	 2
 #define NCCL_ALGO_PROTO_IGNORE	 -1.0
+
+/* How NCCL reads a cost table (topoGetAlgoInfo): a cell it could run is >= 0 and below 3.6e9
+ * (NaN is neither); it runs the cheapest such cell, the first in algorithm-major order on a
+ * tie. The plugin's decision rules and the CLI's replay both read the table so. */
+static inline int nccl_cost_cell_valid(float v)
+{
+	return v >= 0.0f && v < 3.6e9f;
+}
+
+/* The cell NCCL will run of t[na][np]: 0 with *algo and *proto set, or -1 (both -1) when no
+ * cell is valid. */
+static inline int nccl_cost_winner(const float *t, int na, int np, int *algo, int *proto)
+{
+	int found = 0;
+	float best = 0;
+	*algo = *proto = -1;
+	for (int a = 0; a < na; a++)
+		for (int p = 0; p < np; p++) {
+			float v = t[a * np + p];
+			if (nccl_cost_cell_valid(v) && (!found || v < best)) {
+				best = v;
+				*algo = a;
+				*proto = p;
+				found = 1;
+			}
+		}
+	return found ? 0 : -1;
+}
 /* NCCL only picks cells >= 0 and below this (topoGetAlgoInfo). */
 #define NCCL_COST_MAX_US  3.6e9
 #define NCCL_MAX_CHANNELS 64

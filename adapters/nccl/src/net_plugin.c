@@ -95,14 +95,27 @@ static int inner_on(void)
 
 /* --- wrappers ----------------------------------------------------------------------------- */
 
+/* Closes the back end's comm b of this kind: the inner plugin's or our transport's. */
+static ncclResult_t back_close(void *b, int kind)
+{
+	if (inner_on())
+		return kind == NB_SEND	 ? net_inner.t->closeSend(b)
+		       : kind == NB_RECV ? net_inner.t->closeRecv(b)
+					 : net_inner.t->closeListen(b);
+	return kind == NB_LISTEN ? tcp_close_listen(b) : tcp_close_comm(b);
+}
+
+/* Wraps the back end's comm b; without memory for the wrapper, b is closed and NULL returned. */
 static struct nb_comm *nb_new(int kind, void *b, const struct net_who *who,
 			      struct ncclbpf_net_queue *q)
 {
 	/* The request pool makes a comm ~5 KiB; a listen comm has the same (unused) pool so
 	 * that every nb_comm is a complete object. */
 	struct nb_comm *c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		back_close(b, kind);
 		return NULL;
+	}
 	c->magic = NB_MAGIC;
 	c->kind = kind;
 	c->b = b;
@@ -298,13 +311,8 @@ static ncclResult_t net_listen(void *ctx, int dev, void *handle, void **listen_c
 	if (r != ncclSuccess || !b)
 		return r;
 	struct nb_comm *c = nb_new(NB_LISTEN, b, &who, x ? x->q : NULL);
-	if (!c) {
-		if (inner_on())
-			net_inner.t->closeListen(b);
-		else
-			tcp_close_listen(b);
+	if (!c)
 		return ncclSystemError;
-	}
 	*listen_comm = c;
 	return ncclSuccess;
 }
@@ -337,7 +345,7 @@ static ncclResult_t net_connect(void *ctx, int dev, void *handle, void **send_co
 	if (inner_on()) {
 		r = net_inner.t->connect(x ? x->inner_ctx : NULL, dev, handle, &b, dev_comm);
 		if (r == ncclSuccess && b && !inner_admit(NCCLBPF_NET_CONNECT, &a.who)) {
-			net_inner.t->closeSend(b);
+			back_close(b, NB_SEND);
 			return ncclSystemError;
 		}
 	} else {
@@ -350,13 +358,8 @@ static ncclResult_t net_connect(void *ctx, int dev, void *handle, void **send_co
 	if (r != ncclSuccess || !b)
 		return r;
 	struct nb_comm *c = nb_new(NB_SEND, b, &a.who, x ? x->q : NULL);
-	if (!c) {
-		if (inner_on())
-			net_inner.t->closeSend(b);
-		else
-			tcp_close_comm(b);
+	if (!c)
 		return ncclSystemError;
-	}
 	*send_comm = c;
 	return ncclSuccess;
 }
@@ -377,7 +380,7 @@ static ncclResult_t net_accept(void *listen_comm, void **recv_comm,
 	if (inner_on()) {
 		r = net_inner.t->accept(l->b, &b, dev_comm);
 		if (r == ncclSuccess && b && !inner_admit(NCCLBPF_NET_ACCEPT, &a.who)) {
-			net_inner.t->closeRecv(b);
+			back_close(b, NB_RECV);
 			return ncclSystemError;
 		}
 		unpack = b && dev_comm && *dev_comm &&
@@ -393,13 +396,8 @@ static ncclResult_t net_accept(void *listen_comm, void **recv_comm,
 	if (r != ncclSuccess || !b)
 		return r;
 	struct nb_comm *c = nb_new(NB_RECV, b, &a.who, l->q);
-	if (!c) {
-		if (inner_on())
-			net_inner.t->closeRecv(b);
-		else
-			tcp_close_comm(b);
+	if (!c)
 		return ncclSystemError;
-	}
 	c->consumed_frees = unpack;
 	*recv_comm = c;
 	return ncclSuccess;
@@ -412,13 +410,7 @@ static ncclResult_t close_comm(void *comm, int kind)
 		return ncclSuccess;
 	if (!c)
 		return ncclInvalidArgument;
-	ncclResult_t r;
-	if (inner_on())
-		r = kind == NB_SEND   ? net_inner.t->closeSend(c->b)
-		    : kind == NB_RECV ? net_inner.t->closeRecv(c->b)
-				      : net_inner.t->closeListen(c->b);
-	else
-		r = kind == NB_LISTEN ? tcp_close_listen(c->b) : tcp_close_comm(c->b);
+	ncclResult_t r = back_close(c->b, kind);
 	ncclbpf_rt_net_queue_put(c->q); /* runs what is still queued */
 	c->magic = 0;
 	free(c);

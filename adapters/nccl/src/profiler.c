@@ -156,29 +156,17 @@ static ncclResult_t init_v6(void **context, uint64_t comm_id, int *mask, const c
 	return init_common(context, mask, comm_id, comm_name, n_nodes, n_ranks, rank, log, 6);
 }
 
-EXPORT const ncclProfiler_v4_t ncclProfiler_v4 = {
-    .name = "NCCLbpf",
-    .init = init_v4,
-    .startEvent = start_v4,
-    .stopEvent = prof_stop,
-    .recordEventState = prof_record_state,
-    .finalize = finalize,
-};
-
-EXPORT const ncclProfiler_v5_t ncclProfiler_v5 = {
-    .name = "NCCLbpf",
-    .init = init_v5,
-    .startEvent = start_v5,
-    .stopEvent = prof_stop,
-    .recordEventState = prof_record_state,
-    .finalize = finalize,
-};
-
-EXPORT const ncclProfiler_v6_t ncclProfiler_v6 = {
-    .name = "NCCLbpf",
-    .init = init_v6,
-    .startEvent = start_v6,
-    .stopEvent = prof_stop,
-    .recordEventState = prof_record_state,
-    .finalize = finalize,
-};
+/* NCCL's profiler tables ncclProfiler_v4, _v5 and _v6: the same functions but each version's
+ * init and startEvent (their argument layouts differ). */
+#define PROFILER_TABLE(v)                                                                          \
+	EXPORT const ncclProfiler_v##v##_t ncclProfiler_v##v = {                                   \
+	    .name = "NCCLbpf",                                                                     \
+	    .init = init_v##v,                                                                     \
+	    .startEvent = start_v##v,                                                              \
+	    .stopEvent = prof_stop,                                                                \
+	    .recordEventState = prof_record_state,                                                 \
+	    .finalize = finalize,                                                                  \
+	}
+PROFILER_TABLE(4);
+PROFILER_TABLE(5);
+PROFILER_TABLE(6);

@@ -110,7 +110,7 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
 		r.num_algo = na;
 		r.num_proto = np;
 		memcpy(r.cost, input, sizeof(float) * (size_t)(na * np));
-		tuner_table_winner(table, na, np, &r.algo, &r.proto);
+		nccl_cost_winner(table, na, np, &r.algo, &r.proto);
 	}
 	ncclbpf_trace_emit(&r);
 }

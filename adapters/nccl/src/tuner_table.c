@@ -7,8 +7,8 @@
  * instruction, where the unsigned one needs a range check) is exact. */
 static inline uint64_t cell_ns(float v)
 {
-	return tuner_cell_valid(v) ? (uint64_t)(int64_t)((double)v * 1000.0 + 0.5)
-				   : NCCLBPF_COST_NA;
+	return nccl_cost_cell_valid(v) ? (uint64_t)(int64_t)((double)v * 1000.0 + 0.5)
+				       : NCCLBPF_COST_NA;
 }
 
 void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
@@ -31,23 +31,6 @@ void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num
 	}
 }
 
-int tuner_table_winner(const float *table, int num_algo, int num_proto, int *algo, int *proto)
-{
-	float best = 0;
-	int found = 0;
-	for (int a = 0; a < num_algo; a++)
-		for (int p = 0; p < num_proto; p++) {
-			float v = table[a * num_proto + p];
-			if (tuner_cell_valid(v) && (!found || v < best)) {
-				best = v;
-				*algo = a;
-				*proto = p;
-				found = 1;
-			}
-		}
-	return found ? 0 : -1;
-}
-
 /* Cheapest valid cell along one dimension: fixed algorithm (proto free) or fixed protocol. */
 static int cheapest(const float *t, int na, int np, int algo, int proto, int *oa, int *op)
 {
@@ -60,7 +43,7 @@ static int cheapest(const float *t, int na, int np, int algo, int proto, int *oa
 			if (proto >= 0 && p != proto)
 				continue;
 			float v = t[a * np + p];
-			if (tuner_cell_valid(v) && (!found || v < best)) {
+			if (nccl_cost_cell_valid(v) && (!found || v < best)) {
 				best = v;
 				*oa = a;
 				*op = p;
@@ -94,7 +77,7 @@ enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *
 		if (algo < 0 || proto < 0) {
 			if (cheapest(table, num_algo, num_proto, algo, proto, &ca, &cp))
 				return TUNER_APPLY_INVALID; /* nothing NCCL can run along it */
-		} else if (!tuner_cell_valid(table[algo * num_proto + proto])) {
+		} else if (!nccl_cost_cell_valid(table[algo * num_proto + proto])) {
 			return TUNER_APPLY_INVALID; /* asked for something NCCL cannot run */
 		}
 		tuner_force_cell(table, ca * num_proto + cp);
@@ -103,7 +86,7 @@ enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *
 	}
 	if (ch == NCCLBPF_CHANNELS_DEFAULT || !n_channels)
 		return choose ? TUNER_APPLY_CHANGED : TUNER_APPLY_DEFAULT;
-	if (!choose && tuner_table_winner(table, num_algo, num_proto, &info->algo, &info->proto))
+	if (!choose && nccl_cost_winner(table, num_algo, num_proto, &info->algo, &info->proto))
 		return TUNER_APPLY_DEFAULT; /* empty table: nothing will run anyway */
 	if (collnet_like(info->algo, ctx->n_nodes)) {
 		info->channels_skipped = 1;

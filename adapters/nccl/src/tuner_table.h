@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "ncclbpf.h"
+#include "nccl_tuner.h"
 
 /* Largest table the adapter accepts (NCCL 2.23+: 7 x 3). Anything else is left alone. */
 #define TUNER_MAX_ALGO	NCCLBPF_NUM_ALGOS
@@ -15,11 +16,8 @@
 #define TUNER_CELLS	(TUNER_MAX_ALGO * TUNER_MAX_PROTO)
 #define TUNER_ALL_CELLS ((1u << TUNER_CELLS) - 1)
 
-/* 1 when NCCL could pick this cell: >= 0, below 3.6e9 and not NaN (topoGetAlgoInfo). */
-static inline int tuner_cell_valid(float v)
-{
-	return v >= 0.0f && v < 3.6e9f;
-}
+/* Which cells NCCL could pick and which it will: nccl_cost_cell_valid, nccl_cost_winner
+ * (nccl_tuner.h). */
 
 /* The 8-byte words of the context (bit i: bytes [8i, 8i + 8), as the verifier records what a
  * program may read): the scalar inputs, then one word per cost cell, reg_buff, the outputs. */
@@ -79,10 +77,6 @@ static inline void tuner_fill_costs(struct ncclbpf_tuner_ctx *ctx, const float *
 	tuner_fill_cells(ctx, table, num_algo, num_proto, TUNER_ALL_CELLS);
 }
 
-/* The cell NCCL will choose: first minimum in algorithm-major order. Returns 0 and sets
- * algo and proto, or -1 when no cell is valid. */
-int tuner_table_winner(const float *table, int num_algo, int num_proto, int *algo, int *proto);
-
 enum tuner_apply_result {
 	TUNER_APPLY_DEFAULT = 0, /* nothing changed (every output at its default, or a channel
 				    request that could not apply) */
@@ -130,7 +124,7 @@ static inline int tuner_apply_cell(const struct ncclbpf_tuner_ctx *ctx, float *t
 	    ctx->n_channels != NCCLBPF_CHANNELS_DEFAULT)
 		return 0;
 	int w = (int)a * num_proto + (int)p;
-	if (!tuner_cell_valid(table[w]))
+	if (!nccl_cost_cell_valid(table[w]))
 		return 0;
 	tuner_force_cell(table, w);
 	return 1;
