@@ -2,7 +2,7 @@
  *  1. compute kernels (benchmarks/jit_kernels.c, the same C compiled by gcc -O2 and by clang
  *     -target bpf): JIT time / native time (target <= 2) and interpreter time / JIT time
  *     (target >= 5); the three results must agree;
- *  2. call overhead of a no-op program through the JIT entry point and through ebpf_prog__run
+ *  2. call overhead of a no-op program through the JIT entry point and through ebpf_exec__run
  *     against a no-op C function called through a function pointer (target: within 2 ns);
  *  3. compile time and code size of policy-shaped programs and the kernels (target < 20 us).
  *
@@ -23,7 +23,7 @@
 #include "ebpf/jit.h"
 #include "ebpf/maps.h"
 #include "ebpf/object.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ncclbpf/nccl_platform.h"
 #include "skip.h"
 
@@ -49,12 +49,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static struct ebpf_prog *load_bin(const char *dir, const char *name)
+static struct ebpf_exec *load_bin(const char *dir, const char *name)
 {
 	char path[1024], err[256];
 	struct ebpf_insn insns[4096];
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
-	struct ebpf_prog *p;
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+	struct ebpf_exec *p;
 	FILE *f;
 	size_t n;
 
@@ -66,7 +66,7 @@ static struct ebpf_prog *load_bin(const char *dir, const char *name)
 	}
 	n = fread(insns, sizeof(insns[0]), 4096, f);
 	fclose(f);
-	p = ebpf_prog__new(insns, (uint32_t)n, &po, err, sizeof(err));
+	p = ebpf_exec__new(insns, (uint32_t)n, &po, err, sizeof(err));
 	if (!p) {
 		fprintf(stderr, "%s: %s\n", name, err);
 		exit(2);
@@ -121,7 +121,7 @@ static double time_jit(ebpf_jit_fn volatile fn, uint64_t len, int calls, uint64_
 	return best;
 }
 
-static double time_interp(const struct ebpf_prog *p, uint64_t len, int calls, uint64_t *res)
+static double time_interp(const struct ebpf_exec *p, uint64_t len, int calls, uint64_t *res)
 {
 	double best = 1e30;
 
@@ -129,7 +129,7 @@ static double time_interp(const struct ebpf_prog *p, uint64_t len, int calls, ui
 		uint64_t t0 = now_ns(), r = 0, r0 = 0;
 
 		for (int i = 0; i < calls; i++) {
-			ebpf_prog__run(p, EBPF_ENGINE_INTERP, (uintptr_t)mem, len, NULL, &r0);
+			ebpf_exec__run(p, EBPF_ENGINE_INTERP, (uintptr_t)mem, len, NULL, &r0);
 			r = r0;
 		}
 		double ns = (double)(now_ns() - t0) / calls;
@@ -158,20 +158,20 @@ static int bench_kernels(const char *dir)
 	printf("   %-9s %11s %11s %11s %10s %10s\n", "kernel", "gcc -O2", "JIT", "interp",
 	       "JIT/gcc", "interp/JIT");
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		struct ebpf_prog *p = load_bin(dir, k[i].name);
+		struct ebpf_exec *p = load_bin(dir, k[i].name);
 		char err[256];
 		uint64_t rn, rj, ri;
 		int calls = quick ? 2 : 2000;
 		double tn, tj, ti;
 
-		if (ebpf_prog__jit(p, NULL, err, sizeof(err))) {
+		if (ebpf_exec__jit(p, NULL, err, sizeof(err))) {
 			fprintf(stderr, "%s: %s\n", k[i].name, err);
 			return 1;
 		}
 		init_mem();
 		tn = time_native(k[i].native, k[i].len, calls, &rn);
 		init_mem();
-		tj = time_jit(ebpf_prog__jit_fn(p), k[i].len, calls, &rj);
+		tj = time_jit(ebpf_exec__jit_fn(p), k[i].len, calls, &rj);
 		init_mem();
 		ti = time_interp(p, k[i].len, quick ? 1 : 100, &ri);
 		printf("   %-9s %11.0f %11.0f %11.0f %9.2fx %9.1fx\n", k[i].name + 2, tn, tj, ti,
@@ -182,7 +182,7 @@ static int bench_kernels(const char *dir)
 				(unsigned long long)ri);
 			bad = 1;
 		}
-		ebpf_prog__free(p);
+		ebpf_exec__free(p);
 	}
 	return bad;
 }
@@ -220,7 +220,7 @@ static double per_call(uint64_t (*volatile fn)(uint64_t, uint64_t), long n)
 	return best;
 }
 
-static double per_run(const struct ebpf_prog *p, enum ebpf_engine e, long n)
+static double per_run(const struct ebpf_exec *p, enum ebpf_engine e, long n)
 {
 	double best = 1e30;
 
@@ -228,7 +228,7 @@ static double per_run(const struct ebpf_prog *p, enum ebpf_engine e, long n)
 		uint64_t t0 = now_ns(), r = 0, r0;
 
 		for (long i = 0; i < n; i++) {
-			ebpf_prog__run(p, e, (uint64_t)i, 0, NULL, &r0);
+			ebpf_exec__run(p, e, (uint64_t)i, 0, NULL, &r0);
 			r += r0;
 		}
 		double ns = (double)(now_ns() - t0) / (double)n;
@@ -285,21 +285,21 @@ static double median_d(double *v, int n)
 static int bench_calls(const char *policy_dir)
 {
 	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
-	struct ebpf_prog *p = ebpf_prog__new(noop, INSN_CNT(noop), NULL, NULL, 0);
+	struct ebpf_exec *p = ebpf_exec__new(noop, INSN_CNT(noop), NULL, NULL, 0);
 	long n = quick ? 1000 : 20000000;
 	double tc, tj, tr, ti;
 
-	if (!p || ebpf_prog__jit(p, NULL, NULL, 0))
+	if (!p || ebpf_exec__jit(p, NULL, NULL, 0))
 		return 1;
 	tc = per_call(native_noop, n);
-	tj = per_call(ebpf_prog__jit_fn(p), n);
+	tj = per_call(ebpf_exec__jit_fn(p), n);
 	tr = per_run(p, EBPF_ENGINE_DEFAULT, n);
 	ti = per_run(p, EBPF_ENGINE_INTERP, n / 10);
 	printf("\n2. no-op call (ns per call, best of 9 x %ld calls)\n", n);
 	printf("   C function through a pointer   %6.2f\n", tc);
 	printf("   JIT entry point (fn pointer)    %6.2f   (+%.2f ns over C)\n", tj, tj - tc);
-	printf("   ebpf_prog__run, default engine  %6.2f   (+%.2f ns over C)\n", tr, tr - tc);
-	printf("   ebpf_prog__run, interpreter     %6.2f   (%.1fx the JIT entry)\n", ti, ti / tj);
+	printf("   ebpf_exec__run, default engine  %6.2f   (+%.2f ns over C)\n", tr, tr - tc);
+	printf("   ebpf_exec__run, interpreter     %6.2f   (%.1fx the JIT entry)\n", ti, ti / tj);
 	if (policy_dir) {
 		char path[4096];
 		struct ncclbpf_reload_report rep = {.sz = sizeof(rep)};
@@ -338,14 +338,14 @@ static int bench_calls(const char *policy_dir)
 		}
 		ncclbpf_rt_release();
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 	return 0;
 }
 
 /* --- 3. compile time ------------------------------------------------------------------------- */
 
 static void compile_stats(const char *name, const struct ebpf_insn *insns, uint32_t n,
-			  const struct ebpf_prog_opts *po)
+			  const struct ebpf_exec_opts *po)
 {
 	int reps = quick ? 3 : 301;
 	uint64_t *t = calloc((size_t)reps, sizeof(*t));
@@ -353,14 +353,14 @@ static void compile_stats(const char *name, const struct ebpf_insn *insns, uint3
 
 	for (int i = 0; i < reps; i++) {
 		char err[256];
-		struct ebpf_prog *p = ebpf_prog__new(insns, n, po, err, sizeof(err));
+		struct ebpf_exec *p = ebpf_exec__new(insns, n, po, err, sizeof(err));
 
-		if (!p || ebpf_prog__jit(p, &st, err, sizeof(err))) {
+		if (!p || ebpf_exec__jit(p, &st, err, sizeof(err))) {
 			fprintf(stderr, "%s: %s\n", name, err);
 			exit(1);
 		}
 		t[i] = st.compile_ns;
-		ebpf_prog__free(p);
+		ebpf_exec__free(p);
 	}
 	qsort(t, (size_t)reps, sizeof(*t), cmp_u64);
 	printf("   %-22s %5u insns %6u bytes  median %6.2f us  min %6.2f us  %s\n", name, n,
@@ -386,7 +386,7 @@ static void bench_compile(const char *dir)
 				  .max_entries = 64};
 	struct ebpf_map *maps[2] = {ebpf_map__create(&ad, err, sizeof(err)),
 				    ebpf_map__create(&hd, err, sizeof(err))};
-	struct ebpf_prog_opts po = {
+	struct ebpf_exec_opts po = {
 	    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = 2};
 	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
 	/* size-aware tuner: reads n_bytes (ctx + 8) and coll_type (ctx + 24), writes algorithm,
@@ -446,10 +446,10 @@ static void bench_compile(const char *dir)
 	compile_stats("size_aware (tuner)", size_aware, INSN_CNT(size_aware), &po);
 	compile_stats("two map lookups", lookups, INSN_CNT(lookups), &po);
 	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]); i++) {
-		struct ebpf_prog *p = load_bin(dir, kernels[i]);
+		struct ebpf_exec *p = load_bin(dir, kernels[i]);
 
-		compile_stats(kernels[i], ebpf_prog__insns(p), ebpf_prog__insn_cnt(p), &po);
-		ebpf_prog__free(p);
+		compile_stats(kernels[i], ebpf_exec__insns(p), ebpf_exec__insn_cnt(p), &po);
+		ebpf_exec__free(p);
 	}
 	ebpf_map__free(maps[0]);
 	ebpf_map__free(maps[1]);
@@ -473,7 +473,7 @@ static int bench_policies(const char *dir)
 		struct ebpf_object *obj;
 		struct ebpf_object_load_opts lo = {.sz = sizeof(lo)};
 		struct ebpf_map *maps[EBPF_OBJECT_MAX_MAPS];
-		struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+		struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
 		struct ebpf_program *pg = NULL;
 
 		if (len < 3 || strcmp(de->d_name + len - 2, ".o"))
@@ -490,11 +490,11 @@ static int bench_policies(const char *dir)
 			maps[i] = ebpf_object_map__map(ebpf_object__map(obj, i));
 		po.maps = maps;
 		while ((pg = ebpf_object__next_program(obj, pg))) {
-			struct ebpf_prog *lp = ebpf_program__prog(pg);
+			struct ebpf_exec *lp = ebpf_program__exec(pg);
 
 			snprintf(name, sizeof(name), "%.*s:%s", (int)(len - 2), de->d_name,
 				 ebpf_program__name(pg));
-			compile_stats(name, ebpf_prog__insns(lp), ebpf_prog__insn_cnt(lp), &po);
+			compile_stats(name, ebpf_exec__insns(lp), ebpf_exec__insn_cnt(lp), &po);
 			n++;
 		}
 		ebpf_object__close(obj);

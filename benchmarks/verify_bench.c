@@ -1,5 +1,5 @@
 /* Verification time of every shipped policy: the median of many ebpf_verify runs per program,
- * next to a baseline measured in the same run (ebpf_prog__new on the same instructions: the
+ * next to a baseline measured in the same run (ebpf_exec__new on the same instructions: the
  * structural validation any engine must do), and the target of 200 us; with the work done
  * (instructions processed, peak stored states) and the page faults of a verification (minor
  * faults of the process during the ebpf_verify calls, averaged: memory the verifier takes from
@@ -79,7 +79,7 @@ static int bench_file(const char *file, int reps)
 					      .helpers = ebpf_helpers_default(),
 					      .lines = lines,
 					      .n_lines = n_lines};
-		struct ebpf_prog_opts po = {.sz = sizeof(po),
+		struct ebpf_exec_opts po = {.sz = sizeof(po),
 					    .helpers = ebpf_helpers_default(),
 					    .maps = maps,
 					    .n_maps = n_maps};
@@ -95,9 +95,9 @@ static int bench_file(const char *file, int reps)
 			double t1 = now_ns();
 			faults += minor_faults() - f0;
 			double t2 = now_ns();
-			struct ebpf_prog *ep = ebpf_prog__new(
+			struct ebpf_exec *ep = ebpf_exec__new(
 			    ebpf_program__insns(p), ebpf_program__insn_cnt(p), &po, NULL, 0);
-			ebpf_prog__free(ep);
+			ebpf_exec__free(ep);
 			double t3 = now_ns();
 			t[r] = t1 - t0;
 			b[r] = t3 - t2;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ebpf/jit.h"
 #include "progs.h"
 
@@ -51,7 +51,7 @@ static const char *const engine_names[N_ENGINES] = {"native", "interp", "jit"};
 
 struct target {
 	const struct kernel *k;
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 	int have[N_ENGINES];
 };
 
@@ -71,7 +71,7 @@ static uint64_t call(const struct target *t, int eng, uint64_t *mem)
 		ebpf_interp__run(t->prog, (uint64_t)(uintptr_t)mem, t->k->n, NULL, &r0);
 		return r0;
 	case ENG_JIT:
-		ebpf_prog__run(t->prog, EBPF_ENGINE_JIT, (uint64_t)(uintptr_t)mem, t->k->n, NULL,
+		ebpf_exec__run(t->prog, EBPF_ENGINE_JIT, (uint64_t)(uintptr_t)mem, t->k->n, NULL,
 			       &r0);
 		return r0;
 	default:
@@ -145,17 +145,17 @@ int main(int argc, char **argv)
 		memset(t, 0, sizeof(*t));
 		t->k = &kernels[i];
 		t->have[ENG_NATIVE] = 1;
-		struct ebpf_prog_opts po = {.sz = sizeof(po), .name = t->k->name};
-		t->prog = ebpf_prog__new((const struct ebpf_insn *)t->k->bpf, *t->k->bpf_len / 8,
+		struct ebpf_exec_opts po = {.sz = sizeof(po), .name = t->k->name};
+		t->prog = ebpf_exec__new((const struct ebpf_insn *)t->k->bpf, *t->k->bpf_len / 8,
 					 &po, err, sizeof(err));
 		if (!t->prog) {
-			fprintf(stderr, "%s: ebpf_prog__new: %s\n", t->k->name, err);
+			fprintf(stderr, "%s: ebpf_exec__new: %s\n", t->k->name, err);
 			failed = 1;
 			continue;
 		}
 		t->have[ENG_INTERP] = 1;
 		struct ebpf_jit_stats st;
-		if (ebpf_jit_available() && ebpf_prog__jit(t->prog, &st, err, sizeof(err)) == 0)
+		if (ebpf_jit_available() && ebpf_exec__jit(t->prog, &st, err, sizeof(err)) == 0)
 			t->have[ENG_JIT] = 1;
 		else if (ebpf_jit_available()) {
 			fprintf(stderr, "%s: JIT: %s\n", t->k->name, err);
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 	}
 	if (failed || quick) {
 		for (unsigned i = 0; i < N_KERNELS; i++)
-			ebpf_prog__free(targets[i].prog);
+			ebpf_exec__free(targets[i].prog);
 		if (!failed)
 			printf("interp_bench: quick run, all engines agree\n");
 		return failed;
@@ -224,7 +224,7 @@ int main(int argc, char **argv)
 			printf(" %11.1f %8.2fx %11.1fx", ns[ENG_JIT], ns[ENG_JIT] / ns[ENG_NATIVE],
 			       ns[ENG_INTERP] / ns[ENG_JIT]);
 		printf("\n");
-		ebpf_prog__free(t->prog);
+		ebpf_exec__free(t->prog);
 	}
 	return 0;
 }

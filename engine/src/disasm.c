@@ -1,12 +1,12 @@
 /* Disassembler: one instruction to one line of llvm-objdump syntax (see disasm.h). Kept
  * lenient about reserved fields that llvm-objdump ignores too (the structural checks live in
- * ebpf_prog__new); only fields that select the operation make an instruction invalid here. */
+ * ebpf_exec__new); only fields that select the operation make an instruction invalid here. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "ebpf/disasm.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 struct out {
 	char *buf;

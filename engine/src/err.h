@@ -1,8 +1,8 @@
 /* The engine's one error formatter. Errors are a negative errno returned plus one line written
  * into a buffer the caller supplies (docs/architecture.md, Conventions); every engine file
  * writes that line through these, a NULL buffer or zero length meaning "no message wanted". */
-#ifndef NCCLBPF_ENGINE_ERR_H
-#define NCCLBPF_ENGINE_ERR_H
+#ifndef EBPF_ENGINE_ERR_H
+#define EBPF_ENGINE_ERR_H
 
 #include <stdarg.h>
 #include <stddef.h>

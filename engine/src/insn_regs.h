@@ -1,7 +1,7 @@
 /* Registers an instruction reads and writes, shared by the verifier's liveness analysis and the
  * JIT's entry liveness so that both agree on what an instruction touches. */
-#ifndef NCCLBPF_INSN_REGS_H
-#define NCCLBPF_INSN_REGS_H
+#ifndef EBPF_INSN_REGS_H
+#define EBPF_INSN_REGS_H
 
 #include <stdint.h>
 

@@ -1,10 +1,10 @@
 /* Which instructions exist and what each of their fields may hold (RFC 9669, v1-v4): the one
- * statement of the encoding rules. ebpf_prog__new and the verifier both check every instruction
+ * statement of the encoding rules. ebpf_exec__new and the verifier both check every instruction
  * through ebpf_insn_check, so they accept the same encodings and reject the others with the same
  * message. What depends on the rest of the program (jump targets, helper ids, the maps behind a
  * map reference) stays with each caller. */
-#ifndef NCCLBPF_INSN_RULES_H
-#define NCCLBPF_INSN_RULES_H
+#ifndef EBPF_INSN_RULES_H
+#define EBPF_INSN_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>

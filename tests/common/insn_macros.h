@@ -45,7 +45,7 @@
 	INSN(EBPF_LD | EBPF_DW | EBPF_IMM, dst, src, 0, (uint32_t)(uint64_t)(imm64)),              \
 	    INSN(0, 0, 0, 0, (uint32_t)((uint64_t)(imm64) >> 32))
 #define LD_IMM64(dst, imm64) LD_IMM64_RAW(dst, 0, imm64)
-/* Map handle / direct value address by index into ebpf_prog_opts.maps. */
+/* Map handle / direct value address by index into ebpf_exec_opts.maps. */
 #define LD_MAP_FD(dst, map_idx) LD_IMM64_RAW(dst, EBPF_PSEUDO_MAP_FD, (uint32_t)(map_idx))
 #define LD_MAP_VALUE(dst, map_idx, off)                                                            \
 	INSN(EBPF_LD | EBPF_DW | EBPF_IMM, dst, EBPF_PSEUDO_MAP_VALUE, 0, map_idx),                \

@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 struct harness_env {
 	const struct ebpf_helper_table *helpers;
@@ -20,19 +20,19 @@ struct harness_env {
 	int fast_only; /* program has side effects that must happen once */
 };
 
-static inline struct ebpf_prog *harness_load(const struct ebpf_insn *insns, uint32_t n,
+static inline struct ebpf_exec *harness_load(const struct ebpf_insn *insns, uint32_t n,
 					     const struct harness_env *env, const char *what)
 {
-	struct ebpf_prog_opts o = {.sz = sizeof(o), .name = what};
+	struct ebpf_exec_opts o = {.sz = sizeof(o), .name = what};
 	char err[256];
-	struct ebpf_prog *p;
+	struct ebpf_exec *p;
 
 	if (env) {
 		o.helpers = env->helpers;
 		o.maps = env->maps;
 		o.n_maps = env->n_maps;
 	}
-	p = ebpf_prog__new(insns, n, &o, err, sizeof(err));
+	p = ebpf_exec__new(insns, n, &o, err, sizeof(err));
 	if (!p)
 		fprintf(stderr, "%s: load failed: %s\n", what, err);
 	return p;
@@ -42,7 +42,7 @@ static inline struct ebpf_prog *harness_load(const struct ebpf_insn *insns, uint
 static inline uint64_t harness_run(const char *what, const struct ebpf_insn *insns, uint32_t n,
 				   uint64_t r1, uint64_t r2, const struct harness_env *env)
 {
-	struct ebpf_prog *p = harness_load(insns, n, env, what);
+	struct ebpf_exec *p = harness_load(insns, n, env, what);
 	uint64_t r0 = 0xdead, r0b = 0;
 	struct ebpf_fault f = {0};
 	int rc;
@@ -77,7 +77,7 @@ static inline uint64_t harness_run(const char *what, const struct ebpf_insn *ins
 		CHECK(rc == 0);
 		CHECK_EQ_U64(r0b, r0);
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 	return r0;
 }
 
@@ -87,7 +87,7 @@ static inline void harness_expect_fault(const char *what, const struct ebpf_insn
 					uint64_t r1, uint64_t r2, const struct harness_env *env,
 					int checked, int kind)
 {
-	struct ebpf_prog *p = harness_load(insns, n, env, what);
+	struct ebpf_exec *p = harness_load(insns, n, env, what);
 	struct ebpf_fault f = {0};
 	struct ebpf_run_opts o = {.sz = sizeof(o),
 				  .checked = checked,
@@ -110,7 +110,7 @@ static inline void harness_expect_fault(const char *what, const struct ebpf_insn
 	CHECK_EQ_U64(rc, -EFAULT);
 	CHECK_EQ_U64(f.kind, kind);
 	CHECK(strlen(f.msg) > 0 && strchr(f.msg, '\n') == NULL);
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 }
 
 #endif

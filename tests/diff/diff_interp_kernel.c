@@ -23,7 +23,7 @@
 
 #include "gen.h"
 #include "kernel_oracle.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 struct counts {
 	uint64_t generated, rejected, compared, mismatches, insns;
@@ -50,11 +50,11 @@ static void run_interp(const struct gen_prog *p, int checked, struct result *res
 	char err[200];
 	memset(res, 0, sizeof(*res));
 	memcpy(res->buf, p->buf, p->buf_len);
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .name = "diff"};
-	struct ebpf_prog *prog = ebpf_prog__new(p->insns, p->n_insns, &po, err, sizeof(err));
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .name = "diff"};
+	struct ebpf_exec *prog = ebpf_exec__new(p->insns, p->n_insns, &po, err, sizeof(err));
 	if (!prog) {
 		res->rc = -EINVAL;
-		snprintf(res->msg, sizeof(res->msg), "ebpf_prog__new: %.200s", err);
+		snprintf(res->msg, sizeof(res->msg), "ebpf_exec__new: %.200s", err);
 		return;
 	}
 	struct ebpf_region region = {.base = (uint64_t)(uintptr_t)res->buf,
@@ -70,7 +70,7 @@ static void run_interp(const struct gen_prog *p, int checked, struct result *res
 	res->rc = ebpf_interp__run(prog, r1, p->buf_len, &ro, &res->r0);
 	if (res->rc)
 		snprintf(res->msg, sizeof(res->msg), "run: %d, fault: %.200s", res->rc, fault.msg);
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 }
 
 static int same(const struct gen_prog *p, const struct result *a, const struct result *b)

@@ -24,7 +24,7 @@
  *
  * Maps: map i of gen_prog.maps is referenced as a 64-bit immediate load with src_reg
  * EBPF_PSEUDO_MAP_FD (or EBPF_PSEUDO_MAP_VALUE) and imm = i, the engine's convention
- * (ebpf_verify_opts.maps, ebpf_prog_opts.maps); gen_env.h creates matching engine maps and the
+ * (ebpf_verify_opts.maps, ebpf_exec_opts.maps); gen_env.h creates matching engine maps and the
  * kernel oracle matching kernel maps. Helpers are called by their Linux numbers (helpers.h).
  *
  * Extending: gen_internal.h says how to add a program pattern (one emitter, one table row). */

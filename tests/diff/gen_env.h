@@ -10,7 +10,7 @@
 struct gen_env {
 	uint32_t n_maps;
 	struct gen_map defs[GEN_MAX_MAPS];
-	struct ebpf_map *maps[GEN_MAX_MAPS]; /* ebpf_verify_opts.maps / ebpf_prog_opts.maps */
+	struct ebpf_map *maps[GEN_MAX_MAPS]; /* ebpf_verify_opts.maps / ebpf_exec_opts.maps */
 };
 
 /* Makes env hold maps matching p's table (kept when env already holds the same table, so a run

@@ -9,7 +9,7 @@
 #include "gen.h"
 #include "gen_env.h"
 #include "ebpf/helpers.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 static struct gen_env env;
 
@@ -25,13 +25,13 @@ static int run_checked(const struct gen_prog *p, uint64_t *r0)
 		return -1000;
 	}
 	gen_env_reset(&env);
-	struct ebpf_prog_opts po = {.sz = sizeof(po),
+	struct ebpf_exec_opts po = {.sz = sizeof(po),
 				    .helpers = ebpf_helpers_default(),
 				    .maps = env.maps,
 				    .n_maps = env.n_maps};
-	struct ebpf_prog *prog = ebpf_prog__new(p->insns, p->n_insns, &po, err, sizeof(err));
+	struct ebpf_exec *prog = ebpf_exec__new(p->insns, p->n_insns, &po, err, sizeof(err));
 	if (!prog) {
-		fprintf(stderr, "seed %llu: ebpf_prog__new: %s\n", (unsigned long long)p->seed,
+		fprintf(stderr, "seed %llu: ebpf_exec__new: %s\n", (unsigned long long)p->seed,
 			err);
 		return -1000;
 	}
@@ -44,7 +44,7 @@ static int run_checked(const struct gen_prog *p, uint64_t *r0)
 				   .insn_limit = 1u << 24};
 	int rc =
 	    ebpf_interp__run(prog, p->buf_len ? (uint64_t)(uintptr_t)buf : 0, p->buf_len, &ro, r0);
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 	return rc;
 }
 

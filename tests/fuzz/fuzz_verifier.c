@@ -18,7 +18,7 @@
 
 #include "ebpf/helpers.h"
 #include "ebpf/maps.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ebpf/progtype.h"
 #include "ebpf/verifier.h"
 #include "ncclbpf/nccl_platform.h"
@@ -92,11 +92,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ebpf_verify(insns, n, &vo, &st, err, sizeof(err)))
 		return 0;
 
-	struct ebpf_prog_opts po = {
+	struct ebpf_exec_opts po = {
 	    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = N_MAPS};
-	struct ebpf_prog *p = ebpf_prog__new(insns, n, &po, err, sizeof(err));
+	struct ebpf_exec *p = ebpf_exec__new(insns, n, &po, err, sizeof(err));
 	if (!p) {
-		fprintf(stderr, "verified program refused by ebpf_prog__new: %s\n", err);
+		fprintf(stderr, "verified program refused by ebpf_exec__new: %s\n", err);
 		abort();
 	}
 	uint8_t ctx[256];
@@ -117,6 +117,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			f.msg, (unsigned long long)st.worst_case_insns);
 		abort();
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 	return 0;
 }

@@ -25,7 +25,7 @@
 #include "ebpf/helpers.h"
 #include "ebpf/jit.h"
 #include "ebpf/maps.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "skip.h"
 
 #define N_KEYS	     4
@@ -172,11 +172,11 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 	static uint8_t buf[GEN_MAX_BUF] __attribute__((aligned(8)));
 	struct gen_opts o;
 	struct ebpf_map *m = NULL, *maps[1];
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = ebpf_helpers_default()};
 	struct ebpf_jit_opts jo = {.sz = sizeof(jo)};
 	struct ebpf_jit_stats st;
 	struct snapshot si, sj;
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 	uint64_t h = mix64(seed);
 	enum map_mode mode = MODE_NONE;
 	uint32_t n = 0;
@@ -218,11 +218,11 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 	t->programs++;
 	t->insns += n;
 
-	prog = ebpf_prog__new(insns, n, &po, err, sizeof(err));
+	prog = ebpf_exec__new(insns, n, &po, err, sizeof(err));
 	if (!prog) {
 		t->rejected_new++;
 		if (t->rejected_new <= (uint64_t)max_print)
-			fprintf(stderr, "seed %" PRIu64 ": ebpf_prog__new: %s\n", seed, err);
+			fprintf(stderr, "seed %" PRIu64 ": ebpf_exec__new: %s\n", seed, err);
 		return 1;
 	}
 	if (((h >> 16) & 7) == 0) {
@@ -235,13 +235,13 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 	}
 	if (((h >> 24) & 3) == 0)
 		jo.flags |= EBPF_JIT_F_BASELINE; /* shifts through cl instead of BMI2 */
-	if (ebpf_prog__jit_opts(prog, &jo, &st, err, sizeof(err))) {
+	if (ebpf_exec__jit_opts(prog, &jo, &st, err, sizeof(err))) {
 		t->rejected_jit++;
 		if (t->rejected_jit <= (uint64_t)max_print) {
-			fprintf(stderr, "seed %" PRIu64 ": ebpf_prog__jit: %s\n", seed, err);
+			fprintf(stderr, "seed %" PRIu64 ": ebpf_exec__jit: %s\n", seed, err);
 			gen_print(stderr, &gp);
 		}
-		ebpf_prog__free(prog);
+		ebpf_exec__free(prog);
 		return 1;
 	}
 	t->inlined += st.n_inlined;
@@ -249,20 +249,20 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 
 	reset(&gp, buf, m);
 	r0 = 0;
-	si.ret = ebpf_prog__run(prog, EBPF_ENGINE_INTERP, (uintptr_t)(gp.buf_len ? buf : NULL),
+	si.ret = ebpf_exec__run(prog, EBPF_ENGINE_INTERP, (uintptr_t)(gp.buf_len ? buf : NULL),
 				gp.buf_len, NULL, &r0);
 	si.r0 = r0;
 	snap(&gp, buf, m, &si);
 
 	reset(&gp, buf, m);
 	r0 = 0;
-	sj.ret = ebpf_prog__run(prog, EBPF_ENGINE_JIT, (uintptr_t)(gp.buf_len ? buf : NULL),
+	sj.ret = ebpf_exec__run(prog, EBPF_ENGINE_JIT, (uintptr_t)(gp.buf_len ? buf : NULL),
 				gp.buf_len, NULL, &r0);
 	sj.r0 = r0;
 	snap(&gp, buf, m, &sj);
 	if (sj.ret)
 		t->faults++;
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 
 	if (compare(&gp, &si, &sj, what, sizeof(what))) {
 		t->mismatches++;
@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("jit_diff: seeds %" PRIu64 "..%" PRIu64 ": %" PRIu64 " programs (%" PRIu64
-	       " insns), %" PRIu64 " mismatches, %" PRIu64 " rejected by ebpf_prog__new, %" PRIu64
+	       " insns), %" PRIu64 " mismatches, %" PRIu64 " rejected by ebpf_exec__new, %" PRIu64
 	       " refused by the JIT\n",
 	       seed, seed + count - 1, t.programs, t.insns, t.mismatches, t.rejected_new,
 	       t.rejected_jit);

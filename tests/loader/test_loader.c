@@ -144,7 +144,7 @@ static void test_features(void)
 		CHECK(!strcmp(ebpf_program__section(p), wp[i].sec));
 		CHECK(!strcmp(ebpf_program__type(p)->name, wp[i].type));
 		CHECK(ebpf_object__find_program_by_name(obj, wp[i].name) == p);
-		CHECK(ebpf_program__prog(p) == NULL);
+		CHECK(ebpf_program__exec(p) == NULL);
 		check_structure(obj, p);
 	}
 	struct ebpf_program *first = ebpf_object__find_program_by_name(obj, "first");
@@ -513,7 +513,7 @@ static uint64_t run(const struct ebpf_program *p, void *ctx)
 {
 	uint64_t r0 = ~0ull;
 	ebpf_epoch_enter();
-	int ret = ebpf_interp__run(ebpf_program__prog(p), (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
+	int ret = ebpf_interp__run(ebpf_program__exec(p), (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
 	ebpf_epoch_exit();
 	CHECK_EQ_U64(ret, 0);
 	return r0;
@@ -561,7 +561,7 @@ static void test_load(void)
 	struct ebpf_program *first = ebpf_object__find_program_by_name(obj, "first");
 	struct ebpf_program *second = ebpf_object__find_program_by_name(obj, "second");
 	struct ebpf_program *conn = ebpf_object__find_program_by_name(obj, "on_connect");
-	CHECK(first && second && conn && ebpf_program__prog(first));
+	CHECK(first && second && conn && ebpf_program__exec(first));
 	if (first && second && conn) {
 		CHECK_EQ_U64(run(first, &t), 0);
 		CHECK_EQ_U64(t.n_channels, 5 * 2 + 1234);
@@ -621,7 +621,7 @@ static void test_verify(void)
 		for (uint32_t k = 0; k < ebpf_object__map_cnt(obj); k++)
 			CHECK(ebpf_object_map__map(ebpf_object__map(obj, k)) == NULL);
 		for (uint32_t k = 0; k < ebpf_object__prog_cnt(obj); k++)
-			CHECK(ebpf_program__prog(ebpf_object__prog(obj, k)) == NULL);
+			CHECK(ebpf_program__exec(ebpf_object__prog(obj, k)) == NULL);
 		ebpf_object__close(obj);
 	}
 	static const char *const good[] = {"noop.o", "size_aware.o", "table_tuner.o",

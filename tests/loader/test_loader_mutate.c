@@ -79,7 +79,7 @@ static void try_variant(const uint8_t *buf, size_t size)
 	} else {
 		loaded++;
 		for (uint32_t i = 0; i < ebpf_object__prog_cnt(obj); i++)
-			CHECK(ebpf_program__prog(ebpf_object__prog(obj, i)) != NULL);
+			CHECK(ebpf_program__exec(ebpf_object__prog(obj, i)) != NULL);
 	}
 	ebpf_object__close(obj);
 }

@@ -89,7 +89,7 @@ static void test_exports(void)
 	/* Nothing of ours besides the tables is reachable. */
 	CHECK(dlsym(p.handle, "ncclbpf_rt_acquire") == NULL);
 	CHECK(dlsym(p.handle, "ncclbpf_rt_reload") == NULL);
-	CHECK(dlsym(p.handle, "ebpf_prog__new") == NULL);
+	CHECK(dlsym(p.handle, "ebpf_exec__new") == NULL);
 	CHECK(dlsym(p.handle, "ncclTunerPlugin_v2") == NULL);
 	harness_close(&p);
 }

@@ -12,7 +12,7 @@
 #include "check.h"
 #include "insn_macros.h"
 #include "ebpf/jit.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 #define JIT_UTIL_NO_COMPARE 0x80000000u /* jit_flags bit: run the JIT only (memory tests) */
 
@@ -21,8 +21,8 @@ static uint32_t jit_util_flags;
 /* EBPF_JIT_F_* added to every compile */ /* interpreter answered -ENOSYS: skip comparisons */
 
 struct jit_run {
-	int compile_ret; /* ebpf_prog__jit */
-	int run_ret;	 /* ebpf_prog__run with the JIT */
+	int compile_ret; /* ebpf_exec__jit */
+	int run_ret;	 /* ebpf_exec__run with the JIT */
 	uint64_t r0;
 	struct ebpf_jit_stats stats;
 	char err[160];
@@ -30,45 +30,45 @@ struct jit_run {
 
 /* Builds, compiles and runs; returns the program (caller frees) or NULL when creation failed
  * (reported as a failed check). */
-static struct ebpf_prog *jit_build(const struct ebpf_insn *insns, uint32_t n,
-				   const struct ebpf_prog_opts *popts, uint32_t jit_flags,
+static struct ebpf_exec *jit_build(const struct ebpf_insn *insns, uint32_t n,
+				   const struct ebpf_exec_opts *popts, uint32_t jit_flags,
 				   struct jit_run *out)
 {
 	struct ebpf_jit_opts jo = {.sz = sizeof(jo),
 				   .flags = (jit_flags | jit_util_flags) & ~JIT_UTIL_NO_COMPARE};
-	struct ebpf_prog *p = ebpf_prog__new(insns, n, popts, out->err, sizeof(out->err));
+	struct ebpf_exec *p = ebpf_exec__new(insns, n, popts, out->err, sizeof(out->err));
 
 	if (!p) {
-		fprintf(stderr, "ebpf_prog__new: %s\n", out->err);
+		fprintf(stderr, "ebpf_exec__new: %s\n", out->err);
 		CHECK(p != NULL);
 		out->compile_ret = -EINVAL;
 		return NULL;
 	}
-	out->compile_ret = ebpf_prog__jit_opts(p, &jo, &out->stats, out->err, sizeof(out->err));
+	out->compile_ret = ebpf_exec__jit_opts(p, &jo, &out->stats, out->err, sizeof(out->err));
 	if (out->compile_ret)
-		fprintf(stderr, "ebpf_prog__jit: %s\n", out->err);
+		fprintf(stderr, "ebpf_exec__jit: %s\n", out->err);
 	return p;
 }
 
 /* Runs prog with the JIT and the interpreter on the same (r1, r2); memory the program touches
  * must be reset by the caller between engines if it matters. Returns the JIT's r0. */
-static uint64_t jit_run_prog(struct ebpf_prog *p, uint64_t r1, uint64_t r2, int *ret)
+static uint64_t jit_run_prog(struct ebpf_exec *p, uint64_t r1, uint64_t r2, int *ret)
 {
 	uint64_t r0 = 0xdeadbeefdeadbeefull;
 	struct ebpf_fault fault;
 	struct ebpf_run_opts ro = {.sz = sizeof(ro), .fault = &fault};
 
-	*ret = ebpf_prog__run(p, EBPF_ENGINE_JIT, r1, r2, &ro, &r0);
+	*ret = ebpf_exec__run(p, EBPF_ENGINE_JIT, r1, r2, &ro, &r0);
 	return r0;
 }
 
 /* One-shot: build, compile, run, compare with the interpreter when it exists. */
 static uint64_t jit_eval_opts(const struct ebpf_insn *insns, uint32_t n,
-			      const struct ebpf_prog_opts *popts, uint32_t jit_flags, uint64_t r1,
+			      const struct ebpf_exec_opts *popts, uint32_t jit_flags, uint64_t r1,
 			      uint64_t r2)
 {
 	struct jit_run jr = {0};
-	struct ebpf_prog *p = jit_build(insns, n, popts, jit_flags, &jr);
+	struct ebpf_exec *p = jit_build(insns, n, popts, jit_flags, &jr);
 	uint64_t r0 = 0, ri = 0;
 	int ret;
 
@@ -76,7 +76,7 @@ static uint64_t jit_eval_opts(const struct ebpf_insn *insns, uint32_t n,
 		return 0xbad;
 	CHECK(jr.compile_ret == 0);
 	if (jr.compile_ret) {
-		ebpf_prog__free(p);
+		ebpf_exec__free(p);
 		return 0xbad;
 	}
 	r0 = jit_run_prog(p, r1, r2, &ret);
@@ -92,7 +92,7 @@ static uint64_t jit_eval_opts(const struct ebpf_insn *insns, uint32_t n,
 			CHECK(ri == r0);
 		}
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 	return r0;
 }
 

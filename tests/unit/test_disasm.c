@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "ebpf/disasm.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "check.h"
 
 #define I(c, d, s, o, i)                                                                           \

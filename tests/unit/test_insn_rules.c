@@ -1,4 +1,4 @@
-/* ebpf_prog__new and the verifier judge an instruction's encoding alike: over every opcode byte
+/* ebpf_exec__new and the verifier judge an instruction's encoding alike: over every opcode byte
  * and a spread of register, offset and immediate values, an instruction one of them finds
  * malformed the other finds malformed too, with the same message. Both check through one table
  * (engine/src/insn_rules.c); this test catches a rule added to one checker only.
@@ -6,7 +6,7 @@
  * Each candidate sits at pc CAND after a prologue that sets r0-r9, so the verifier reaches it
  * with initialised registers, and before enough padding that every jump it can encode here lands
  * inside the program; every helper id has a prototype. What the verifier then rejects at CAND
- * as malformed (-EINVAL) can only come from the encoding rules, and what ebpf_prog__new rejects
+ * as malformed (-EINVAL) can only come from the encoding rules, and what ebpf_exec__new rejects
  * there likewise; semantic rejections (-EACCES: division by zero, memory access) are the
  * verifier's own business and not compared. */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include "check.h"
 #include "insn_macros.h"
 #include "ebpf/helpers.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ebpf/verifier.h"
 
 #define CAND 10
@@ -36,10 +36,10 @@ static int mismatches, compared, malformed;
 static void compare(const struct ebpf_insn *cand)
 {
 	struct ebpf_insn p[N];
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = &helpers};
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = &helpers};
 	struct ebpf_verify_opts vo = {.sz = sizeof(vo), .helpers = &helpers};
 	char perr[256] = "", verr[512] = "", at[16];
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 	int vrc, p_bad, v_bad;
 
 	for (int r = 0; r < CAND; r++)
@@ -52,8 +52,8 @@ static void compare(const struct ebpf_insn *cand)
 	p[N - 1] = (struct ebpf_insn)EXIT();
 
 	snprintf(at, sizeof(at), "insn %d: ", CAND);
-	prog = ebpf_prog__new(p, N, &po, perr, sizeof(perr));
-	ebpf_prog__free(prog);
+	prog = ebpf_exec__new(p, N, &po, perr, sizeof(perr));
+	ebpf_exec__free(prog);
 	vrc = ebpf_verify(p, N, &vo, NULL, verr, sizeof(verr));
 	p_bad = !prog && strncmp(perr, at, strlen(at)) == 0;
 	v_bad = vrc == -EINVAL && strncmp(verr, at, strlen(at)) == 0;
@@ -64,7 +64,7 @@ static void compare(const struct ebpf_insn *cand)
 	if (mismatches++ < 10)
 		fprintf(
 		    stderr,
-		    "code 0x%02x dst %u src %u off %d imm %d:\n  ebpf_prog__new: %s\n  verifier "
+		    "code 0x%02x dst %u src %u off %d imm %d:\n  ebpf_exec__new: %s\n  verifier "
 		    "(%d): %s\n",
 		    cand->code, cand->dst_reg, cand->src_reg, cand->off, cand->imm,
 		    prog ? "accepted" : perr, vrc, vrc ? verr : "accepted");

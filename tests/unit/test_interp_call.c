@@ -129,8 +129,8 @@ static void test_insn_limit(void)
 	struct ebpf_insn loop[] = {JA(-1), EXIT()};
 	struct ebpf_insn three[] = {MOV64_IMM(0, 1), MOV64_IMM(0, 2), EXIT()};
 	char err[128];
-	struct ebpf_prog *p = ebpf_prog__new(loop, 2, NULL, err, sizeof(err));
-	struct ebpf_prog *q = ebpf_prog__new(three, 3, NULL, err, sizeof(err));
+	struct ebpf_exec *p = ebpf_exec__new(loop, 2, NULL, err, sizeof(err));
+	struct ebpf_exec *q = ebpf_exec__new(three, 3, NULL, err, sizeof(err));
 	struct ebpf_fault f;
 	uint64_t r0 = 0;
 	int checked;
@@ -151,8 +151,8 @@ static void test_insn_limit(void)
 		CHECK_EQ_U64(ebpf_interp__run(q, 0, 0, &o, &r0), -EFAULT);
 		CHECK_EQ_U64(f.kind, EBPF_FAULT_INSN_LIMIT);
 	}
-	ebpf_prog__free(p);
-	ebpf_prog__free(q);
+	ebpf_exec__free(p);
+	ebpf_exec__free(q);
 }
 
 int main(void)

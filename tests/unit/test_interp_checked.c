@@ -141,7 +141,7 @@ static void test_registers(void)
 	/* Without EBPF_RUN_F_UNINIT_REGS registers start at 0 and are never "uninitialised". */
 	{
 		struct ebpf_insn p[] = {ALU64_IMM(EBPF_ADD, 3, 5), MOV64_REG(0, 3), EXIT()};
-		struct ebpf_prog *prog = ebpf_prog__new(p, INSN_CNT(p), NULL, NULL, 0);
+		struct ebpf_exec *prog = ebpf_exec__new(p, INSN_CNT(p), NULL, NULL, 0);
 		struct ebpf_run_opts o = {.sz = sizeof(o), .checked = 1};
 		uint64_t r0 = 0;
 
@@ -150,7 +150,7 @@ static void test_registers(void)
 		CHECK_EQ_U64(r0, 5);
 		CHECK_EQ_U64(ebpf_interp__run(prog, 0, 0, NULL, &r0), 0);
 		CHECK_EQ_U64(r0, 5);
-		ebpf_prog__free(prog);
+		ebpf_exec__free(prog);
 	}
 }
 
@@ -210,19 +210,19 @@ static void test_fast_unchecked(void)
 {
 	struct ebpf_insn p[] = {LDX_MEM(EBPF_W, 0, 10, -8), ST_MEM(EBPF_B, 1, 16, 0), EXIT()};
 	static uint8_t big[32];
-	struct ebpf_prog *prog = ebpf_prog__new(p, 3, NULL, NULL, 0);
+	struct ebpf_exec *prog = ebpf_exec__new(p, 3, NULL, NULL, 0);
 	uint64_t r0;
 
 	CHECK(prog != NULL);
 	CHECK_EQ_U64(ebpf_interp__run(prog, (uint64_t)(uintptr_t)big, 0, NULL, &r0), 0);
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 }
 
 /* The fault record: pc, address, size and a one-line message. */
 static void test_fault_record(void)
 {
 	struct ebpf_insn p[] = {MOV64_IMM(0, 0), LDX_MEM(EBPF_W, 0, 1, 14), EXIT()};
-	struct ebpf_prog *prog = ebpf_prog__new(p, 3, NULL, NULL, 0);
+	struct ebpf_exec *prog = ebpf_exec__new(p, 3, NULL, NULL, 0);
 	struct ebpf_fault f;
 	struct ebpf_run_opts o = {
 	    .sz = sizeof(o), .checked = 1, .regions = regions, .n_regions = 1, .fault = &f};
@@ -242,7 +242,7 @@ static void test_fault_record(void)
 	/* fault may be NULL */
 	o.fault = NULL;
 	CHECK_EQ_U64(ebpf_interp__run(prog, CTX, 0, &o, &r0), -EFAULT);
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 }
 
 int main(void)

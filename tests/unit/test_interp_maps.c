@@ -1,4 +1,4 @@
-/* Programs with maps: EBPF_PSEUDO_MAP_FD / MAP_VALUE resolution in ebpf_prog__new (and its
+/* Programs with maps: EBPF_PSEUDO_MAP_FD / MAP_VALUE resolution in ebpf_exec__new (and its
  * errors), the engine's helpers called from the interpreter, and the bounds-checking mode on
  * map values (returned by lookup, or addressed directly) and ring buffer records. */
 #include <stdint.h>
@@ -56,7 +56,7 @@ static void test_resolution(void)
 	uint64_t val[3] = {11, 22, 33}, out[3];
 	struct ebpf_insn p[] = {LD_MAP_FD(1, 2), LD_MAP_VALUE(0, 0, 8), EXIT()};
 	struct harness_env e = env();
-	struct ebpf_prog *prog = harness_load(p, INSN_CNT(p), &e, "resolve");
+	struct ebpf_exec *prog = harness_load(p, INSN_CNT(p), &e, "resolve");
 	const struct ebpf_insn *x;
 	uint8_t *elem0;
 
@@ -66,14 +66,14 @@ static void test_resolution(void)
 	if (!prog)
 		return;
 	/* The executable copy holds plain 64-bit immediates. */
-	x = ebpf_prog__insns(prog);
+	x = ebpf_exec__insns(prog);
 	CHECK_EQ_U64(x[0].src_reg, 0);
 	CHECK_EQ_U64((uint32_t)x[0].imm | (uint64_t)(uint32_t)x[1].imm << 32,
 		     (uint64_t)(uintptr_t)maps[2]);
 	CHECK_EQ_U64(x[2].src_reg, 0);
 	CHECK_EQ_U64((uint32_t)x[2].imm | (uint64_t)(uint32_t)x[3].imm << 32,
 		     (uint64_t)(uintptr_t)(elem0 + 8));
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 
 	/* direct value access reads and writes element 0 */
 	CHECK_EQ_U64(RUN("value read", LD_MAP_VALUE(1, 0, 16), LDX_MEM(EBPF_DW, 0, 1, 0), EXIT()),
@@ -109,23 +109,23 @@ static void test_errors(void)
 	struct ebpf_insn fd[] = {LD_MAP_FD(0, 0), EXIT()};
 	struct ebpf_map *with_null[2] = {maps[0], NULL};
 	char err[256];
-	struct ebpf_prog_opts o = {.sz = sizeof(o), .maps = maps, .n_maps = 4};
+	struct ebpf_exec_opts o = {.sz = sizeof(o), .maps = maps, .n_maps = 4};
 
-	CHECK(ebpf_prog__new(off, 3, &o, err, sizeof(err)) == NULL);
+	CHECK(ebpf_exec__new(off, 3, &o, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "insn 0: value offset 24 out of range (map 'arr' value size 24)") !=
 	      NULL);
-	CHECK(ebpf_prog__new(hash, 3, &o, err, sizeof(err)) == NULL);
+	CHECK(ebpf_exec__new(hash, 3, &o, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "insn 0: direct value access needs an array map that is not "
 			  "per-communicator (map 'hash')") != NULL);
 	o.maps = with_null;
 	o.n_maps = 2;
-	ebpf_prog__free(ebpf_prog__new(fd, 3, &o, err, sizeof(err)));
+	ebpf_exec__free(ebpf_exec__new(fd, 3, &o, err, sizeof(err)));
 	fd[0].imm = 1;
-	CHECK(ebpf_prog__new(fd, 3, &o, err, sizeof(err)) == NULL);
+	CHECK(ebpf_exec__new(fd, 3, &o, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "insn 0: map 1 is NULL") != NULL);
 	o.maps = NULL; /* n_maps without a table: no maps */
 	fd[0].imm = 0;
-	CHECK(ebpf_prog__new(fd, 3, &o, err, sizeof(err)) == NULL);
+	CHECK(ebpf_exec__new(fd, 3, &o, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "map index 0 out of range (program has 0 maps)") != NULL);
 }
 

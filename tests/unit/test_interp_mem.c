@@ -190,7 +190,7 @@ static void test_atomics(void)
 /* Several threads run the same program on shared memory: no lost updates. */
 enum { THREADS = 4, ITERS = 20000 };
 static uint64_t shared_ctr[2];
-static struct ebpf_prog *ctr_prog;
+static struct ebpf_exec *ctr_prog;
 
 /* Odd threads use the bounds-checking variant: it is reentrant too. */
 static void *ctr_thread(void *arg)
@@ -231,7 +231,7 @@ static void test_contention(void)
 	char err[128];
 	int i;
 
-	ctr_prog = ebpf_prog__new(p, INSN_CNT(p), NULL, err, sizeof(err));
+	ctr_prog = ebpf_exec__new(p, INSN_CNT(p), NULL, err, sizeof(err));
 	CHECK(ctr_prog != NULL);
 	if (!ctr_prog)
 		return;
@@ -243,7 +243,7 @@ static void test_contention(void)
 	}
 	CHECK_EQ_U64(shared_ctr[0], THREADS * ITERS);
 	CHECK_EQ_U64((uint32_t)shared_ctr[1], 3u * THREADS * ITERS);
-	ebpf_prog__free(ctr_prog);
+	ebpf_exec__free(ctr_prog);
 }
 
 int main(void)

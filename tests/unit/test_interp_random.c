@@ -1,6 +1,6 @@
-/* Random programs against ebpf_prog__new and the interpreter variants.
+/* Random programs against ebpf_exec__new and the interpreter variants.
  *
- * Properties: ebpf_prog__new never crashes and either accepts or gives one line naming an
+ * Properties: ebpf_exec__new never crashes and either accepts or gives one line naming an
  * instruction; an accepted program never crashes the bounds-checking interpreter (it ends with
  * r0 or a fault, within the instruction limit); and when the checked run succeeds, the fast and
  * instruction-limited variants give the same r0 and leave the same memory behind (the checked
@@ -14,7 +14,7 @@
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 static uint64_t rng_state;
 
@@ -196,8 +196,8 @@ int main(int argc, char **argv)
 	rng_state = seed;
 	for (i = 0; i < count; i++) {
 		uint32_t n = 2 + below(38), k;
-		struct ebpf_prog_opts o = {.sz = sizeof(o), .helpers = &table};
-		struct ebpf_prog *prog;
+		struct ebpf_exec_opts o = {.sz = sizeof(o), .helpers = &table};
+		struct ebpf_exec *prog;
 		struct ebpf_region reg;
 		struct ebpf_fault f;
 		uint64_t r0c = 0, r0f = 0, r0l = 0;
@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		if (below(8))
 			p[n - 1] = EXIT();
 		err[0] = 0;
-		prog = ebpf_prog__new(p, n, &o, err, sizeof(err));
+		prog = ebpf_exec__new(p, n, &o, err, sizeof(err));
 		if (!prog) {
 			CHECK(strncmp(err, "insn ", 5) == 0 && strchr(err, '\n') == NULL);
 			if (strncmp(err, "insn ", 5))
@@ -237,14 +237,14 @@ int main(int argc, char **argv)
 		if (rc) {
 			faulted++;
 			CHECK(f.kind != EBPF_FAULT_NONE && f.msg[0] && strchr(f.msg, '\n') == NULL);
-			ebpf_prog__free(prog);
+			ebpf_exec__free(prog);
 			continue;
 		}
 		ran_ok++;
 		/* With r10 used as a value, the path may depend on where the stack is, so the
 		 * unchecked variants could go where the checked run did not. */
 		if (uses_fp_as_value(p, n)) {
-			ebpf_prog__free(prog);
+			ebpf_exec__free(prog);
 			continue;
 		}
 		compared++;
@@ -275,7 +275,7 @@ int main(int argc, char **argv)
 			CHECK(memcmp(after[0], after[1], sizeof(mem)) == 0);
 			CHECK(memcmp(after[0], after[2], sizeof(mem)) == 0);
 		}
-		ebpf_prog__free(prog);
+		ebpf_exec__free(prog);
 	}
 	printf("%ld programs (seed %llu): %ld accepted, %ld ran (%ld compared), %ld faulted\n",
 	       count, (unsigned long long)seed, accepted, ran_ok, compared, faulted);

@@ -194,7 +194,7 @@ static const struct ebpf_helper_proto mix_proto = {
 static void test_helpers(void)
 {
 	static struct ebpf_helper_table tab;
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = &tab};
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = &tab};
 
 	tab.by_id[100] = &mix_proto;
 	/* every combination of callee-saved registers and stack use changes the frame padding */
@@ -243,7 +243,7 @@ static void test_helpers(void)
 static void test_local_calls(void)
 {
 	static struct ebpf_helper_table tab;
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = &tab};
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = &tab};
 
 	tab.by_id[100] = &mix_proto;
 	/* main keeps r6-r9 and its stack across a call to a function that clobbers its own r6-r9
@@ -304,7 +304,7 @@ static void test_local_calls(void)
 		    EXIT(),
 		};
 		struct jit_run jr = {0};
-		struct ebpf_prog *prog = jit_build(p, INSN_CNT(p), NULL, 0, &jr);
+		struct ebpf_exec *prog = jit_build(p, INSN_CNT(p), NULL, 0, &jr);
 		int ret;
 		uint64_t r0;
 
@@ -315,15 +315,15 @@ static void test_local_calls(void)
 		if (k + 2 <= EBPF_MAX_FRAMES) {
 			CHECK(ret == 0);
 			CHECK_EQ_U64(r0, (uint64_t)k);
-			CHECK(ebpf_prog__jit_faults(prog) == 0);
+			CHECK(ebpf_exec__jit_faults(prog) == 0);
 		} else {
 			CHECK(ret == -EFAULT);
 			CHECK_EQ_U64(r0, EBPF_JIT_FAULT_R0);
-			CHECK(ebpf_prog__jit_faults(prog) == 1);
+			CHECK(ebpf_exec__jit_faults(prog) == 1);
 			/* the direct entry point returns the same defined value, and the process
 			 * (callee-saved registers, stack) is intact afterwards */
-			CHECK_EQ_U64(ebpf_prog__jit_fn(prog)(0, 0), EBPF_JIT_FAULT_R0);
-			CHECK(ebpf_prog__jit_faults(prog) == 2);
+			CHECK_EQ_U64(ebpf_exec__jit_fn(prog)(0, 0), EBPF_JIT_FAULT_R0);
+			CHECK(ebpf_exec__jit_faults(prog) == 2);
 		}
 		if (!jit_util_interp_missing) {
 			uint64_t ri = 0;
@@ -339,7 +339,7 @@ static void test_local_calls(void)
 					CHECK(f.kind == EBPF_FAULT_CALL_DEPTH);
 			}
 		}
-		ebpf_prog__free(prog);
+		ebpf_exec__free(prog);
 	}
 }
 
@@ -362,7 +362,7 @@ static void test_array_inline(void)
 			};
 			struct ebpf_map *m = ebpf_map__create(&def, err, sizeof(err));
 			struct ebpf_map *maps[1] = {m};
-			struct ebpf_prog_opts po = {.sz = sizeof(po),
+			struct ebpf_exec_opts po = {.sz = sizeof(po),
 						    .helpers = ebpf_helpers_default(),
 						    .maps = maps,
 						    .n_maps = 1};
@@ -397,7 +397,7 @@ static void test_array_inline(void)
 				static const uint64_t keys[] = {
 				    0, 3, 9, 10, 11, 0xffffffffull, 0x100000001ull};
 				struct jit_run jr = {0};
-				struct ebpf_prog *prog = jit_build(
+				struct ebpf_exec *prog = jit_build(
 				    p, INSN_CNT(p), &po, noinl ? EBPF_JIT_F_NO_INLINE : 0, &jr);
 
 				if (!prog)
@@ -423,7 +423,7 @@ static void test_array_inline(void)
 						CHECK(*pv == (uint8_t)(before + 1));
 					}
 				}
-				ebpf_prog__free(prog);
+				ebpf_exec__free(prog);
 			}
 			ebpf_map__free(m);
 		}
@@ -437,7 +437,7 @@ static void test_array_inline(void)
 					   .max_entries = 4};
 		struct ebpf_map *m = ebpf_map__create(&def, err, sizeof(err));
 		struct ebpf_map *maps[2] = {m, m};
-		struct ebpf_prog_opts po = {
+		struct ebpf_exec_opts po = {
 		    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = 2};
 		struct ebpf_insn p[] = {
 		    ST_MEM(EBPF_W, 10, -4, 2),
@@ -453,7 +453,7 @@ static void test_array_inline(void)
 		    EXIT(),
 		};
 		struct jit_run jr = {0};
-		struct ebpf_prog *prog = jit_build(p, INSN_CNT(p), &po, 0, &jr);
+		struct ebpf_exec *prog = jit_build(p, INSN_CNT(p), &po, 0, &jr);
 		int ret;
 
 		if (prog) {
@@ -461,7 +461,7 @@ static void test_array_inline(void)
 			CHECK(jr.stats.n_inlined == 0);
 			CHECK_EQ_U64(jit_run_prog(prog, 0, 0, &ret), 42);
 			CHECK_EQ_U64(jit_run_prog(prog, 0, 1, &ret), 42);
-			ebpf_prog__free(prog);
+			ebpf_exec__free(prog);
 		}
 		ebpf_map__free(m);
 	}
@@ -493,7 +493,7 @@ static void test_contract(void)
 {
 	struct ebpf_insn noop[] = {MOV64_IMM(0, 0), EXIT()};
 	struct jit_run jr = {0};
-	struct ebpf_prog *p = jit_build(noop, INSN_CNT(noop), NULL, 0, &jr);
+	struct ebpf_exec *p = jit_build(noop, INSN_CNT(noop), NULL, 0, &jr);
 	char perms[5];
 	uint64_t r0 = 1;
 	struct ebpf_run_opts checked = {.sz = sizeof(checked), .checked = 1};
@@ -503,28 +503,28 @@ static void test_contract(void)
 	CHECK(jr.compile_ret == 0);
 	CHECK(jr.stats.code_size == 3); /* xor eax, eax; ret: no prologue at all */
 	CHECK(jr.stats.compile_ns > 0);
-	CHECK(ebpf_prog__jit_fn(p) != NULL);
-	CHECK_EQ_U64(ebpf_prog__jit_fn(p)(1, 2), 0);
-	mapping_perms((uintptr_t)ebpf_prog__jit_fn(p), perms);
+	CHECK(ebpf_exec__jit_fn(p) != NULL);
+	CHECK_EQ_U64(ebpf_exec__jit_fn(p)(1, 2), 0);
+	mapping_perms((uintptr_t)ebpf_exec__jit_fn(p), perms);
 	CHECK(strcmp(perms, "r-xp") == 0);
-	CHECK(ebpf_prog__run(p, EBPF_ENGINE_JIT, 0, 0, &checked, &r0) == -EOPNOTSUPP);
-	CHECK(ebpf_prog__run(p, EBPF_ENGINE_DEFAULT, 0, 0, NULL, &r0) == 0 && r0 == 0);
+	CHECK(ebpf_exec__run(p, EBPF_ENGINE_JIT, 0, 0, &checked, &r0) == -EOPNOTSUPP);
+	CHECK(ebpf_exec__run(p, EBPF_ENGINE_DEFAULT, 0, 0, NULL, &r0) == 0 && r0 == 0);
 	/* compiling again is a no-op that reports the same statistics */
 	{
 		struct ebpf_jit_stats s2;
 
-		CHECK(ebpf_prog__jit(p, &s2, NULL, 0) == 0);
+		CHECK(ebpf_exec__jit(p, &s2, NULL, 0) == 0);
 		CHECK(s2.code_size == jr.stats.code_size);
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 
 	/* not compiled: the JIT engine refuses, the default engine would interpret */
-	p = ebpf_prog__new(noop, INSN_CNT(noop), NULL, NULL, 0);
+	p = ebpf_exec__new(noop, INSN_CNT(noop), NULL, NULL, 0);
 	CHECK(p != NULL);
 	if (p) {
-		CHECK(ebpf_prog__jit_fn(p) == NULL);
-		CHECK(ebpf_prog__run(p, EBPF_ENGINE_JIT, 0, 0, NULL, &r0) == -ENOEXEC);
-		ebpf_prog__free(p);
+		CHECK(ebpf_exec__jit_fn(p) == NULL);
+		CHECK(ebpf_exec__run(p, EBPF_ENGINE_JIT, 0, 0, NULL, &r0) == -ENOEXEC);
+		ebpf_exec__free(p);
 	}
 
 	/* registers read before any write start at 0, as in the interpreter (only unverified code
@@ -551,11 +551,11 @@ static void test_contract(void)
 		};
 		char err[128] = "";
 
-		p = ebpf_prog__new(bad, INSN_CNT(bad), NULL, err, sizeof(err));
+		p = ebpf_exec__new(bad, INSN_CNT(bad), NULL, err, sizeof(err));
 		if (p) {
-			CHECK(ebpf_prog__jit(p, NULL, err, sizeof(err)) == -EINVAL);
+			CHECK(ebpf_exec__jit(p, NULL, err, sizeof(err)) == -EINVAL);
 			CHECK(strstr(err, "leaves its function") != NULL);
-			ebpf_prog__free(p);
+			ebpf_exec__free(p);
 		}
 	}
 
@@ -566,14 +566,14 @@ static void test_contract(void)
 		char err[160] = "";
 		uint64_t ret = 0;
 
-		p = ebpf_prog__new(self, INSN_CNT(self), NULL, err, sizeof(err));
+		p = ebpf_exec__new(self, INSN_CNT(self), NULL, err, sizeof(err));
 		CHECK(p != NULL);
 		if (p) {
-			CHECK(ebpf_prog__jit(p, NULL, err, sizeof(err)) == -EOPNOTSUPP);
+			CHECK(ebpf_exec__jit(p, NULL, err, sizeof(err)) == -EOPNOTSUPP);
 			CHECK(strstr(err, "entry function") != NULL);
-			CHECK(ebpf_prog__jit_fn(p) == NULL);
+			CHECK(ebpf_exec__jit_fn(p) == NULL);
 			CHECK(ebpf_interp__run(p, 0, 0, NULL, &ret) == -EFAULT);
-			ebpf_prog__free(p);
+			ebpf_exec__free(p);
 		}
 	}
 }

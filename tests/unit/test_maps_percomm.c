@@ -12,7 +12,7 @@
 #include "ebpf/helpers.h"
 #include "ebpf/jit.h"
 #include "ebpf/maps.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 static struct ebpf_map *mk(uint32_t type, uint32_t flags, char *err, size_t len)
 {
@@ -50,15 +50,15 @@ static uint64_t value_of(struct ebpf_map *m)
 	return v;
 }
 
-static uint64_t run(const struct ebpf_prog *p, enum ebpf_engine engine)
+static uint64_t run(const struct ebpf_exec *p, enum ebpf_engine engine)
 {
 	uint64_t r0 = ~0ull;
-	CHECK(ebpf_prog__run(p, engine, 0, 0, NULL, &r0) == 0);
+	CHECK(ebpf_exec__run(p, engine, 0, 0, NULL, &r0) == 0);
 	return r0;
 }
 
 /* Two instances and the template, each counting its own calls, with one engine. */
-static void counts_per_instance(struct ebpf_prog *p, enum ebpf_engine engine, struct ebpf_map *tmpl)
+static void counts_per_instance(struct ebpf_exec *p, enum ebpf_engine engine, struct ebpf_map *tmpl)
 {
 	char err[160];
 	struct ebpf_map *a = mk(EBPF_MAP_TYPE_ARRAY, 0, err, sizeof(err));
@@ -100,14 +100,14 @@ static void test_binding(void)
 	struct ebpf_map *tmpl = mk(EBPF_MAP_TYPE_ARRAY, EBPF_MAP_F_PER_COMM, err, sizeof(err));
 	CHECKF(tmpl != NULL, "%s", err);
 	struct ebpf_map *maps[1] = {tmpl};
-	struct ebpf_prog_opts po = {
+	struct ebpf_exec_opts po = {
 	    .sz = sizeof(po), .helpers = ebpf_helpers_default(), .maps = maps, .n_maps = 1};
-	struct ebpf_prog *p = ebpf_prog__new(bump, INSN_CNT(bump), &po, err, sizeof(err));
+	struct ebpf_exec *p = ebpf_exec__new(bump, INSN_CNT(bump), &po, err, sizeof(err));
 	CHECKF(p != NULL, "%s", err);
 	counts_per_instance(p, EBPF_ENGINE_INTERP, tmpl);
 	if (ebpf_jit_available()) {
 		struct ebpf_jit_stats st;
-		CHECK(ebpf_prog__jit(p, &st, err, sizeof(err)) == 0);
+		CHECK(ebpf_exec__jit(p, &st, err, sizeof(err)) == 0);
 		/* the template's lookup goes through the helper, which resolves the binding */
 		CHECK_EQ_U64(st.n_inlined, 0);
 		counts_per_instance(p, EBPF_ENGINE_JIT, tmpl);
@@ -116,19 +116,19 @@ static void test_binding(void)
 		struct ebpf_map *plain = mk(EBPF_MAP_TYPE_ARRAY, 0, err, sizeof(err));
 		struct ebpf_map *pm[1] = {plain};
 		po.maps = pm;
-		struct ebpf_prog *q = ebpf_prog__new(bump, INSN_CNT(bump), &po, err, sizeof(err));
-		CHECK(q && ebpf_prog__jit(q, &st, err, sizeof(err)) == 0);
+		struct ebpf_exec *q = ebpf_exec__new(bump, INSN_CNT(bump), &po, err, sizeof(err));
+		CHECK(q && ebpf_exec__jit(q, &st, err, sizeof(err)) == 0);
 		CHECK_EQ_U64(st.n_inlined, 1);
-		ebpf_prog__free(q);
+		ebpf_exec__free(q);
 		ebpf_map__free(plain);
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 
 	/* direct value access would address the template's storage */
 	const struct ebpf_insn direct[] = {LD_MAP_VALUE(0, 0, 0), LDX_MEM(EBPF_DW, 0, 0, 0),
 					   EXIT()};
 	po.maps = maps;
-	p = ebpf_prog__new(direct, INSN_CNT(direct), &po, err, sizeof(err));
+	p = ebpf_exec__new(direct, INSN_CNT(direct), &po, err, sizeof(err));
 	CHECK(p == NULL);
 	CHECKF(strstr(err, "not per-communicator"), "%s", err);
 	ebpf_map__free(tmpl);

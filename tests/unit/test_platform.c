@@ -9,7 +9,7 @@
 #include "check.h"
 #include "insn_macros.h"
 #include "ebpf/jit.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ebpf/progtype.h"
 #include "ebpf/verifier.h"
 
@@ -103,26 +103,26 @@ static void test_verify_and_run(void)
 	CHECK_EQ_U64(st.ctx_read,
 		     ebpf_prog_type_field_bit(t, "in") | ebpf_prog_type_field_bit(t, "scale"));
 
-	struct ebpf_prog_opts po = {.sz = sizeof(po), .helpers = toy.helpers};
-	struct ebpf_prog *prog =
-	    ebpf_prog__new(scale_prog, INSN_CNT(scale_prog), &po, err, sizeof(err));
+	struct ebpf_exec_opts po = {.sz = sizeof(po), .helpers = toy.helpers};
+	struct ebpf_exec *prog =
+	    ebpf_exec__new(scale_prog, INSN_CNT(scale_prog), &po, err, sizeof(err));
 	CHECKF(prog != NULL, "%s", err);
 	if (!prog)
 		return;
 	int engines = 1;
 	if (ebpf_jit_available()) {
-		CHECK(ebpf_prog__jit(prog, NULL, err, sizeof(err)) == 0);
+		CHECK(ebpf_exec__jit(prog, NULL, err, sizeof(err)) == 0);
 		engines = 2;
 	}
 	for (int e = 0; e < engines; e++) {
 		struct toy_ctx c = {.in = 7, .scale = 6};
 		uint64_t r0 = 0;
-		CHECK(ebpf_prog__run(prog, e ? EBPF_ENGINE_JIT : EBPF_ENGINE_INTERP,
+		CHECK(ebpf_exec__run(prog, e ? EBPF_ENGINE_JIT : EBPF_ENGINE_INTERP,
 				     (uint64_t)(uintptr_t)&c, 0, NULL, &r0) == 0);
 		CHECK_EQ_U64(r0, 1);
 		CHECK_EQ_U64(c.out, 42);
 	}
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 }
 
 static void reject(const char *what, const struct ebpf_insn *p, uint32_t n,

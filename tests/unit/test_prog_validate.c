@@ -1,11 +1,11 @@
-/* ebpf_prog__new's structural validation: every opcode byte accepted exactly when RFC 9669
+/* ebpf_exec__new's structural validation: every opcode byte accepted exactly when RFC 9669
  * (v1-v4) defines it, and each rejection gives its one-line message naming the instruction. */
 #include <stdint.h>
 #include <string.h>
 
 #include "check.h"
 #include "insn_macros.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 static uint64_t h_zero(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
 {
@@ -15,13 +15,13 @@ static const struct ebpf_helper_proto h0 = {.id = 0, .name = "h0", .fn = h_zero}
 static const struct ebpf_helper_proto h5 = {.id = 5, .name = "h5", .fn = h_zero};
 static struct ebpf_helper_table table;
 
-static struct ebpf_prog *load(const struct ebpf_insn *p, uint32_t n, uint32_t n_maps, char *err,
+static struct ebpf_exec *load(const struct ebpf_insn *p, uint32_t n, uint32_t n_maps, char *err,
 			      size_t len)
 {
 	static struct ebpf_map *no_maps[4];
-	struct ebpf_prog_opts o = {
+	struct ebpf_exec_opts o = {
 	    .sz = sizeof(o), .helpers = &table, .maps = no_maps, .n_maps = n_maps};
-	return ebpf_prog__new(p, n, &o, err, len);
+	return ebpf_exec__new(p, n, &o, err, len);
 }
 
 /* Expects rejection with a message starting "insn <pc>: " and containing want. */
@@ -29,10 +29,10 @@ static void reject(const char *what, const struct ebpf_insn *p, uint32_t n, int 
 		   const char *want)
 {
 	char err[256] = "", prefix[32];
-	struct ebpf_prog *prog = load(p, n, 0, err, sizeof(err));
+	struct ebpf_exec *prog = load(p, n, 0, err, sizeof(err));
 
 	CHECK(prog == NULL);
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 	if (pc >= 0) {
 		snprintf(prefix, sizeof(prefix), "insn %d: ", pc);
 		if (strncmp(err, prefix, strlen(prefix)) != 0)
@@ -55,19 +55,19 @@ static void reject(const char *what, const struct ebpf_insn *p, uint32_t n, int 
 static void accept(const char *what, const struct ebpf_insn *p, uint32_t n)
 {
 	char err[256] = "";
-	struct ebpf_prog *prog = load(p, n, 0, err, sizeof(err));
+	struct ebpf_exec *prog = load(p, n, 0, err, sizeof(err));
 
 	if (!prog)
 		fprintf(stderr, "%s: rejected: %s\n", what, err);
 	CHECK(prog != NULL);
 	if (prog) {
-		CHECK_EQ_U64(ebpf_prog__insn_cnt(prog), n);
-		CHECK(memcmp(ebpf_prog__insns(prog), p, n * sizeof(*p)) == 0);
+		CHECK_EQ_U64(ebpf_exec__insn_cnt(prog), n);
+		CHECK(memcmp(ebpf_exec__insns(prog), p, n * sizeof(*p)) == 0);
 	}
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 }
 
-/* The RFC's opcode list, written independently of prog.c. */
+/* The RFC's opcode list, written independently of exec.c. */
 static int rfc_defines(uint8_t code)
 {
 	uint8_t cls = code & 7, op = code & 0xf0, x = code & 8, mode = code & 0xe0,
@@ -117,7 +117,7 @@ static void test_all_opcodes(void)
 		    EXIT(),
 		};
 		char err[256] = "";
-		struct ebpf_prog *prog;
+		struct ebpf_exec *prog;
 
 		if ((code & 7) == EBPF_LDX || (code & 7) == EBPF_STX)
 			p[0].src_reg = 2;
@@ -140,7 +140,7 @@ static void test_all_opcodes(void)
 		if (!prog)
 			CHECK(strstr(err, "insn 0: ") == err);
 		n_ok += !!prog;
-		ebpf_prog__free(prog);
+		ebpf_exec__free(prog);
 	}
 	/* ALU 2*(13*2 - 1 + 2) - 1 (no bswap X) + JMP (1+11*2+2) + JMP32 (1+11*2) + LD 1 +
 	 * LDX 7 + ST 4 + STX 6 */
@@ -151,7 +151,7 @@ static void test_messages(void)
 {
 	char err[128];
 
-	CHECK(ebpf_prog__new(NULL, 0, NULL, err, sizeof(err)) == NULL);
+	CHECK(ebpf_exec__new(NULL, 0, NULL, err, sizeof(err)) == NULL);
 	CHECK(strstr(err, "empty program") != NULL);
 
 	/* unknown opcodes and undefined variants */
@@ -279,7 +279,7 @@ static void test_accepts(void)
 				ATOMIC_OP(EBPF_W, EBPF_CMPXCHG, 10, 1, -8),
 				ATOMIC_OP(EBPF_DW, EBPF_XCHG, 1, 2, 0), EXIT()};
 	char err[128];
-	struct ebpf_prog *p;
+	struct ebpf_exec *p;
 
 	accept("exit", a, INSN_CNT(a));
 	accept("ja last", b, INSN_CNT(b));
@@ -292,19 +292,19 @@ static void test_accepts(void)
 	accept("atomics", i, INSN_CNT(i));
 
 	/* name, and options smaller than today's struct (older callers) */
-	p = ebpf_prog__new(
-	    a, 2, &(struct ebpf_prog_opts){.sz = sizeof(size_t) + sizeof(char *), .name = "short"},
+	p = ebpf_exec__new(
+	    a, 2, &(struct ebpf_exec_opts){.sz = sizeof(size_t) + sizeof(char *), .name = "short"},
 	    err, sizeof(err));
 	CHECK(p != NULL);
 	if (p)
-		CHECK(strcmp(ebpf_prog__name(p), "short") == 0);
-	ebpf_prog__free(p);
+		CHECK(strcmp(ebpf_exec__name(p), "short") == 0);
+	ebpf_exec__free(p);
 	/* without helpers every helper call is unknown */
-	p = ebpf_prog__new(d, 3, NULL, err, sizeof(err));
+	p = ebpf_exec__new(d, 3, NULL, err, sizeof(err));
 	CHECK(p == NULL);
 	CHECK(strstr(err, "insn 0: call to unknown helper 5") != NULL);
 	/* err may be NULL */
-	CHECK(ebpf_prog__new(d, 3, NULL, NULL, 0) == NULL);
+	CHECK(ebpf_exec__new(d, 3, NULL, NULL, 0) == NULL);
 }
 
 int main(void)

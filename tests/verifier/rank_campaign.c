@@ -38,7 +38,7 @@
 #include "ebpf/helpers.h"
 #include "ebpf/jit.h"
 #include "ebpf/maps.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ebpf/progtype.h"
 #include "ebpf/verifier.h"
 
@@ -101,7 +101,7 @@ struct rank {
 	struct ebpf_map *io[2];
 	struct ebpf_map *table[N_MAPS]; /* what its program references */
 	struct ebpf_map_binding *bind[2];
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 };
 
 static struct ebpf_map *templates[N_MAPS];
@@ -195,7 +195,7 @@ static void rank_run(struct rank *r, uint64_t seed, uint64_t ilv, int move_to, i
 			pin(move_to);
 		step++;
 		ebpf_map__bind(r->bind[comm]);
-		ebpf_prog__run(r->prog, EBPF_ENGINE_INTERP, (uint64_t)(uintptr_t)&x, 0, NULL, &r0);
+		ebpf_exec__run(r->prog, EBPF_ENGINE_INTERP, (uint64_t)(uintptr_t)&x, 0, NULL, &r0);
 		ebpf_map__bind(NULL);
 		if (comm)
 			dout[d++] = x.out;
@@ -368,13 +368,13 @@ int main(int argc, char **argv)
 		struct rank *rk[2] = {&ra, &rb};
 		char err[200];
 		for (int k = 0; k < 2; k++) {
-			struct ebpf_prog_opts po = {.sz = sizeof(po),
+			struct ebpf_exec_opts po = {.sz = sizeof(po),
 						    .helpers = ebpf_helpers_default(),
 						    .maps = rk[k]->table,
 						    .n_maps = N_MAPS};
-			rk[k]->prog = ebpf_prog__new(insns, len, &po, err, sizeof(err));
+			rk[k]->prog = ebpf_exec__new(insns, len, &po, err, sizeof(err));
 			if (!rk[k]->prog) {
-				fprintf(stderr, "seed %" PRIu64 ": ebpf_prog__new: %s\n", s, err);
+				fprintf(stderr, "seed %" PRIu64 ": ebpf_exec__new: %s\n", s, err);
 				return 1;
 			}
 			rank_reset(rk[k], &g);
@@ -409,7 +409,7 @@ int main(int argc, char **argv)
 			}
 		}
 		for (int k = 0; k < 2; k++) {
-			ebpf_prog__free(rk[k]->prog);
+			ebpf_exec__free(rk[k]->prog);
 			rk[k]->prog = NULL;
 		}
 	}

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ncclbpf/nccl_platform.h"
 #include "vcases.h"
 
@@ -30,7 +30,7 @@ static void quiet_log(void *ctx, const char *line)
 
 static void run_checked(const struct vcase *c)
 {
-	struct ebpf_prog_opts po = {.sz = sizeof(po),
+	struct ebpf_exec_opts po = {.sz = sizeof(po),
 				    .name = c->name,
 				    .helpers = ebpf_helpers_default(),
 				    .maps = vmaps,
@@ -38,10 +38,10 @@ static void run_checked(const struct vcase *c)
 	const struct ebpf_prog_type *t = c->type ? ncclbpf_prog_type(c->type) : NULL;
 	uint8_t ctx[256];
 	char err[256];
-	struct ebpf_prog *p = ebpf_prog__new(c->insns, vcase_len(c), &po, err, sizeof(err));
+	struct ebpf_exec *p = ebpf_exec__new(c->insns, vcase_len(c), &po, err, sizeof(err));
 
 	if (!p) {
-		fprintf(stderr, "%s: ebpf_prog__new: %s\n", c->name, err);
+		fprintf(stderr, "%s: ebpf_exec__new: %s\n", c->name, err);
 		CHECK(p != NULL);
 		return;
 	}
@@ -65,7 +65,7 @@ static void run_checked(const struct vcase *c)
 				f.msg);
 		CHECK(rc == 0);
 	}
-	ebpf_prog__free(p);
+	ebpf_exec__free(p);
 }
 
 /* Writes every case as a fuzz_verifier input (type byte, map-flag byte, instructions). */

@@ -30,7 +30,7 @@
 #include "gen_env.h"
 #include "kernel_oracle.h"
 #include "ebpf/helpers.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 #include "ebpf/progtype.h"
 #include "ebpf/verifier.h"
 
@@ -391,24 +391,24 @@ int main(int argc, char **argv)
 			t.rejected++;
 			note_reason(err, s);
 		} else {
-			struct ebpf_prog_opts po = {.sz = sizeof(po),
+			struct ebpf_exec_opts po = {.sz = sizeof(po),
 						    .helpers = ebpf_helpers_default(),
 						    .maps = env.maps,
 						    .n_maps = env.n_maps};
-			struct ebpf_prog *prog;
+			struct ebpf_exec *prog;
 			char perr[256];
 
 			t.accepted++;
 			t.accepted_helpers += calls_helper(&p);
 			prog = no_run ? NULL
-				      : ebpf_prog__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
+				      : ebpf_exec__new(p.insns, p.n_insns, &po, perr, sizeof(perr));
 			if (no_run) {
 				/* kernel differential only */
 			} else if (!prog) {
 				t.prog_new_refused++;
 				fprintf(stderr,
 					"seed %" PRIu64
-					": verified but ebpf_prog__new refused: %s\n",
+					": verified but ebpf_exec__new refused: %s\n",
 					s, perr);
 			} else {
 				for (int run = 0; run < 3; run++) {
@@ -471,7 +471,7 @@ int main(int argc, char **argv)
 						break;
 					}
 				}
-				ebpf_prog__free(prog);
+				ebpf_exec__free(prog);
 			}
 		}
 		if (kernel) {
@@ -541,7 +541,7 @@ int main(int argc, char **argv)
 		printf("stopped at the --seconds limit (%" PRIu64 " s)\n", seconds);
 	printf("programs %" PRIu64 ": accepted %" PRIu64 " (%" PRIu64
 	       " calling helpers), rejected %" PRIu64 "; checked runs %" PRIu64 ", faults %" PRIu64
-	       ", cost-bound overruns %" PRIu64 ", ebpf_prog__new refusals %" PRIu64
+	       ", cost-bound overruns %" PRIu64 ", ebpf_exec__new refusals %" PRIu64
 	       "; mean verify %.1f us\n",
 	       t.programs, t.accepted, t.accepted_helpers, t.rejected, t.runs, t.faults,
 	       t.bound_faults, t.prog_new_refused,

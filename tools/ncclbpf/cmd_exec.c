@@ -25,7 +25,7 @@
 #include "hexio.h"
 #include "ebpf/jit.h"
 #include "ebpf/object.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 #define MAX_PROG_BYTES ((size_t)EBPF_MAX_INSNS * sizeof(struct ebpf_insn) + 8)
 #define MAX_MEM_BYTES  ((size_t)64 << 20)
@@ -181,7 +181,7 @@ static int load_program(const struct exec_args *a, struct ebpf_insn **insns, uin
 	return 0;
 }
 
-static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf *mem)
+static int run(const struct exec_args *a, struct ebpf_exec *prog, struct hexbuf *mem)
 {
 	struct ebpf_fault fault = {0};
 	struct ebpf_region region = {
@@ -207,7 +207,7 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 			if (engine == EBPF_ENGINE_JIT)
 				return cli_fail("--jit: no JIT is available for this machine");
 			engine = EBPF_ENGINE_INTERP;
-		} else if (ebpf_prog__jit(prog, NULL, err, sizeof(err))) {
+		} else if (ebpf_exec__jit(prog, NULL, err, sizeof(err))) {
 			/* The default means "fastest available": a program the JIT refuses still
 			 * runs, in the interpreter. */
 			if (engine == EBPF_ENGINE_JIT)
@@ -222,7 +222,7 @@ static int run(const struct exec_args *a, struct ebpf_prog *prog, struct hexbuf 
 	}
 	if (a->timeout_s)
 		alarm((unsigned)a->timeout_s);
-	rc = ebpf_prog__run(prog, engine, (uint64_t)(uintptr_t)mem->data, mem->len, &ro, &r0);
+	rc = ebpf_exec__run(prog, engine, (uint64_t)(uintptr_t)mem->data, mem->len, &ro, &r0);
 	alarm(0);
 	if (rc) {
 		if (fault.msg[0])
@@ -258,7 +258,7 @@ static int exec_elf(const struct exec_args *a, struct hexbuf *mem)
 		return cli_fail("%s", err);
 	}
 	install_fault_handlers();
-	rc = run(a, ebpf_program__prog(p), mem);
+	rc = run(a, ebpf_program__exec(p), mem);
 	ebpf_object__close(obj);
 	return rc;
 }
@@ -268,7 +268,7 @@ static int cmd_exec(int argc, char **argv)
 	struct exec_args a;
 	struct hexbuf mem = {0};
 	struct ebpf_insn *insns = NULL;
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 	uint32_t n = 0;
 	char err[256];
 	int rc;
@@ -287,8 +287,8 @@ static int cmd_exec(int argc, char **argv)
 		hexbuf_free(&mem);
 		return 1;
 	}
-	prog = ebpf_prog__new(insns, n,
-			      &(struct ebpf_prog_opts){.sz = sizeof(struct ebpf_prog_opts),
+	prog = ebpf_exec__new(insns, n,
+			      &(struct ebpf_exec_opts){.sz = sizeof(struct ebpf_exec_opts),
 						       .name = "exec",
 						       .helpers = &exec_helpers},
 			      err, sizeof(err));
@@ -299,7 +299,7 @@ static int cmd_exec(int argc, char **argv)
 	}
 	install_fault_handlers();
 	rc = run(&a, prog, &mem);
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 	hexbuf_free(&mem);
 	return rc;
 }

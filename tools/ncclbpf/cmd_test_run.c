@@ -684,7 +684,7 @@ static int cmd_test_run(int argc, char **argv)
 	uint64_t r0 = 0;
 	struct timespec t0, t1;
 	int ret = 0;
-	if (jit && ebpf_prog__jit(ebpf_program__prog(p), NULL, err, sizeof(err))) {
+	if (jit && ebpf_exec__jit(ebpf_program__exec(p), NULL, err, sizeof(err))) {
 		fprintf(stderr, "ncclbpf test-run: JIT: %s\n", err);
 		goto out;
 	}
@@ -692,7 +692,7 @@ static int cmd_test_run(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ebpf_epoch_enter();
 	for (unsigned long long k = 0; k < repeat && !ret; k++)
-		ret = ebpf_prog__run(ebpf_program__prog(p), engine, (uint64_t)(uintptr_t)ctx, 0,
+		ret = ebpf_exec__run(ebpf_program__exec(p), engine, (uint64_t)(uintptr_t)ctx, 0,
 				     NULL, &r0);
 	ebpf_epoch_exit();
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -10,8 +10,8 @@
  * w2)", "w0 = cmpxchg32_32(r1 + 0, w0, w2)").
  * 64-bit immediate loads with a pseudo source (before the loader resolved them) print as
  * "r1 = map[3] ll", "r1 = map_value[3] + 16 ll", "r1 = func[+5] ll". */
-#ifndef NCCLBPF_DISASM_H
-#define NCCLBPF_DISASM_H
+#ifndef EBPF_DISASM_H
+#define EBPF_DISASM_H
 
 #include <stddef.h>
 

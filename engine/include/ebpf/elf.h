@@ -3,8 +3,8 @@
  * and one named section found with every offset and size checked against the image (the image
  * is untrusted input). For callers that need one section's bytes (a bundle's settings, a
  * template's data) and must not run the loader. */
-#ifndef NCCLBPF_EBPF_ELF_H
-#define NCCLBPF_EBPF_ELF_H
+#ifndef EBPF_EBPF_ELF_H
+#define EBPF_EBPF_ELF_H
 
 #include <stddef.h>
 #include <stdint.h>

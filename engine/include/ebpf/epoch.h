@@ -7,8 +7,8 @@
  * cannot reach it, then call ebpf_epoch_retire(); retired objects are freed in batches by later
  * retire calls, ebpf_epoch_reclaim() or ebpf_epoch_synchronize(). The engine and the runtime
  * share one epoch domain per process. */
-#ifndef NCCLBPF_EPOCH_H
-#define NCCLBPF_EPOCH_H
+#ifndef EBPF_EPOCH_H
+#define EBPF_EPOCH_H
 
 #include <stddef.h>
 #include <stdint.h>

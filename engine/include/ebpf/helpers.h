@@ -5,12 +5,12 @@
  * arguments describe (map key/value of the map's sizes, a sized buffer, a ring buffer record).
  * Helpers that answer differently on different ranks (clock, random, CPU, rate-limited log,
  * ring-buffer space) carry EBPF_HELPER_RANK_LOCAL. */
-#ifndef NCCLBPF_HELPERS_H
-#define NCCLBPF_HELPERS_H
+#ifndef EBPF_HELPERS_H
+#define EBPF_HELPERS_H
 
 #include <stdint.h>
 
-#include "prog.h"
+#include "exec.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -2,8 +2,8 @@
  * interpreter, the JITs, the verifier, the disassembler and the loader.
  * Names follow linux/bpf.h so that eBPF programmers recognise them, prefixed to avoid clashes
  * with a kernel header included in the same translation unit (tests do that). */
-#ifndef NCCLBPF_ISA_H
-#define NCCLBPF_ISA_H
+#ifndef EBPF_ISA_H
+#define EBPF_ISA_H
 
 #include <stdint.h>
 
@@ -93,7 +93,7 @@ _Static_assert(sizeof(struct ebpf_insn) == 8, "eBPF instructions are 8 bytes");
 #define EBPF_CMPXCHG	(0xf0 | EBPF_FETCH)
 
 /* src_reg of a 64-bit immediate load (code EBPF_LD|EBPF_DW|EBPF_IMM). The loader emits the map
- * forms with imm = index into the program's map table; ebpf_prog__new resolves them. */
+ * forms with imm = index into the program's map table; ebpf_exec__new resolves them. */
 #define EBPF_PSEUDO_MAP_FD    1 /* imm = map index: value is the map handle */
 #define EBPF_PSEUDO_MAP_VALUE 2 /* imm = map index, next imm = offset into element 0's value */
 #define EBPF_PSEUDO_FUNC      4 /* imm = relative insn offset of a subprogram (unsupported) */

@@ -2,22 +2,22 @@
  * Owner: engine/src/jit/. The interpreter stays the fallback where no backend exists.
  *
  * Calling convention: the compiled program is a plain C function, uint64_t fn(r1, r2); the
- * runtime may call ebpf_prog__jit_fn(prog) directly on its hot path (no trampoline, no lock, no
+ * runtime may call ebpf_exec__jit_fn(prog) directly on its hot path (no trampoline, no lock, no
  * per-call state). Code pages are mapped writable while the code is emitted and then switched
  * to read+execute; they are never writable and executable at once.
  *
  * Run-time faults: the only one a compiled program can hit is call-depth overflow (more than
  * EBPF_MAX_FRAMES frames of bpf-to-bpf calls; the verifier rejects programs that could). The
  * JIT counts frames, unwinds the whole run without touching memory beyond its frames, and returns
- * EBPF_JIT_FAULT_R0 from fn; the program's fault counter (ebpf_prog__jit_faults) is incremented
- * atomically, and ebpf_prog__run reports such a run as -EFAULT with EBPF_FAULT_CALL_DEPTH. */
-#ifndef NCCLBPF_JIT_H
-#define NCCLBPF_JIT_H
+ * EBPF_JIT_FAULT_R0 from fn; the program's fault counter (ebpf_exec__jit_faults) is incremented
+ * atomically, and ebpf_exec__run reports such a run as -EFAULT with EBPF_FAULT_CALL_DEPTH. */
+#ifndef EBPF_JIT_H
+#define EBPF_JIT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prog.h"
+#include "exec.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,14 +28,14 @@ extern "C" {
 #define EBPF_JIT_FAULT_R0 0ull
 
 struct ebpf_jit_stats {
-	uint64_t compile_ns; /* wall time of ebpf_prog__jit */
+	uint64_t compile_ns; /* wall time of ebpf_exec__jit */
 	uint32_t code_size;  /* bytes of machine code */
 	uint32_t n_inlined;  /* map lookups compiled to an address computation */
 	uint32_t may_abort;  /* 1: has bpf-to-bpf calls, so a run can abort on call depth */
-	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_prog__jit_faults) */
+	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_exec__jit_faults) */
 };
 
-/* Options for ebpf_prog__jit_opts (size-prefixed). */
+/* Options for ebpf_exec__jit_opts (size-prefixed). */
 #define EBPF_JIT_F_NO_INLINE 0x1u /* call the lookup helper even for constant ARRAY maps */
 #define EBPF_JIT_F_FAR_CALLS 0x2u /* helper calls always through an absolute address (tests) */
 #define EBPF_JIT_F_BASELINE  0x4u /* only baseline ISA instructions (x86-64: no BMI2) (tests) */
@@ -47,50 +47,50 @@ struct ebpf_jit_opts {
 /* 1 when this build has a JIT backend for the host architecture. */
 int ebpf_jit_available(void);
 
-/* Compiles the program; afterwards ebpf_prog__jit_fn returns the native entry point. Code
+/* Compiles the program; afterwards ebpf_exec__jit_fn returns the native entry point. Code
  * pages are never writable and executable at once. Returns 0 or -errno with err filled
  * (-ENOTSUP without a backend). Compiling an already compiled program returns 0. Not
  * thread-safe against concurrent runs or compiles of the same program: call it before the
  * program is published. */
-int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err, size_t err_len);
-int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts,
+int ebpf_exec__jit(struct ebpf_exec *prog, struct ebpf_jit_stats *stats, char *err, size_t err_len);
+int ebpf_exec__jit_opts(struct ebpf_exec *prog, const struct ebpf_jit_opts *opts,
 			struct ebpf_jit_stats *stats, char *err, size_t err_len);
 /* The compiled function (call it as fn(r1, r2)), or NULL when not compiled. */
-ebpf_jit_fn ebpf_prog__jit_fn(const struct ebpf_prog *prog);
+ebpf_jit_fn ebpf_exec__jit_fn(const struct ebpf_exec *prog);
 /* Statistics of the last compile (zeros when not compiled). */
-struct ebpf_jit_stats ebpf_prog__jit_stats(const struct ebpf_prog *prog);
+struct ebpf_jit_stats ebpf_exec__jit_stats(const struct ebpf_exec *prog);
 /* Number of compiled runs aborted on call-depth overflow since compilation. */
-uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog);
+uint64_t ebpf_exec__jit_faults(const struct ebpf_exec *prog);
 
 /* Runs with the chosen engine (EBPF_ENGINE_DEFAULT: the JIT when compiled and opts asks for
  * nothing only the interpreter does, else the interpreter). EBPF_ENGINE_JIT on a program that
  * is not compiled, or with checked mode, an instruction limit or EBPF_RUN_F_UNINIT_REGS, returns
  * -ENOEXEC / -EOPNOTSUPP.
  * Returns 0, or -EFAULT with opts->fault filled when the run faulted.
- * ebpf_prog__run is inline so that its common case (compiled, no options, no abort to detect)
+ * ebpf_exec__run is inline so that its common case (compiled, no options, no abort to detect)
  * costs one load and one indirect call over calling the code directly; everything else goes
- * through ebpf_prog__run_full. */
-int ebpf_prog__run_full(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+ * through ebpf_exec__run_full. */
+int ebpf_exec__run_full(const struct ebpf_exec *prog, enum ebpf_engine engine, uint64_t r1,
 			uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0);
 
-/* The first member of every struct ebpf_prog: what the inline fast path reads. fast_fn is the
+/* The first member of every struct ebpf_exec: what the inline fast path reads. fast_fn is the
  * compiled entry when no run can abort (no bpf-to-bpf calls), else NULL. */
-struct ebpf_prog_hot {
+struct ebpf_exec_hot {
 	ebpf_jit_fn fast_fn;
 };
 
-static inline int ebpf_prog__run(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+static inline int ebpf_exec__run(const struct ebpf_exec *prog, enum ebpf_engine engine, uint64_t r1,
 				 uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	if (prog && r0 && !opts && engine != EBPF_ENGINE_INTERP) {
 		ebpf_jit_fn fn = __atomic_load_n(
-		    &((const struct ebpf_prog_hot *)(const void *)prog)->fast_fn, __ATOMIC_ACQUIRE);
+		    &((const struct ebpf_exec_hot *)(const void *)prog)->fast_fn, __ATOMIC_ACQUIRE);
 		if (fn) {
 			*r0 = fn(r1, r2);
 			return 0;
 		}
 	}
-	return ebpf_prog__run_full(prog, engine, r1, r2, opts, r0);
+	return ebpf_exec__run_full(prog, engine, r1, r2, opts, r0);
 }
 
 #ifdef __cplusplus

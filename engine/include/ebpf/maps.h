@@ -13,8 +13,8 @@
  * Values are 8-byte aligned so that atomic instructions on them work. Unlike in the kernel,
  * a per-CPU slot is not exclusive to one running program (threads share CPUs and migrate):
  * exact counters need atomic adds. */
-#ifndef NCCLBPF_MAPS_H
-#define NCCLBPF_MAPS_H
+#ifndef EBPF_MAPS_H
+#define EBPF_MAPS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,15 +10,15 @@
  *
  * Malformed or unsupported input of any kind is rejected with one line naming the section,
  * symbol and offset; the loader never trusts a length, offset or count in the file. */
-#ifndef NCCLBPF_OBJECT_H
-#define NCCLBPF_OBJECT_H
+#ifndef EBPF_OBJECT_H
+#define EBPF_OBJECT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "isa.h"
 #include "maps.h"
-#include "prog.h"
+#include "exec.h"
 #include "progtype.h"
 #include "verifier.h"
 
@@ -155,7 +155,7 @@ const char *ebpf_program__func(const struct ebpf_program *p, uint32_t idx, uint3
 /* Name of the function that contains insn, or NULL. */
 const char *ebpf_program__func_at(const struct ebpf_program *p, uint32_t insn);
 /* After a successful load: the executable program and the verifier's statistics. */
-struct ebpf_prog *ebpf_program__prog(const struct ebpf_program *p);
+struct ebpf_exec *ebpf_program__exec(const struct ebpf_program *p);
 const struct ebpf_verify_stats *ebpf_program__verify_stats(const struct ebpf_program *p);
 
 /* --- Maps ---------------------------------------------------------------------------------- */

@@ -3,8 +3,8 @@
  * the host that embeds it describes its own in a platform (struct ebpf_platform) and passes it
  * when opening objects (ebpf_object_open_opts.platform), as libbpf's users pass program types
  * and PREVAIL its platform. Types are read while verifying, never while a program runs. */
-#ifndef NCCLBPF_PROGTYPE_H
-#define NCCLBPF_PROGTYPE_H
+#ifndef EBPF_PROGTYPE_H
+#define EBPF_PROGTYPE_H
 
 #include <stddef.h>
 #include <stdint.h>

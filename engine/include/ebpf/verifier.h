@@ -1,15 +1,15 @@
 /* The static verifier: abstract interpretation over all paths (memory safety, termination,
  * helper contracts, pointer-leak freedom, rank consistency, worst-case cost).
  * Owner: engine/src/verifier/. Nothing unverified is ever run by the runtime. */
-#ifndef NCCLBPF_VERIFIER_H
-#define NCCLBPF_VERIFIER_H
+#ifndef EBPF_VERIFIER_H
+#define EBPF_VERIFIER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "isa.h"
 #include "progtype.h"
-#include "prog.h"
+#include "exec.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
-#ifndef NCCLBPF_VERSION_H
-#define NCCLBPF_VERSION_H
+#ifndef EBPF_VERSION_H
+#define EBPF_VERSION_H
 /* Version of the engine library ("0.1.0"). */
 const char *ebpf_engine_version(void);
 #endif

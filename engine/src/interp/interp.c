@@ -31,7 +31,7 @@ int interp_fault(struct ebpf_fault *f, int kind, uint32_t pc, uint64_t addr, uin
 	return -EFAULT;
 }
 
-int ebpf_interp__run(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
+int ebpf_interp__run(const struct ebpf_exec *prog, uint64_t r1, uint64_t r2,
 		     const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	static const struct ebpf_run_opts defaults = {.sz = sizeof(defaults)};

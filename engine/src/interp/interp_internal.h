@@ -1,11 +1,11 @@
 /* Shared between the interpreter's instantiations (interp_body.inc compiled as the fast, the
  * instruction-limited and the bounds-checking variant) and its out-of-line checking code. */
-#ifndef NCCLBPF_INTERP_INTERNAL_H
-#define NCCLBPF_INTERP_INTERNAL_H
+#ifndef EBPF_INTERP_INTERNAL_H
+#define EBPF_INTERP_INTERNAL_H
 
 #include <stdint.h>
 
-#include "prog_internal.h"
+#include "exec_internal.h"
 
 #define INTERP_STACK_BYTES (EBPF_MAX_FRAMES * EBPF_STACK_SIZE)
 #define INTERP_MAX_DYN	   64 /* helper-returned regions remembered per run */
@@ -33,7 +33,7 @@ struct interp_dyn_region {
 
 /* Per-run state of the bounds-checking variant. */
 struct interp_cstate {
-	const struct ebpf_prog *prog;
+	const struct ebpf_exec *prog;
 	const struct ebpf_region *regions;
 	uint32_t n_regions;
 	uint64_t stack_base;		  /* lowest byte of the deepest frame */
@@ -77,14 +77,14 @@ static inline uint32_t smod32(uint32_t d, uint32_t s)
 	return (uint32_t)((int32_t)d % (int32_t)s);
 }
 
-typedef int (*interp_fn)(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
+typedef int (*interp_fn)(const struct ebpf_exec *prog, uint64_t r1, uint64_t r2,
 			 const struct ebpf_run_opts *opts, struct ebpf_fault *fault, uint64_t *r0);
 
-int interp_run_fast(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
+int interp_run_fast(const struct ebpf_exec *prog, uint64_t r1, uint64_t r2,
 		    const struct ebpf_run_opts *opts, struct ebpf_fault *fault, uint64_t *r0);
-int interp_run_limited(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
+int interp_run_limited(const struct ebpf_exec *prog, uint64_t r1, uint64_t r2,
 		       const struct ebpf_run_opts *opts, struct ebpf_fault *fault, uint64_t *r0);
-int interp_run_checked(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
+int interp_run_checked(const struct ebpf_exec *prog, uint64_t r1, uint64_t r2,
 		       const struct ebpf_run_opts *opts, struct ebpf_fault *fault, uint64_t *r0);
 
 /* Fills *f and returns -EFAULT. */

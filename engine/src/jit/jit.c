@@ -1,8 +1,8 @@
 /* Architecture-neutral half of the JIT: program analysis shared by every backend, executable
  * memory with W^X (mapped read+write while code is emitted, then read+execute, never both),
- * statistics, and ebpf_prog__run, the one entry point that picks JIT or interpreter.
+ * statistics, and ebpf_exec__run, the one entry point that picks JIT or interpreter.
  *
- * Analysis establishes what a backend may rely on beyond ebpf_prog__new's structural checks:
+ * Analysis establishes what a backend may rely on beyond ebpf_exec__new's structural checks:
  * functions are contiguous ranges that start at the entry or a call target, no jump leaves its
  * function, and every function ends in exit or ja (so none falls into the next). The Linux
  * verifier enforces the same; programs outside it fall back to the interpreter. */
@@ -153,7 +153,7 @@ static int insn_writes(const struct ebpf_insn *in, unsigned reg)
 
 /* For the helper call at pc: the map r1 holds if it is provably a constant map handle loaded in
  * the same basic block, else NULL. */
-static struct ebpf_map *const_map_in_r1(const struct ebpf_prog *prog, const uint8_t *flags,
+static struct ebpf_map *const_map_in_r1(const struct ebpf_exec *prog, const uint8_t *flags,
 					uint32_t pc)
 {
 	uint32_t j = pc;
@@ -221,7 +221,7 @@ static int array_layout(struct ebpf_map *map, struct jit_inline *out)
 	return 0;
 }
 
-static int helper_is_map_lookup(const struct ebpf_prog *prog)
+static int helper_is_map_lookup(const struct ebpf_exec *prog)
 {
 	const struct ebpf_helper_proto *p;
 
@@ -234,7 +234,7 @@ static int helper_is_map_lookup(const struct ebpf_prog *prog)
 /* Registers instruction i reads (use) and writes (def) for the entry liveness below: the shared
  * rule, narrowed for helper calls to the arguments the prototype declares, and widened for
  * bpf-to-bpf calls (which may read anything). */
-static void use_def(const struct ebpf_prog *prog, const struct ebpf_insn *in, uint16_t *use,
+static void use_def(const struct ebpf_exec *prog, const struct ebpf_insn *in, uint16_t *use,
 		    uint16_t *def)
 {
 	ebpf_insn_use_def(in, use, def);
@@ -255,7 +255,7 @@ static void use_def(const struct ebpf_prog *prog, const struct ebpf_insn *in, ui
 
 /* Backward liveness over the entry function, to a fixpoint: which registers can be read before
  * any write on some path from the entry. */
-static uint16_t entry_live_in(const struct ebpf_prog *prog, const struct jit_analysis *an)
+static uint16_t entry_live_in(const struct ebpf_exec *prog, const struct jit_analysis *an)
 {
 	const struct jit_func *f = &an->funcs[0];
 	uint16_t *live = calloc(f->end, sizeof(*live));
@@ -303,7 +303,7 @@ static void analysis_free(struct jit_analysis *an)
 	memset(an, 0, sizeof(*an));
 }
 
-static int analyse(const struct ebpf_prog *prog, uint32_t opt_flags, struct jit_analysis *an,
+static int analyse(const struct ebpf_exec *prog, uint32_t opt_flags, struct jit_analysis *an,
 		   char *err, size_t err_len)
 {
 	uint32_t n = prog->n_insns, f = 0, i;
@@ -461,7 +461,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts,
+int ebpf_exec__jit_opts(struct ebpf_exec *prog, const struct ebpf_jit_opts *opts,
 			struct ebpf_jit_stats *stats, char *err, size_t err_len)
 {
 	uint32_t flags = 0;
@@ -475,7 +475,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 		flags = opts->flags;
 	if (prog->jit_fn) {
 		if (stats)
-			*stats = ebpf_prog__jit_stats(prog);
+			*stats = ebpf_exec__jit_stats(prog);
 		return 0;
 	}
 #ifdef NCCLBPF_HAVE_JIT
@@ -510,7 +510,7 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 		if (!prog->jit_stats.may_abort)
 			__atomic_store_n(&prog->hot.fast_fn, img.entry, __ATOMIC_RELEASE);
 		if (stats)
-			*stats = ebpf_prog__jit_stats(prog);
+			*stats = ebpf_exec__jit_stats(prog);
 		return 0;
 	}
 #else
@@ -521,37 +521,37 @@ int ebpf_prog__jit_opts(struct ebpf_prog *prog, const struct ebpf_jit_opts *opts
 #endif
 }
 
-int ebpf_prog__jit(struct ebpf_prog *prog, struct ebpf_jit_stats *stats, char *err, size_t err_len)
+int ebpf_exec__jit(struct ebpf_exec *prog, struct ebpf_jit_stats *stats, char *err, size_t err_len)
 {
-	return ebpf_prog__jit_opts(prog, NULL, stats, err, err_len);
+	return ebpf_exec__jit_opts(prog, NULL, stats, err, err_len);
 }
 
-ebpf_jit_fn ebpf_prog__jit_fn(const struct ebpf_prog *prog)
+ebpf_jit_fn ebpf_exec__jit_fn(const struct ebpf_exec *prog)
 {
 	return prog ? __atomic_load_n(&prog->jit_fn, __ATOMIC_ACQUIRE) : NULL;
 }
 
-struct ebpf_jit_stats ebpf_prog__jit_stats(const struct ebpf_prog *prog)
+struct ebpf_jit_stats ebpf_exec__jit_stats(const struct ebpf_exec *prog)
 {
 	struct ebpf_jit_stats s = {0};
 
 	if (prog && prog->jit_fn) {
 		s = prog->jit_stats;
-		s.faults = ebpf_prog__jit_faults(prog);
+		s.faults = ebpf_exec__jit_faults(prog);
 	}
 	return s;
 }
 
-uint64_t ebpf_prog__jit_faults(const struct ebpf_prog *prog)
+uint64_t ebpf_exec__jit_faults(const struct ebpf_exec *prog)
 {
 	return prog ? __atomic_load_n(&prog->jit_stats.faults, __ATOMIC_RELAXED) : 0;
 }
 
-/* Slow half of ebpf_prog__run: option parsing, the interpreter, fault reporting. */
-static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
+/* Slow half of ebpf_exec__run: option parsing, the interpreter, fault reporting. */
+static int run_slow(const struct ebpf_exec *prog, enum ebpf_engine engine, uint64_t r1, uint64_t r2,
 		    const struct ebpf_run_opts *opts, uint64_t *r0)
 {
-	ebpf_jit_fn fn = ebpf_prog__jit_fn(prog);
+	ebpf_jit_fn fn = ebpf_exec__jit_fn(prog);
 	int interp_only = 0;
 	uint64_t faults, ret;
 
@@ -586,10 +586,10 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 	/* A run aborted on call-depth overflow returns EBPF_JIT_FAULT_R0 and bumps the counter;
 	 * another thread's fault at the same moment can only be misattributed when this run also
 	 * returned that value. */
-	faults = ebpf_prog__jit_faults(prog);
+	faults = ebpf_exec__jit_faults(prog);
 	ret = fn(r1, r2);
 	*r0 = ret;
-	if (ret == EBPF_JIT_FAULT_R0 && ebpf_prog__jit_faults(prog) != faults) {
+	if (ret == EBPF_JIT_FAULT_R0 && ebpf_exec__jit_faults(prog) != faults) {
 		struct ebpf_fault *fault = NULL;
 
 		if (opts && opts->sz >= offsetof(struct ebpf_run_opts, fault) + sizeof(opts->fault))
@@ -605,7 +605,7 @@ static int run_slow(const struct ebpf_prog *prog, enum ebpf_engine engine, uint6
 	return 0;
 }
 
-int ebpf_prog__run_full(const struct ebpf_prog *prog, enum ebpf_engine engine, uint64_t r1,
+int ebpf_exec__run_full(const struct ebpf_exec *prog, enum ebpf_engine engine, uint64_t r1,
 			uint64_t r2, const struct ebpf_run_opts *opts, uint64_t *r0)
 {
 	if (!prog || !r0)

@@ -3,13 +3,13 @@
  * targets, inlinable map lookups) and owns executable memory; a backend only turns the analysed
  * program into machine code. Adding an architecture means adding arch_<arch>/ with
  * jit_arch_compile() and nothing else. */
-#ifndef NCCLBPF_JIT_BACKEND_H
-#define NCCLBPF_JIT_BACKEND_H
+#ifndef EBPF_JIT_BACKEND_H
+#define EBPF_JIT_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prog_internal.h"
+#include "exec_internal.h"
 
 /* Per-instruction facts (jit_analysis.insn_flags). */
 #define JIT_INSN_TARGET	      0x01 /* a jump lands here: a new basic block starts */
@@ -33,7 +33,7 @@ struct jit_inline {
 };
 
 struct jit_analysis {
-	const struct ebpf_prog *prog;
+	const struct ebpf_exec *prog;
 	uint32_t n_insns;
 	uint8_t *insn_flags;   /* JIT_INSN_* per instruction */
 	uint32_t *insn_func;   /* index of the function each instruction belongs to */

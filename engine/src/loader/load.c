@@ -11,7 +11,7 @@
 static void unload(struct ebpf_object *obj)
 {
 	for (uint32_t i = 0; i < obj->n_progs; i++) {
-		ebpf_prog__free(obj->progs[i].prog);
+		ebpf_exec__free(obj->progs[i].prog);
 		obj->progs[i].prog = NULL;
 	}
 	for (uint32_t i = 0; i < obj->n_maps; i++) {
@@ -123,7 +123,7 @@ int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opt
 		goto fail;
 	for (uint32_t i = 0; i < obj->n_progs; i++) {
 		struct ebpf_program *p = &obj->progs[i];
-		struct ebpf_prog_opts po = {
+		struct ebpf_exec_opts po = {
 		    .sz = sizeof(po),
 		    .name = p->name,
 		    .helpers = helpers,
@@ -132,7 +132,7 @@ int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opt
 		};
 		msg[0] = 0;
 		errno = 0;
-		p->prog = ebpf_prog__new(p->insns, p->n_insns, &po, msg, sizeof(msg));
+		p->prog = ebpf_exec__new(p->insns, p->n_insns, &po, msg, sizeof(msg));
 		if (!p->prog) {
 			int e = errno ? errno : EINVAL;
 			ret = ldr_err(err, err_len, e, "program '%s' (section '%s'): %s", p->name,

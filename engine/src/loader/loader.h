@@ -8,8 +8,8 @@
  *   limits.c what an object asks for against its host's limits (before anything is created)
  *   load.c   map creation, verification, program creation
  * Every length, offset and count read from the file is checked before use. */
-#ifndef NCCLBPF_LOADER_H
-#define NCCLBPF_LOADER_H
+#ifndef EBPF_LOADER_H
+#define EBPF_LOADER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -202,7 +202,7 @@ struct ebpf_program {
 		uint32_t start, len;
 	} * funcs; /* [0] is the entry function, then the appended ones in code order */
 	uint32_t n_funcs;
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 	struct ebpf_verify_stats vstats;
 };
 

@@ -299,7 +299,7 @@ const char *ebpf_program__func_at(const struct ebpf_program *p, uint32_t insn)
 	return NULL;
 }
 
-struct ebpf_prog *ebpf_program__prog(const struct ebpf_program *p)
+struct ebpf_exec *ebpf_program__exec(const struct ebpf_program *p)
 {
 	return p->prog;
 }

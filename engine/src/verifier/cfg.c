@@ -1,5 +1,5 @@
 /* Structural checks before the abstract interpretation: opcodes and reserved fields (through
- * insn_rules.c, the table ebpf_prog__new checks through too), jump and call targets, 64-bit
+ * insn_rules.c, the table ebpf_exec__new checks through too), jump and call targets, 64-bit
  * immediate loads, subprogram boundaries, reachability, recursion. Also
  * computes per-instruction register liveness (for pruning) and the immediate post-dominator of
  * every conditional jump (where control dependence on a rank-local value ends). */
@@ -68,7 +68,7 @@ static int check_lddw(struct env *env, const struct ebpf_insn *i, uint32_t pc)
 		return verr(env, pc, -EINVAL, "lddw: map %d is NULL", i->imm);
 	if (i->src_reg != EBPF_PSEUDO_MAP_VALUE)
 		return 0;
-	/* Only an array's element 0 has a fixed address to load (ebpf_prog__new resolves
+	/* Only an array's element 0 has a fixed address to load (ebpf_exec__new resolves
 	 * nothing else), as in Linux. */
 	if (ebpf_map__type(map) != EBPF_MAP_TYPE_ARRAY)
 		return verr(env, pc, -EACCES, "direct value access needs an array map (map '%s')",

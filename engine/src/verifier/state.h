@@ -1,7 +1,7 @@
 /* Abstract state of the verifier: registers, stack frames, the whole machine state of one path,
  * and the environment shared by all parts of the analysis. Internal to engine/src/verifier/. */
-#ifndef NCCLBPF_VERIFIER_STATE_H
-#define NCCLBPF_VERIFIER_STATE_H
+#ifndef EBPF_VERIFIER_STATE_H
+#define EBPF_VERIFIER_STATE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* Tristate numbers: a value whose bits are each known-0, known-1 or unknown (value, mask).
  * A bit set in mask is unknown; value has no bit set where mask has one. */
-#ifndef NCCLBPF_VERIFIER_TNUM_H
-#define NCCLBPF_VERIFIER_TNUM_H
+#ifndef EBPF_VERIFIER_TNUM_H
+#define EBPF_VERIFIER_TNUM_H
 
 #include <stdbool.h>
 #include <stdint.h>

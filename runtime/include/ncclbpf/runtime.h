@@ -82,11 +82,11 @@ enum ncclbpf_engine_kind {
  * One attached program: JIT code or native function (fn != NULL, called as fn(ctx, arg)), or
  * the interpreter on prog. */
 typedef uint64_t (*ncclbpf_rt_fn)(uint64_t ctx, uint64_t arg);
-struct ebpf_prog;
+struct ebpf_exec;
 struct ncclbpf_rt_hook {
 	ncclbpf_rt_fn fn;
 	uint64_t arg;
-	const struct ebpf_prog *prog;
+	const struct ebpf_exec *prog;
 	uint32_t code_size; /* JIT machine code bytes (0: not compiled), for `ncclbpf stat` */
 	/* The 8-byte words of the context the program may read (the verifier's ctx_words: bit i
 	 * for bytes [8i, 8i + 8)); all ones for native policies. An adapter fills only these: a
@@ -108,7 +108,7 @@ struct ncclbpf_rt_policy_hot {
 /* Private to the runtime; named here only so that the inline entries can load them. */
 struct rt_policy;
 extern struct rt_policy *ncclbpf_rt_active_; /* accessed with __atomic builtins only */
-int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx);
+int ncclbpf_rt__run_interp(const struct ebpf_exec *prog, void *ctx);
 
 #define NCCLBPF_RT_PROF_PROGRAM 1u
 #define NCCLBPF_RT_PROF_PROXY	2u

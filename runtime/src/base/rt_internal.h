@@ -14,7 +14,7 @@
 
 #include "ncclbpf/runtime.h"
 
-struct ebpf_prog;
+struct ebpf_exec;
 struct ebpf_object;
 
 /* Runtime-side names of the public hot-path types (runtime.h). */

@@ -95,7 +95,7 @@ void insp_bundle_progs(struct insp_out *o, const struct rt_policy *p)
 		const struct ebpf_verify_stats *vs = ebpf_program__verify_stats(prog);
 		char hook[64];
 		const struct rt_hook *h =
-		    rt_bundle_hook_of_prog(p, ebpf_program__prog(prog), hook, sizeof(hook));
+		    rt_bundle_hook_of_prog(p, ebpf_program__exec(prog), hook, sizeof(hook));
 		insp_begin(o, "prog");
 		insp_kv(o, "name", ebpf_program__name(prog));
 		insp_kv(o, "section", ebpf_program__section(prog));

@@ -130,7 +130,7 @@ static void unserved(const char *sec, char *why, size_t n)
 	snprintf(why, n, "no hook serves SEC(\"%s\") (%s; N in 1..%u)", sec, known, TIME_EVERY_MAX);
 }
 
-const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
+const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_exec *xp,
 					     char *name, size_t len)
 {
 	snprintf(name, len, "-");
@@ -197,7 +197,7 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 		  struct ncclbpf_reload_report *r)
 {
 	struct rt_hook *h = (struct rt_hook *)((char *)p + off);
-	struct ebpf_prog *xp = ebpf_program__prog(prog);
+	struct ebpf_exec *xp = ebpf_program__exec(prog);
 	if (!xp) {
 		snprintf(r->msg, sizeof(r->msg), "program %s was not created",
 			 ebpf_program__name(prog));
@@ -210,7 +210,7 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 	char err[256];
 	struct ebpf_jit_stats st = {0};
 	uint64_t t0 = rt_now_ns();
-	int e = ebpf_prog__jit(xp, &st, err, sizeof(err));
+	int e = ebpf_exec__jit(xp, &st, err, sizeof(err));
 	r->jit_ns += rt_now_ns() - t0;
 	if (e) {
 		/* The interpreter runs the same verified program: slower, never unsafe. */
@@ -218,7 +218,7 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 		       ebpf_program__name(prog), err);
 		return 0;
 	}
-	h->fn = (rt_fn)ebpf_prog__jit_fn(xp);
+	h->fn = (rt_fn)ebpf_exec__jit_fn(xp);
 	h->code_size = st.code_size;
 	return 0;
 }
@@ -404,13 +404,13 @@ struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name)
 	return m ? ebpf_object_map__map(m) : NULL;
 }
 
-int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx)
+int rt_bundle_run_interp(const struct ebpf_exec *prog, void *ctx)
 {
 	uint64_t r0;
 	return ebpf_interp__run(prog, (uint64_t)(uintptr_t)ctx, 0, NULL, &r0);
 }
 
-int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0)
+int rt_bundle_run_interp_r0(const struct ebpf_exec *prog, void *ctx, uint64_t *r0)
 {
 	return ebpf_interp__run(prog, (uint64_t)(uintptr_t)ctx, 0, NULL, r0);
 }

@@ -38,7 +38,7 @@ uint32_t rt_bundle_carry_maps(struct rt_policy *p, const struct rt_policy *old, 
 int rt_map_same_shape(const struct ebpf_map *a, const struct ebpf_map *b);
 /* The hook of p that runs xp and its name ("tuner", "profiler", "net/complete", ...); NULL and
  * "-" for none. */
-const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_prog *xp,
+const struct rt_hook *rt_bundle_hook_of_prog(const struct rt_policy *p, const struct ebpf_exec *xp,
 					     char *name, size_t len);
 /* The map called name in p's bundle, or NULL. */
 struct ebpf_map *rt_bundle_find_map(const struct rt_policy *p, const char *name);
@@ -55,9 +55,9 @@ void rt_comm_maps_destroy(struct ncclbpf_comm *c);
  * runs), or NULL. Call inside an epoch section. */
 struct ebpf_map *rt_comm_maps_find(const struct ncclbpf_comm *c, uint64_t version,
 				   const char *name);
-int rt_bundle_run_interp(const struct ebpf_prog *prog, void *ctx);
+int rt_bundle_run_interp(const struct ebpf_exec *prog, void *ctx);
 /* Same, also returning the program's r0. */
-int rt_bundle_run_interp_r0(const struct ebpf_prog *prog, void *ctx, uint64_t *r0);
+int rt_bundle_run_interp_r0(const struct ebpf_exec *prog, void *ctx, uint64_t *r0);
 int rt_jit_available(void);
 
 /* activate.c: runs the activation listeners (after every change of the active policy). */

@@ -20,7 +20,7 @@
 _Static_assert(offsetof(struct rt_policy, hot) == 0,
 	       "runtime.h's inline entries read a policy as its hot part");
 
-int ncclbpf_rt__run_interp(const struct ebpf_prog *prog, void *ctx)
+int ncclbpf_rt__run_interp(const struct ebpf_exec *prog, void *ctx)
 {
 	return rt_bundle_run_interp(prog, ctx);
 }

@@ -1,7 +1,7 @@
 /* x86-64 instruction encoding for the JIT: a byte emitter that can also only count (sizing
  * passes), and one small function per instruction form. Nothing here knows eBPF. */
-#ifndef NCCLBPF_JIT_X86_EMIT_H
-#define NCCLBPF_JIT_X86_EMIT_H
+#ifndef EBPF_JIT_X86_EMIT_H
+#define EBPF_JIT_X86_EMIT_H
 
 #include <stdint.h>
 #include <string.h>

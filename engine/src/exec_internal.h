@@ -1,9 +1,9 @@
-/* The program object shared by prog.c (creation), the interpreter and the JIT backends. */
-#ifndef NCCLBPF_PROG_INTERNAL_H
-#define NCCLBPF_PROG_INTERNAL_H
+/* The program object shared by exec.c (creation), the interpreter and the JIT backends. */
+#ifndef EBPF_EXEC_INTERNAL_H
+#define EBPF_EXEC_INTERNAL_H
 
 #include "ebpf/jit.h"
-#include "ebpf/prog.h"
+#include "ebpf/exec.h"
 
 /* The interpreter's copy of an instruction slot (same index as insns[]): register numbers
  * unpacked into whole bytes, so the dispatch loop extracts no bit-fields. */
@@ -18,12 +18,12 @@ struct ebpf_interp_insn {
 	uint32_t _pad2;
 };
 
-struct ebpf_prog {
-	struct ebpf_prog_hot hot; /* first: read by the inline ebpf_prog__run */
+struct ebpf_exec {
+	struct ebpf_exec_hot hot; /* first: read by the inline ebpf_exec__run */
 	char name[64];
 	struct ebpf_insn *insns; /* executable copy: EBPF_PSEUDO_MAP_* resolved to addresses */
 	uint32_t n_insns;
-	struct ebpf_interp_insn *interp_insns;	 /* n_insns entries, built by ebpf_prog__new */
+	struct ebpf_interp_insn *interp_insns;	 /* n_insns entries, built by ebpf_exec__new */
 	const struct ebpf_helper_table *helpers; /* may be NULL */
 	struct ebpf_map **maps;			 /* copy of the map table (not owned) */
 	uint32_t n_maps;
@@ -32,7 +32,7 @@ struct ebpf_prog {
 	struct ebpf_region *implicit_regions;
 	uint32_t n_implicit_regions;
 	/* JIT state (jit/jit.c). jit_mem is an mmap()ed mapping of jit_mem_size bytes that
-	 * ebpf_prog__free munmap()s. */
+	 * ebpf_exec__free munmap()s. */
 	ebpf_jit_fn jit_fn;
 	void *jit_mem;
 	size_t jit_mem_size;

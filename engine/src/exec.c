@@ -1,4 +1,4 @@
-/* ebpf_prog__new: structural validation of raw instructions and resolution of map references.
+/* ebpf_exec__new: structural validation of raw instructions and resolution of map references.
  *
  * Everything the interpreter and the JITs rely on without re-checking is established here:
  * every opcode is one RFC 9669 (v1-v4) defines, with its reserved fields zero; registers exist
@@ -15,7 +15,7 @@
 #include "err.h"
 #include "insn_rules.h"
 #include "ebpf/maps.h"
-#include "prog_internal.h"
+#include "exec_internal.h"
 
 /* Reads an option field only when the caller's struct is large enough to have it. */
 #define OPT(opts, field, dflt)                                                                     \
@@ -112,7 +112,7 @@ static int validate(struct validator *v, uint32_t n_maps)
 	return 0;
 }
 
-static int add_implicit_region(struct ebpf_prog *prog, uint64_t base, uint64_t size, uint32_t perms)
+static int add_implicit_region(struct ebpf_exec *prog, uint64_t base, uint64_t size, uint32_t perms)
 {
 	struct ebpf_region *r;
 	uint32_t i;
@@ -129,7 +129,7 @@ static int add_implicit_region(struct ebpf_prog *prog, uint64_t base, uint64_t s
 }
 
 /* Rewrites EBPF_PSEUDO_MAP_* loads in the private copy into plain 64-bit immediates. */
-static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
+static int resolve_maps(struct ebpf_exec *prog, char *err, size_t err_len)
 {
 	uint32_t pc;
 
@@ -203,8 +203,8 @@ static int resolve_maps(struct ebpf_prog *prog, char *err, size_t err_len)
 	return 0;
 }
 
-struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns,
-				 const struct ebpf_prog_opts *opts, char *err, size_t err_len)
+struct ebpf_exec *ebpf_exec__new(const struct ebpf_insn *insns, uint32_t n_insns,
+				 const struct ebpf_exec_opts *opts, char *err, size_t err_len)
 {
 	const char *name = OPT(opts, name, NULL);
 	struct ebpf_map *const *maps = OPT(opts, maps, NULL);
@@ -216,7 +216,7 @@ struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns
 	    .err = err,
 	    .err_len = err_len,
 	};
-	struct ebpf_prog *prog;
+	struct ebpf_exec *prog;
 
 	if (err && err_len)
 		err[0] = 0;
@@ -258,7 +258,7 @@ struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns
 		prog->n_maps = n_maps;
 	}
 	if (resolve_maps(prog, err, err_len)) {
-		ebpf_prog__free(prog);
+		ebpf_exec__free(prog);
 		return NULL;
 	}
 	prog->interp_insns = calloc(n_insns, sizeof(*prog->interp_insns));
@@ -275,15 +275,15 @@ struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns
 	return prog;
 oom:
 	ebpf_errf(err, err_len, "out of memory");
-	ebpf_prog__free(prog);
+	ebpf_exec__free(prog);
 	return NULL;
 }
 
-void ebpf_prog__free(struct ebpf_prog *prog)
+void ebpf_exec__free(struct ebpf_exec *prog)
 {
 	if (!prog)
 		return;
-	/* Contract with jit/ (prog_internal.h): jit_mem is an mmap()ed mapping. */
+	/* Contract with jit/ (exec_internal.h): jit_mem is an mmap()ed mapping. */
 	if (prog->jit_mem)
 		munmap(prog->jit_mem, prog->jit_mem_size);
 	free(prog->insns);
@@ -293,17 +293,17 @@ void ebpf_prog__free(struct ebpf_prog *prog)
 	free(prog);
 }
 
-uint32_t ebpf_prog__insn_cnt(const struct ebpf_prog *prog)
+uint32_t ebpf_exec__insn_cnt(const struct ebpf_exec *prog)
 {
 	return prog ? prog->n_insns : 0;
 }
 
-const struct ebpf_insn *ebpf_prog__insns(const struct ebpf_prog *prog)
+const struct ebpf_insn *ebpf_exec__insns(const struct ebpf_exec *prog)
 {
 	return prog ? prog->insns : NULL;
 }
 
-const char *ebpf_prog__name(const struct ebpf_prog *prog)
+const char *ebpf_exec__name(const struct ebpf_exec *prog)
 {
 	return prog ? prog->name : NULL;
 }

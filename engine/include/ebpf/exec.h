@@ -1,12 +1,12 @@
 /* Executable programs: structural validation, the interpreter (fast and bounds-checking modes)
  * and the JIT behind one entry point.
  *
- * Pipeline: the loader (object.h) or a caller hands raw instructions to ebpf_prog__new, which
+ * Pipeline: the loader (object.h) or a caller hands raw instructions to ebpf_exec__new, which
  * checks structure (opcodes, jump targets, 64-bit immediates, call targets, helpers), resolves
  * map references to addresses and returns an immutable program that any number of threads may
  * run at once. The static verifier (verifier.h) runs before this on the raw instructions. */
-#ifndef NCCLBPF_PROG_H
-#define NCCLBPF_PROG_H
+#ifndef EBPF_EXEC_H
+#define EBPF_EXEC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -58,7 +58,7 @@ struct ebpf_helper_table {
 };
 
 /* Options carry their own size so the API can grow (libbpf convention). */
-struct ebpf_prog_opts {
+struct ebpf_exec_opts {
 	size_t sz;
 	const char *name;
 	const struct ebpf_helper_table *helpers; /* NULL: no helpers */
@@ -66,17 +66,17 @@ struct ebpf_prog_opts {
 	uint32_t n_maps;
 };
 
-struct ebpf_prog;
+struct ebpf_exec;
 
 /* Checks structure and creates the program. On failure returns NULL and writes one line to
  * err (e.g. "insn 3: jump out of range (target 17, program has 9 insns)"). */
-struct ebpf_prog *ebpf_prog__new(const struct ebpf_insn *insns, uint32_t n_insns,
-				 const struct ebpf_prog_opts *opts, char *err, size_t err_len);
-void ebpf_prog__free(struct ebpf_prog *prog);
-uint32_t ebpf_prog__insn_cnt(const struct ebpf_prog *prog);
+struct ebpf_exec *ebpf_exec__new(const struct ebpf_insn *insns, uint32_t n_insns,
+				 const struct ebpf_exec_opts *opts, char *err, size_t err_len);
+void ebpf_exec__free(struct ebpf_exec *prog);
+uint32_t ebpf_exec__insn_cnt(const struct ebpf_exec *prog);
 /* The program as executed (map references resolved to addresses). */
-const struct ebpf_insn *ebpf_prog__insns(const struct ebpf_prog *prog);
-const char *ebpf_prog__name(const struct ebpf_prog *prog);
+const struct ebpf_insn *ebpf_exec__insns(const struct ebpf_exec *prog);
+const char *ebpf_exec__name(const struct ebpf_exec *prog);
 
 /* --- Running ------------------------------------------------------------------------------ */
 
@@ -102,7 +102,7 @@ enum ebpf_fault_kind {
 	EBPF_FAULT_CALL_DEPTH,	  /* more than EBPF_MAX_FRAMES frames */
 	EBPF_FAULT_INSN_LIMIT,	  /* more instructions than run_opts.insn_limit */
 	EBPF_FAULT_BAD_HELPER,	  /* helper id unknown at run time */
-	EBPF_FAULT_BAD_INSN,	  /* cannot happen after ebpf_prog__new; defensive */
+	EBPF_FAULT_BAD_INSN,	  /* cannot happen after ebpf_exec__new; defensive */
 	EBPF_FAULT_UNINIT_REG,	  /* read of a register never written (EBPF_RUN_F_UNINIT_REGS) */
 };
 
@@ -137,7 +137,7 @@ struct ebpf_run_opts {
 /* Runs the program with r1, r2 as given; *r0 receives the result. Returns 0, or -EFAULT with
  * opts->fault filled when a run-time fault stopped the program (only possible in checked mode
  * or on call-depth overflow). Reentrant: no global mutable state. */
-int ebpf_interp__run(const struct ebpf_prog *prog, uint64_t r1, uint64_t r2,
+int ebpf_interp__run(const struct ebpf_exec *prog, uint64_t r1, uint64_t r2,
 		     const struct ebpf_run_opts *opts, uint64_t *r0);
 
 /* --- JIT (jit.h has the details) --- */
