@@ -277,9 +277,12 @@ void scalar_sext(struct reg *r, int bits, bool to32)
 static void s_addsub(int64_t alo, int64_t ahi, int64_t blo, int64_t bhi, bool sub, int64_t min,
 		     int64_t max, int64_t *lo, int64_t *hi)
 {
-	bool out =
-	    sub ? __builtin_sub_overflow(alo, bhi, lo) | __builtin_sub_overflow(ahi, blo, hi)
-		: __builtin_add_overflow(alo, blo, lo) | __builtin_add_overflow(ahi, bhi, hi);
+	/* two statements: both ends are always computed (clang rejects '|' on booleans) */
+	bool out_lo =
+	    sub ? __builtin_sub_overflow(alo, bhi, lo) : __builtin_add_overflow(alo, blo, lo);
+	bool out_hi =
+	    sub ? __builtin_sub_overflow(ahi, blo, hi) : __builtin_add_overflow(ahi, bhi, hi);
+	bool out = out_lo || out_hi;
 
 	if (out || *lo < min || *lo > max || *hi < min || *hi > max) {
 		*lo = min;
@@ -291,9 +294,12 @@ static void s_addsub(int64_t alo, int64_t ahi, int64_t blo, int64_t bhi, bool su
 static void u_addsub(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi, bool sub, uint64_t max,
 		     uint64_t *lo, uint64_t *hi)
 {
-	bool out =
-	    sub ? __builtin_sub_overflow(alo, bhi, lo) | __builtin_sub_overflow(ahi, blo, hi)
-		: __builtin_add_overflow(alo, blo, lo) | __builtin_add_overflow(ahi, bhi, hi);
+	/* two statements: both ends are always computed (clang rejects '|' on booleans) */
+	bool out_lo =
+	    sub ? __builtin_sub_overflow(alo, bhi, lo) : __builtin_add_overflow(alo, blo, lo);
+	bool out_hi =
+	    sub ? __builtin_sub_overflow(ahi, blo, hi) : __builtin_add_overflow(ahi, bhi, hi);
+	bool out = out_lo || out_hi;
 
 	if (out || *lo > max || *hi > max) {
 		*lo = 0;
