@@ -3,7 +3,6 @@
  * verify, JIT), sets the fence and acknowledges, learns decisions, and writes the done files
  * of switches the calling threads made. It also keeps the member and process records fresh. */
 #include <errno.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/rt_service.h"
 #include "cp_internal.h"
 #include "ncclbpf/control.h"
 #include "ncclbpf/hex.h"
@@ -441,12 +441,7 @@ int cp_thread_start(void)
 	int e = 0;
 	if (!cp.running) {
 		cp.stop = 0;
-		/* The thread must not take signals meant for the application's threads. */
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		e = pthread_create(&cp.thread, NULL, cp_main, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		e = rt_thread_start(&cp.thread, cp_main, NULL);
 		cp.running = e == 0;
 	}
 	pthread_mutex_unlock(&cp.lock);

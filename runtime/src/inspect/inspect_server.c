@@ -18,17 +18,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/rt_service.h"
 #include "cp/cp.h"
 #include "inspect.h"
 #include "ncclbpf/envvars.h"
@@ -41,17 +40,18 @@
 
 struct insp_ident insp_ident;
 
+static int start(struct rt_service *s);
+static void finish(int mine);
+/* The server's thread: started once, stopped only by the process that started it. */
+static struct rt_service svc = RT_SERVICE_INIT(start, finish);
+
 static struct {
-	pthread_mutex_t lock; /* start/stop */
-	int running;
-	pid_t owner; /* the process that started the thread (a forked child is not it) */
-	pthread_t thread;
-	int listen_fd, stop_fd;
+	int listen_fd;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char rec_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	unsigned refused_logged;
 	uint64_t min_interval_ns; /* pace(): NCCLBPF_INSPECT_INTERVAL_US, default 1000 */
-} srv = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1, .stop_fd = -1};
+} srv = {.listen_fd = -1};
 
 struct client {
 	int fd;
@@ -177,7 +177,7 @@ static void pace(void)
 		uint64_t d = next - now;
 		struct timespec ts = {.tv_sec = (time_t)(d / 1000000000ull),
 				      .tv_nsec = (long)(d % 1000000000ull)};
-		struct pollfd p = {.fd = srv.stop_fd, .events = POLLIN};
+		struct pollfd p = {.fd = svc.stop_fd, .events = POLLIN};
 		ppoll(&p, 1, &ts, NULL);
 		now = next;
 	}
@@ -237,7 +237,7 @@ static void *server_main(void *arg)
 	int idx[2 + MAX_CLIENTS];
 	for (;;) {
 		int n = 0, have_clients = 0;
-		pfd[n++] = (struct pollfd){.fd = srv.stop_fd, .events = POLLIN};
+		pfd[n++] = (struct pollfd){.fd = svc.stop_fd, .events = POLLIN};
 		pfd[n++] = (struct pollfd){.fd = srv.listen_fd, .events = POLLIN};
 		for (int i = 0; i < MAX_CLIENTS; i++)
 			if (cl[i].fd >= 0) {
@@ -284,19 +284,17 @@ static void off(int warn, const char *why)
 	       "NCCLbpf: live inspection off (%s); the plugin works as before", why);
 }
 
-static void close_fds(void)
+static void close_listen(void)
 {
 	if (srv.listen_fd >= 0)
 		close(srv.listen_fd);
-	if (srv.stop_fd >= 0)
-		close(srv.stop_fd);
-	srv.listen_fd = srv.stop_fd = -1;
+	srv.listen_fd = -1;
 }
 
-static void start_locked(void)
+static int start(struct rt_service *s)
 {
 	if (!ncclbpf_env_bool("NCCLBPF_INSPECT"))
-		return;
+		return -1;
 	rt_ident_read(&insp_ident.id);
 	/* at most 1 s (the table's range): stopping never waits on it anyway (pace()) */
 	srv.min_interval_ns = ncclbpf_env_uint("NCCLBPF_INSPECT_INTERVAL_US") * 1000ull;
@@ -304,7 +302,7 @@ static void start_locked(void)
 	int explicit_dir = cp != NULL;
 	if (explicit_dir && cp_dir_refused()) {
 		off(0, "NCCLBPF_CP_DIR refused");
-		return;
+		return -1;
 	}
 	insp_ident.cp = explicit_dir; /* NCCLBPF_CP_DIR also turns the control plane on */
 	char why[4400];
@@ -326,7 +324,7 @@ static void start_locked(void)
 	}
 	if (fd < 0) {
 		off(explicit_dir || fd == -EPERM, why);
-		return;
+		return -1;
 	}
 	close(fd);
 	int len = snprintf(srv.sock_path, sizeof(srv.sock_path), "%s/%s.%d.sock", procs,
@@ -335,7 +333,7 @@ static void start_locked(void)
 		snprintf(why, sizeof(why), "socket path in %s longer than %zu bytes", procs,
 			 sizeof(srv.sock_path) - 1);
 		off(explicit_dir, why);
-		return;
+		return -1;
 	}
 	/* The record: the socket's name without ".sock". */
 	memcpy(srv.rec_path, srv.sock_path, (size_t)len - 5);
@@ -344,86 +342,56 @@ static void start_locked(void)
 	memcpy(sa.sun_path, srv.sock_path, (size_t)len + 1);
 	unlink(srv.sock_path); /* left by an earlier process with our pid */
 	srv.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	srv.stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (srv.listen_fd < 0 || srv.stop_fd < 0 ||
-	    bind(srv.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	if (srv.listen_fd < 0 || bind(srv.listen_fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
 	    chmod(srv.sock_path, 0600) != 0 || listen(srv.listen_fd, 16) != 0) {
 		snprintf(why, sizeof(why), "socket %s: %s", srv.sock_path, strerror(errno));
-		close_fds();
+		close_listen();
 		unlink(srv.sock_path);
 		off(explicit_dir, why);
-		return;
+		return -1;
 	}
 	int e = write_record(srv.rec_path);
 	if (e) {
 		snprintf(why, sizeof(why), "cannot write %s: %s", srv.rec_path, strerror(-e));
-		close_fds();
+		close_listen();
 		unlink(srv.sock_path);
 		off(explicit_dir, why);
-		return;
+		return -1;
 	}
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	e = pthread_create(&srv.thread, NULL, server_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	e = rt_service_spawn(s, server_main, NULL);
 	if (e) {
 		snprintf(why, sizeof(why), "cannot start its thread: %s", strerror(e));
-		close_fds();
-		unlink(srv.sock_path);
-		unlink(srv.rec_path);
+		finish(1);
 		off(explicit_dir, why);
-		return;
+		return -1;
 	}
-	srv.running = 1;
-	srv.owner = getpid();
 	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: live inspection on %s (ncclbpf ps, stat, map)",
 	       srv.sock_path);
+	return 0;
 }
 
-static void stop_locked(void)
+static void finish(int mine)
 {
-	if (!srv.running)
-		return;
-	srv.running = 0;
-	if (srv.owner != getpid()) {
-		/* A forked child: the thread and the files belong to the parent. */
-		close_fds();
-		return;
+	if (mine) {
+		unlink(srv.sock_path);
+		unlink(srv.rec_path);
 	}
-	uint64_t one = 1;
-	if (write(srv.stop_fd, &one, sizeof(one)) != sizeof(one))
-		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: cannot wake the inspection thread");
-	pthread_join(srv.thread, NULL);
-	unlink(srv.sock_path);
-	unlink(srv.rec_path);
-	close_fds();
+	close_listen();
 }
 
 void rt_inspect_start(void)
 {
-	pthread_mutex_lock(&srv.lock);
-	if (srv.running && srv.owner != getpid())
-		stop_locked(); /* forked child: register itself, leave the parent's alone */
-	if (!srv.running)
-		start_locked();
-	pthread_mutex_unlock(&srv.lock);
+	rt_service_start(&svc);
 }
 
 void rt_inspect_stop(void)
 {
-	pthread_mutex_lock(&srv.lock);
-	stop_locked();
-	pthread_mutex_unlock(&srv.lock);
+	rt_service_stop(&svc);
 }
 
 /* Library unload or process exit with communicators still open: stop the thread (it must not
- * outlive its code) and remove the files. trylock: if a release is stopping it right now on
- * another thread, that one finishes the job. */
+ * outlive its code) and remove the files. */
 __attribute__((destructor)) static void inspect_fini(void)
 {
-	if (pthread_mutex_trylock(&srv.lock) != 0)
-		return;
-	stop_locked();
-	pthread_mutex_unlock(&srv.lock);
+	rt_service_fini(&svc);
 }

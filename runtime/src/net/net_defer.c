@@ -17,12 +17,12 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/rt_service.h"
 #include "ebpf/epoch.h"
 #include "ncclbpf/envvars.h"
 #include "net.h"
@@ -249,14 +249,9 @@ static void drain_start(void)
 		dr.cond_ready = 1;
 	}
 	if ((!dr.running || dr.pid != getpid()) && ncclbpf_env_bool("NCCLBPF_NET_DRAIN")) {
-		/* The drain thread must never receive the application's signals. */
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
 		dr.gen++;
 		dr.running =
-		    pthread_create(&dr.thread, NULL, drain_main, (void *)(uintptr_t)dr.gen) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		    rt_thread_start(&dr.thread, drain_main, (void *)(uintptr_t)dr.gen) == 0;
 		dr.pid = getpid();
 		if (!dr.running) /* the rings are still emptied when full, flushed and put */
 			rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: no drain thread for net completions; "

@@ -14,7 +14,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/rt_service.h"
 #include "policy.h"
 
 #define STOP_WAIT_MS 2000
@@ -132,12 +132,7 @@ int rt_watch_start(const char *path)
 	if (w->stop_fd < 0)
 		goto fail;
 	w->refs = 2;
-	/* The watcher must never receive the application's signals. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&w->thread, NULL, watch_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	err = rt_thread_start(&w->thread, watch_main, w);
 	if (err) {
 		errno = err;
 		goto fail;

@@ -16,28 +16,24 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/rt_service.h"
 #include "telem_export.h"
 
 #define JSONL_PERIOD_NS (20ull * 1000000ull)
 #define JSONL_BUF	(256u * 1024u)
 #define REWARN_NS	(600ull * 1000000000ull) /* a new failure WARNs again after 10 min */
 
-static struct {
-	pthread_mutex_t lock; /* start/stop */
-	int running;
-	pid_t owner;
-	pthread_t thread;
-	int stop_fd;
-	struct telem_export x;
-} ex = {.lock = PTHREAD_MUTEX_INITIALIZER, .stop_fd = -1};
+static int start(struct rt_service *s);
+static void finish(int mine);
+/* The exporter thread: started once, stopped only by the process that started it. */
+static struct rt_service svc = RT_SERVICE_INIT(start, finish);
+static struct telem_export ex;
 
 /* --- Failures ------------------------------------------------------------------------------- */
 
@@ -242,7 +238,7 @@ static void release_closed(void)
 static void *exporter_main(void *arg)
 {
 	(void)arg;
-	struct telem_export *x = &ex.x;
+	struct telem_export *x = &ex;
 	uint64_t period = telem_cfg.prom_interval_ms * 1000000ull;
 	uint64_t next_tick = rt_now_ns(), next_jsonl = next_tick;
 	for (;;) {
@@ -265,7 +261,7 @@ static void *exporter_main(void *arg)
 		now = rt_now_ns();
 		int ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
 		struct pollfd pfd[2 + HTTP_CONNS];
-		pfd[0] = (struct pollfd){.fd = ex.stop_fd, .events = POLLIN};
+		pfd[0] = (struct pollfd){.fd = svc.stop_fd, .events = POLLIN};
 		int n = 1 + telem_http_pollfds(&x->http, pfd + 1);
 		if (poll(pfd, (nfds_t)n, ms) < 0 && errno != EINTR)
 			continue;
@@ -286,14 +282,17 @@ static void free_buffers(struct telem_export *x)
 	x->prom.p = x->jsonl.p = NULL;
 }
 
-static void start_locked(void)
+static int start(struct rt_service *s)
 {
-	struct telem_export *x = &ex.x;
+	telem_config_read();
+	const struct telem_config *c = &telem_cfg;
+	if (!c->enabled || !(c->prom_dir[0] || c->prom_port || c->jsonl_dir[0]))
+		return -1;
+	struct telem_export *x = &ex;
 	memset(x, 0, sizeof(*x));
 	x->prom_dirfd = x->jsonl_fd = x->http.listen_fd = -1;
 	for (int i = 0; i < HTTP_CONNS; i++)
 		x->http.c[i].fd = -1;
-	const struct telem_config *c = &telem_cfg;
 	snprintf(x->prom_name, sizeof(x->prom_name), "ncclbpf_%.128s_%d.prom", c->id.host,
 		 c->id.pid);
 	snprintf(x->prom_tmp, sizeof(x->prom_tmp), ".%.200s.tmp", x->prom_name);
@@ -314,37 +313,23 @@ static void start_locked(void)
 	if ((x->prom.cap && !x->prom.p) || (x->jsonl.cap && !x->jsonl.p)) {
 		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf telemetry: out of memory; no exports");
 		free_buffers(x);
-		return;
+		return -1;
 	}
 	char why[256];
 	uint32_t port = telem_config_port();
 	if (port && telem_http_open(&x->http, port, why, sizeof(why)) != 0)
 		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf telemetry: no HTTP /metrics (%s)", why);
-	ex.stop_fd = eventfd(0, EFD_CLOEXEC);
-	if (ex.stop_fd < 0) {
-		telem_http_close(&x->http);
-		free_buffers(x);
-		return;
-	}
 	if (c->jsonl_dir[0])
 		atomic_store(&telem_jsonl_on, 1);
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int e = pthread_create(&ex.thread, NULL, exporter_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int e = rt_service_spawn(s, exporter_main, NULL);
 	if (e) {
 		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf telemetry: cannot start its thread: %s",
 		       strerror(e));
 		atomic_store(&telem_jsonl_on, 0);
-		close(ex.stop_fd);
-		ex.stop_fd = -1;
 		telem_http_close(&x->http);
 		free_buffers(x);
-		return;
+		return -1;
 	}
-	ex.running = 1;
-	ex.owner = getpid();
 	char outs[9000] = "";
 	size_t n = 0;
 	if (c->prom_dir[0])
@@ -356,55 +341,39 @@ static void start_locked(void)
 	if (c->jsonl_dir[0] && n < sizeof(outs))
 		snprintf(outs + n, sizeof(outs) - n, "; JSON lines in %.4000s", c->jsonl_dir);
 	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf telemetry: on%s", outs);
+	return 0;
 }
 
-static void stop_locked(void)
+/* mine: the thread has returned (its last JSON lines written); the textfile of a process that
+ * stops must not live on. A forked child closes its copies and leaves the parent's file. */
+static void finish(int mine)
 {
-	if (!ex.running)
-		return;
-	ex.running = 0;
-	struct telem_export *x = &ex.x;
-	if (ex.owner == getpid()) {
-		uint64_t one = 1;
-		if (write(ex.stop_fd, &one, sizeof(one)) == sizeof(one))
-			pthread_join(ex.thread, NULL);
+	struct telem_export *x = &ex;
+	if (mine)
 		textfile_remove(x);
-		telem_http_close(&x->http);
-		if (x->jsonl_fd >= 0)
-			close(x->jsonl_fd);
-		x->jsonl_fd = -1;
-		free_buffers(x);
-	}
-	/* A forked child: the thread and the files are the parent's. */
-	close(ex.stop_fd);
-	ex.stop_fd = -1;
+	else if (x->prom_dirfd >= 0)
+		close(x->prom_dirfd);
+	x->prom_dirfd = -1;
+	telem_http_close(&x->http);
+	if (x->jsonl_fd >= 0)
+		close(x->jsonl_fd);
+	x->jsonl_fd = -1;
+	free_buffers(x);
 }
 
 void rt_telem_start(void)
 {
-	pthread_mutex_lock(&ex.lock);
-	if (ex.running && ex.owner != getpid())
-		stop_locked();
-	telem_config_read();
-	const struct telem_config *c = &telem_cfg;
-	if (!ex.running && c->enabled && (c->prom_dir[0] || c->prom_port || c->jsonl_dir[0]))
-		start_locked();
-	pthread_mutex_unlock(&ex.lock);
+	rt_service_start(&svc);
 }
 
 void rt_telem_stop(void)
 {
-	pthread_mutex_lock(&ex.lock);
-	stop_locked();
-	pthread_mutex_unlock(&ex.lock);
+	rt_service_stop(&svc);
 }
 
 __attribute__((destructor)) static void telem_fini(void)
 {
-	if (pthread_mutex_trylock(&ex.lock) != 0)
-		return;
-	stop_locked();
-	pthread_mutex_unlock(&ex.lock);
+	rt_service_fini(&svc);
 }
 
 size_t ncclbpf_telem_prometheus(char *buf, size_t cap)
