@@ -126,6 +126,22 @@ static void test_winner(void)
 	float e[] = {-1, -1, NAN, 4e9f};
 	CHECK(nccl_cost_winner(e, 2, 2, &a, &p) == -1 && a == -1 &&
 	      p == -1); /* as replay shows it */
+
+	/* Along one algorithm or one protocol: the cheapest valid cell there, the first on a tie;
+	 * nothing valid there: -1 (both -1), whatever the other rows hold. */
+	float u[] = {4, 2, 2, 1, 9, -1, 2, 8, 0};
+	CHECK(nccl_cost_winner_along(u, 3, 3, 0, -1, &a, &p) == 0 && a == 0 && p == 1);
+	CHECK(nccl_cost_winner_along(u, 3, 3, 1, -1, &a, &p) == 0 && a == 1 && p == 0);
+	CHECK(nccl_cost_winner_along(u, 3, 3, -1, 0, &a, &p) == 0 && a == 1 && p == 0);
+	CHECK(nccl_cost_winner_along(u, 3, 3, -1, 1, &a, &p) == 0 && a == 0 && p == 1);
+	CHECK(nccl_cost_winner_along(u, 3, 3, -1, 2, &a, &p) == 0 && a == 2 && p == 2);
+	CHECK(nccl_cost_winner_along(u, 3, 3, 2, 0, &a, &p) == 0 && a == 2 && p == 0);
+	CHECK(nccl_cost_winner_along(u, 3, 3, 1, 2, &a, &p) == -1 && a == -1 && p == -1);
+	float v[] = {3, -1, 3, 3, NAN, 1};
+	CHECK(nccl_cost_winner_along(v, 3, 2, -1, 0, &a, &p) == 0 && a == 0 && p == 0);
+	CHECK(nccl_cost_winner_along(v, 3, 2, -1, 1, &a, &p) == 0 && a == 2 && p == 1);
+	CHECK(nccl_cost_winner_along(v, 3, 2, 2, -1, &a, &p) == 0 && a == 2 && p == 1);
+	CHECK(nccl_cost_winner_along(v, 3, 2, 0, 1, &a, &p) == -1 && a == -1 && p == -1);
 }
 
 static void test_apply_rules(void)

@@ -37,24 +37,36 @@ static inline int nccl_cost_cell_valid(float v)
 	return v >= 0.0f && v < 3.6e9f;
 }
 
+/* The cell NCCL would run of t[na][np] if only algorithm algo ran (proto: only protocol proto;
+ * < 0: any): 0 with *oa and *op set, or -1 (both -1) when no such cell is valid. */
+static inline int nccl_cost_winner_along(const float *t, int na, int np, int algo, int proto,
+					 int *oa, int *op)
+{
+	int found = 0;
+	float best = 0;
+	*oa = *op = -1;
+	for (int a = 0; a < na; a++) {
+		if (algo >= 0 && a != algo)
+			continue;
+		for (int p = 0; p < np; p++) {
+			float v = t[a * np + p];
+			if ((proto < 0 || p == proto) && nccl_cost_cell_valid(v) &&
+			    (!found || v < best)) {
+				best = v;
+				*oa = a;
+				*op = p;
+				found = 1;
+			}
+		}
+	}
+	return found ? 0 : -1;
+}
+
 /* The cell NCCL will run of t[na][np]: 0 with *algo and *proto set, or -1 (both -1) when no
  * cell is valid. */
 static inline int nccl_cost_winner(const float *t, int na, int np, int *algo, int *proto)
 {
-	int found = 0;
-	float best = 0;
-	*algo = *proto = -1;
-	for (int a = 0; a < na; a++)
-		for (int p = 0; p < np; p++) {
-			float v = t[a * np + p];
-			if (nccl_cost_cell_valid(v) && (!found || v < best)) {
-				best = v;
-				*algo = a;
-				*proto = p;
-				found = 1;
-			}
-		}
-	return found ? 0 : -1;
+	return nccl_cost_winner_along(t, na, np, -1, -1, algo, proto);
 }
 /* NCCL only picks cells >= 0 and below this (topoGetAlgoInfo). */
 #define NCCL_COST_MAX_US  3.6e9

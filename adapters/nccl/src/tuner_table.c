@@ -31,29 +31,6 @@ void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num
 	}
 }
 
-/* Cheapest valid cell along one dimension: fixed algorithm (proto free) or fixed protocol. */
-static int cheapest(const float *t, int na, int np, int algo, int proto, int *oa, int *op)
-{
-	int found = 0;
-	float best = 0;
-	for (int a = 0; a < na; a++) {
-		if (algo >= 0 && a != algo)
-			continue;
-		for (int p = 0; p < np; p++) {
-			if (proto >= 0 && p != proto)
-				continue;
-			float v = t[a * np + p];
-			if (nccl_cost_cell_valid(v) && (!found || v < best)) {
-				best = v;
-				*oa = a;
-				*op = p;
-				found = 1;
-			}
-		}
-	}
-	return found ? 0 : -1;
-}
-
 static int collnet_like(int algo, uint32_t n_nodes)
 {
 	return algo == NCCLBPF_ALGO_COLLNET_DIRECT || algo == NCCLBPF_ALGO_COLLNET_CHAIN ||
@@ -75,7 +52,8 @@ enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *
 	if (choose) {
 		int ca = algo, cp = proto;
 		if (algo < 0 || proto < 0) {
-			if (cheapest(table, num_algo, num_proto, algo, proto, &ca, &cp))
+			if (nccl_cost_winner_along(table, num_algo, num_proto, algo, proto, &ca,
+						   &cp))
 				return TUNER_APPLY_INVALID; /* nothing NCCL can run along it */
 		} else if (!nccl_cost_cell_valid(table[algo * num_proto + proto])) {
 			return TUNER_APPLY_INVALID; /* asked for something NCCL cannot run */
