@@ -162,6 +162,9 @@ static const struct ebpf_platform platform = {
     .name = "nccl",
     .types = prog_types,
     .n_types = sizeof(prog_types) / sizeof(prog_types[0]),
+    .per_comm_decl = "__uint(map_flags, NCCLBPF_F_PER_COMM)",
+    .uniform_input = "ctx->seq",
+    .map_update_how = "ncclbpf map update with NCCLBPF_CP_DIR",
 };
 
 const struct ebpf_platform *ncclbpf_platform(void)

@@ -134,6 +134,56 @@ static void check_object(const char *src_dir, const char *obj_dir, const char *n
 	ebpf_object__close(obj);
 }
 
+/* The loader's rank-consistency advice is in the platform's words: another host's words, or
+ * none, and never the NCCL SDK's names from the engine itself (source lines quoted in the
+ * message may name the SDK's other macros). */
+static void check_platform_words(const char *obj_dir)
+{
+	static const struct {
+		const char *obj, *mine, *none;
+	} cases[] = {
+	    {"rank_array_counter",
+	     "declare it per-communicator (MY_PER_COMM), decide from ctx->tick, "
+	     "or change it only through the control plane",
+	     "declare it per-communicator, or change it only through the control plane"},
+	    {"rank_global_counter",
+	     "keep decision state in a per-communicator map (MY_PER_COMM) or decide from "
+	     "ctx->tick, "
+	     "and make",
+	     "keep decision state in a per-communicator map, and make"},
+	    {"rank_lru_presence", "per-communicator HASH (MY_PER_COMM)", "per-communicator HASH"},
+	    {"rank_percpu_config", "per-communicator ARRAY (MY_PER_COMM)",
+	     "per-communicator ARRAY"},
+	    {"rank_observer_written",
+	     "the control plane (mytool poke) into a map no program writes",
+	     "the control plane into a map no program writes"},
+	};
+	struct ebpf_platform mine = *ncclbpf_platform(), none = *ncclbpf_platform();
+	mine.per_comm_decl = "MY_PER_COMM";
+	mine.uniform_input = "ctx->tick";
+	mine.map_update_how = "mytool poke";
+	none.per_comm_decl = none.uniform_input = none.map_update_how = NULL;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (int w = 0; w < 2; w++) {
+			char path[1024], err[1024] = "";
+			struct ebpf_object_open_opts oo = {.sz = sizeof(oo),
+							   .platform = w ? &none : &mine};
+			const char *want = w ? cases[i].none : cases[i].mine;
+			snprintf(path, sizeof(path), "%s/%s.o", obj_dir, cases[i].obj);
+			struct ebpf_object *obj =
+			    ebpf_object__open_file(path, &oo, err, sizeof(err));
+			CHECKF(obj != NULL, "%s: %s", path, err);
+			if (!obj)
+				continue;
+			CHECKF(ebpf_object__load(obj, NULL, err, sizeof(err)) != 0 &&
+				   strstr(err, want) && !strstr(err, "NCCLBPF_F_PER_COMM") &&
+				   !strstr(err, "NCCLBPF_CP_DIR"),
+			       "%s (%s words): message lacks \"%s\" or names the SDK: %s",
+			       cases[i].obj, w ? "no" : "another host's", want, err);
+			ebpf_object__close(obj);
+		}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -154,5 +204,6 @@ int main(int argc, char **argv)
 		closedir(d);
 	CHECK(n > 0);
 	printf("%d policies\n", n);
+	check_platform_words(argv[2]);
 	return check_summary("test_verifier_objects");
 }

@@ -40,7 +40,8 @@ enum ebpf_map_type {
 
 /* Map flags. */
 #define EBPF_MAP_F_RDONLY_PROG 0x80u /* programs may not write (frozen .rodata) */
-/* One instance per communicator (the SDK's NCCLBPF_F_PER_COMM; ARRAY and HASH only): the map
+/* One instance per communicator (ARRAY and HASH only; a host's SDK names it in its own words,
+ * ebpf_platform.per_comm_decl): the map
  * created from the definition is a template, which program-side operations replace by the
  * instance the calling thread has bound (ebpf_map__bind), or use itself when none is bound. */
 #define EBPF_MAP_F_PER_COMM 0x1000000u

@@ -66,7 +66,7 @@ struct ebpf_object_limits {
 	uint64_t ringbuf_bytes; /* size of any one ring buffer */
 	uint32_t progs;		/* programs */
 	uint32_t insns;		/* instructions of all assembled programs together */
-	/* Appended to a map memory refusal, e.g. "NCCLBPF_MAX_MAP_BYTES raises it"; may be NULL. */
+	/* Appended to a map memory refusal, e.g. "MY_MAX_MAP_BYTES raises it"; may be NULL. */
 	const char *map_bytes_hint;
 };
 
@@ -208,8 +208,8 @@ uint32_t ebpf_object_map__rank_flags(const struct ebpf_object_map *m);
  * the map. */
 const struct ebpf_program *ebpf_object_map__writer(const struct ebpf_object_map *m, uint32_t *insn);
 
-/* Maps a policy exports as metrics: declared with __uint(ncclbpf_export, N) in the map (SDK:
- * NCCLBPF_EXPORT_GAUGES / NCCLBPF_EXPORT_COUNTERS). The loader checks at open that the key is
+/* Maps a policy exports as metrics: declared with __uint(ncclbpf_export, N) in the map (N:
+ * EBPF_MAP_EXPORT_GAUGE or EBPF_MAP_EXPORT_COUNTER). The loader checks at open that the key is
  * an integer or a struct of integers and integer arrays (each becomes a label) and the value an
  * integer or a struct of integers (each becomes a metric); members whose name starts with '_'
  * are padding and left out. */

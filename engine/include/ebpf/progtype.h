@@ -62,6 +62,14 @@ struct ebpf_platform {
 	const struct ebpf_prog_type *types;
 	uint32_t n_types;
 	const struct ebpf_helper_table *helpers; /* NULL: ebpf_helpers_default() */
+	/* The host's words for the loader's rank-consistency advice (each may be NULL: left out):
+	 * how a policy declares a map per-communicator (EBPF_MAP_F_PER_COMM) in the host's SDK,
+	 * e.g. "__uint(map_flags, MY_F_PER_COMM)"; a uniform input a decision may use instead of
+	 * a rank-local map ("ctx->seq"); how an operator writes a map from outside, through the
+	 * host's control plane ("mytool map update"). */
+	const char *per_comm_decl;
+	const char *uniform_input;
+	const char *map_update_how;
 };
 
 /* The platform's program type for an ELF section name, or by type name (NULL when none

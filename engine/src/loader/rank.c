@@ -81,47 +81,63 @@ static void write_site(const struct ebpf_program *p, uint32_t insn, char *buf, s
 		snprintf(buf, len, "insn %u", insn);
 }
 
-/* Why map k is rank-local and what to do instead, for the verifier's message. The kind of map
- * comes first: no program change makes a per-CPU or LRU map uniform. */
+/* "<pre><text><post>" when the platform has the words, else "" (ebpf_platform's advice). */
+static const char *words(char *buf, size_t len, const char *pre, const char *text, const char *post)
+{
+	if (!text)
+		return "";
+	snprintf(buf, len, "%s%.60s%s", pre, text, post);
+	return buf;
+}
+
+/* Why map k is rank-local and what to do instead, for the verifier's message, in the words of
+ * the host's SDK (ebpf_platform). The kind of map comes first: no program change makes a
+ * per-CPU or LRU map uniform. */
 static const char *why_local(struct rank_pass *rp, uint32_t k)
 {
 	const struct ebpf_object_map *m = &rp->obj->maps[k];
 	const struct ebpf_program *p = m->writer;
-	char *b = rp->why_buf[k], where[160] = "";
+	const struct ebpf_platform *pf = rp->obj->platform;
+	char *b = rp->why_buf[k], where[160] = "", decl[100], alt[100], how[100];
+	const char *per_comm = words(decl, sizeof(decl), " (", pf ? pf->per_comm_decl : NULL, ")");
+	const char *update = words(how, sizeof(how), " (", pf ? pf->map_update_how : NULL, ")");
 
 	if (p)
 		write_site(p, m->writer_insn, where, sizeof(where));
 	if (m->def.type == EBPF_MAP_TYPE_LRU_HASH)
 		snprintf(b, WHY_LEN,
 			 "`%.63s` is an LRU hash: eviction decides which keys it keeps; keep "
-			 "decision state in a per-communicator HASH (__uint(map_flags, "
-			 "NCCLBPF_F_PER_COMM))",
-			 m->name);
+			 "decision state in a per-communicator HASH%.64s",
+			 m->name, per_comm);
 	else if ((rp->always_local >> k) & 1)
+		snprintf(b, WHY_LEN,
+			 "`%.63s` is a per-CPU map: each rank reads the slot of the CPU its thread "
+			 "runs on; keep decision state in a per-communicator ARRAY%.64s",
+			 m->name, per_comm);
+	else if (p && !decides(p))
 		snprintf(
 		    b, WHY_LEN,
-		    "`%.63s` is a per-CPU map: each rank reads the slot of the CPU its thread "
-		    "runs on; keep decision state in a per-communicator ARRAY (__uint(map_flags, "
-		    "NCCLBPF_F_PER_COMM))",
-		    m->name);
-	else if (p && !decides(p))
-		snprintf(b, WHY_LEN,
-			 "`%.63s` is written by %.40s program `%.63s` at %.150s: it holds this "
-			 "rank's own measurements; act on them through the control plane (ncclbpf "
-			 "map update with NCCLBPF_CP_DIR) into a map no program writes",
-			 m->name, p->section, p->name, where);
+		    "`%.63s` is written by %.40s program `%.63s` at %.150s: it holds this "
+		    "rank's own measurements; act on them through the control plane%.64s into a "
+		    "map no program writes",
+		    m->name, p->section, p->name, where, update);
+	else if (p && m->kind != EBPF_OBJECT_MAP_BTF)
+		snprintf(
+		    b, WHY_LEN,
+		    "`%.63s` is written by %.40s program `%.63s` at %.120s: what it holds "
+		    "depends on the calls of every communicator in this process; keep decision "
+		    "state in a per-communicator map%.64s%.80s, and make read-only settings const "
+		    "(.rodata)",
+		    m->name, p->section, p->name, where, per_comm,
+		    words(alt, sizeof(alt), " or decide from ", pf ? pf->uniform_input : NULL, ""));
 	else if (p)
 		snprintf(
 		    b, WHY_LEN,
 		    "`%.63s` is written by %.40s program `%.63s` at %.120s: what it holds "
-		    "depends on the calls of every communicator in this process; %s",
-		    m->name, p->section, p->name, where,
-		    m->kind != EBPF_OBJECT_MAP_BTF
-			? "keep decision state in a per-communicator map (__uint(map_flags, "
-			  "NCCLBPF_F_PER_COMM)) or decide from ctx->seq, and make read-only "
-			  "settings const (.rodata)"
-			: "declare it per-communicator (__uint(map_flags, NCCLBPF_F_PER_COMM)), "
-			  "decide from ctx->seq, or change it only through the control plane");
+		    "depends on the calls of every communicator in this process; declare it "
+		    "per-communicator%.64s%.80s, or change it only through the control plane",
+		    m->name, p->section, p->name, where, per_comm,
+		    words(alt, sizeof(alt), ", decide from ", pf ? pf->uniform_input : NULL, ""));
 	else
 		snprintf(b, WHY_LEN, "`%.63s` may differ between ranks", m->name);
 	return b;

@@ -2,6 +2,7 @@
 /* EXPECT-REJECT: `n_channels` depends on a rank-local value (rank-local map `.bss` */
 /* EXPECT-REJECT: `.bss` is written by tuner program `every_fourth` at line @seen = n + 1;@ */
 /* EXPECT-REJECT: keep decision state in a per-communicator map (__uint(map_flags, */
+/* EXPECT-REJECT: NCCLBPF_F_PER_COMM)) or decide from ctx->seq, and make read-only settings */
 /* EXPECT-REJECT: make read-only settings const (.rodata) */
 /* EXPECT-CLASS: .bss rank-local */
 #include "ncclbpf.h"

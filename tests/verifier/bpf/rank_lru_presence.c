@@ -3,6 +3,7 @@
 /* EXPECT-REJECT: (lookup in rank-local map `recent` */
 /* EXPECT-REJECT: `recent` is an LRU hash */
 /* EXPECT-REJECT: keep decision state in a per-communicator HASH */
+/* EXPECT-REJECT: per-communicator HASH (__uint(map_flags, NCCLBPF_F_PER_COMM)) */
 /* EXPECT-CLASS: recent rank-local */
 #include "ncclbpf.h"
 

@@ -2,6 +2,7 @@
  * runs on, and the operator may have set the slots differently. */
 /* EXPECT-REJECT: is written under a branch on a rank-local value (rank-local map `pc_cfg` */
 /* EXPECT-REJECT: `pc_cfg` is a per-CPU map: each rank reads the slot of the CPU its thread */
+/* EXPECT-REJECT: per-communicator ARRAY (__uint(map_flags, NCCLBPF_F_PER_COMM)) */
 /* EXPECT-CLASS: pc_cfg rank-local */
 #include "ncclbpf.h"
 
