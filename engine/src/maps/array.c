@@ -3,7 +3,7 @@
  * word-sized atomic stores; elements cannot be deleted (-EINVAL), as in Linux.
  * Per-CPU layout is CPU-major (all of CPU 0's values, then CPU 1's) so that different CPUs
  * never share a cache line. */
-#include "map_internal.h"
+#include "map_kind.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * count as a use, also as in Linux), and never evicts a referenced element while an
  * unreferenced one is older. Unlike Linux, exactly one element is evicted per insertion into a
  * full map (the kernel frees a batch), so the map always holds max_entries elements once full. */
-#include "map_internal.h"
+#include "map_kind.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,31 +1,14 @@
 /* Map creation, accessors and the type-independent entry points (maps.h). The per-type code
  * lives in array.c, hash.c and ringbuf.c behind struct map_ops. */
 #include "err.h"
-#include "map_internal.h"
+#include "map_kind.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "ebpf/epoch.h"
-
-void *map_fail(char *err, size_t err_len, const struct ebpf_map_def *def, int errnum,
-	       const char *fmt, ...)
-{
-	int n = err && err_len
-		    ? snprintf(err, err_len, "map '%s': ", def && def->name ? def->name : "")
-		    : -1;
-	if (n >= 0 && (size_t)n < err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		ebpf_verrf(err + n, err_len - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	errno = errnum;
-	return NULL;
-}
 
 /* Possible CPUs, as Linux counts them for per-CPU maps: the highest number listed in
  * /sys/devices/system/cpu/possible ("0-7", "0,2-3") plus one; else the configured count. */

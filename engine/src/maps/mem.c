@@ -1,4 +1,4 @@
-/* Memory behind map values (map_internal.h: map_mem_zalloc).
+/* Memory behind map values (map_kind.h: map_mem_zalloc).
  *
  * A large area comes straight from the kernel as a private anonymous mapping with MAP_NORESERVE:
  * its pages are zero and cost no RSS (nor, where overcommit allows, commit charge) until a
@@ -6,7 +6,7 @@
  * corner of it pays for the corner. Small areas come from the heap, where sanitizer builds keep
  * their red zones around them; the heap's own large blocks would also be mmapped, but
  * aligned_alloc plus the zeroing a map needs would commit every page. */
-#include "map_internal.h"
+#include "map_kind.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>

@@ -9,7 +9,7 @@
  * Linux maps the data pages twice so that a record that wraps is contiguous; we get the same
  * effect with an overflow area: the data array is twice the ring size, a record is always laid
  * out linearly from its start, and positions are still counted modulo the ring size. */
-#include "map_internal.h"
+#include "map_kind.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* Shared by the map implementations in engine/src/maps: the common map header, the per-type
  * operation table and small helpers for copying values with word-sized atomic accesses. */
-#ifndef EBPF_MAP_INTERNAL_H
-#define EBPF_MAP_INTERNAL_H
+#ifndef EBPF_MAP_KIND_H
+#define EBPF_MAP_KIND_H
 
 #define _GNU_SOURCE
 #include <sched.h>
