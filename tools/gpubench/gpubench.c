@@ -36,18 +36,15 @@
 		fputc('\n', stderr);                                                               \
 		exit(2);                                                                           \
 	} while (0)
-#define CUDACHECK(call)                                                                            \
+/* One checker for both libraries: the call's type, its success value and its error text. */
+#define CHECK_CALL(type, ok, errstr, call)                                                         \
 	do {                                                                                       \
-		cudaError_t e_ = (call);                                                           \
-		if (e_ != cudaSuccess)                                                             \
-			DIE("rank %d: %s failed: %s", g_rank, #call, cudaGetErrorString(e_));      \
+		type e_ = (call);                                                                  \
+		if (e_ != (ok))                                                                    \
+			DIE("rank %d: %s failed: %s", g_rank, #call, errstr(e_));                  \
 	} while (0)
-#define NCCLCHECK(call)                                                                            \
-	do {                                                                                       \
-		ncclResult_t r_ = (call);                                                          \
-		if (r_ != ncclSuccess)                                                             \
-			DIE("rank %d: %s failed: %s", g_rank, #call, ncclGetErrorString(r_));      \
-	} while (0)
+#define CUDACHECK(call) CHECK_CALL(cudaError_t, cudaSuccess, cudaGetErrorString, call)
+#define NCCLCHECK(call) CHECK_CALL(ncclResult_t, ncclSuccess, ncclGetErrorString, call)
 
 static int g_rank = -1;
 
