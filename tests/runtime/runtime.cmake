@@ -8,3 +8,12 @@ if(TARGET test_rt_service_asan)
   target_link_libraries(test_rt_service_asan PRIVATE ncclbpf_runtime_asan pthread)
   target_include_directories(test_rt_service_asan PRIVATE ${PROJECT_SOURCE_DIR}/runtime/src/base)
 endif()
+
+# The one walk over a map's elements (ncclbpf/map_walk.h): carry-over, map dump, the telemetry's
+# exported maps, test-run's snapshots.
+ncclbpf_test(test_rt_map_walk SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_rt_map_walk.c
+  LABELS "runtime" TIMEOUT 60)
+target_link_libraries(test_rt_map_walk PRIVATE ncclbpf_runtime)
+if(TARGET test_rt_map_walk_asan)
+  target_link_libraries(test_rt_map_walk_asan PRIVATE ncclbpf_runtime_asan)
+endif()

@@ -26,6 +26,7 @@
 #include "ebpf/epoch.h"
 #include "ebpf/jit.h"
 #include "ebpf/object.h"
+#include "ncclbpf/map_walk.h"
 #include "ncclbpf/nccl_platform.h"
 
 #define MAX_REPEAT   100000000ull
@@ -418,6 +419,27 @@ struct snap {
 	uint8_t *keys, *vals;
 };
 
+/* Appends one element; 1 stops the walk at MAX_SNAPSHOT elements. */
+static int snap_add(const void *key, const void *value, void *arg)
+{
+	struct snap *s = arg;
+	if (s->n == s->cap) {
+		uint32_t cap = s->cap ? s->cap * 2 : 16;
+		uint8_t *k = realloc(s->keys, (size_t)cap * s->ksz + 1);
+		if (k)
+			s->keys = k;
+		uint8_t *v = realloc(s->vals, (size_t)cap * s->vsz + 1);
+		if (v)
+			s->vals = v;
+		if (!k || !v)
+			return -ENOMEM;
+		s->cap = cap;
+	}
+	memcpy(s->keys + (size_t)s->n * s->ksz, key, s->ksz);
+	memcpy(s->vals + (size_t)s->n * s->vsz, value, s->vsz);
+	return ++s->n == MAX_SNAPSHOT;
+}
+
 static int snapshot(struct ebpf_map *m, struct snap *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -425,34 +447,8 @@ static int snapshot(struct ebpf_map *m, struct snap *s)
 		return 0;
 	s->ksz = ebpf_map__key_size(m);
 	s->vsz = ebpf_map__user_value_size(m);
-	uint8_t *key = calloc(1, s->ksz + 1), *next = calloc(1, s->ksz + 1);
-	int have = 0, ret = 0;
-	if (!key || !next)
-		ret = -ENOMEM;
-	while (!ret && s->n < MAX_SNAPSHOT && !ebpf_map__get_next_key(m, have ? key : NULL, next)) {
-		if (s->n == s->cap) {
-			uint32_t cap = s->cap ? s->cap * 2 : 16;
-			uint8_t *k = realloc(s->keys, (size_t)cap * s->ksz + 1);
-			if (k)
-				s->keys = k;
-			uint8_t *v = realloc(s->vals, (size_t)cap * s->vsz + 1);
-			if (v)
-				s->vals = v;
-			if (!k || !v) {
-				ret = -ENOMEM;
-				break;
-			}
-			s->cap = cap;
-		}
-		memcpy(s->keys + (size_t)s->n * s->ksz, next, s->ksz);
-		if (ebpf_map__user_lookup(m, next, s->vals + (size_t)s->n * s->vsz) == 0)
-			s->n++;
-		memcpy(key, next, s->ksz);
-		have = 1;
-	}
-	free(key);
-	free(next);
-	return ret;
+	int ret = ncclbpf_map_walk(m, 0, snap_add, s);
+	return ret > 0 ? 0 : ret;
 }
 
 static void snap_free(struct snap *s)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/map_walk.h"
 #include "inspect.h"
 #include "ncclbpf/hex.h"
 #include "ebpf/maps.h"
@@ -155,55 +156,57 @@ static size_t json_room(size_t bytes)
 	return 24 * bytes + 4096;
 }
 
+struct dump {
+	struct insp_out *o;
+	const struct ebpf_object_map *om;
+	int64_t comm;
+	size_t ks;
+	uint32_t vs, stride, cpus;
+	char *json;
+	size_t room;
+};
+
+/* One "elem" record (ncclbpf_map_walk: an element deleted meanwhile is simply not shown); 1 stops
+ * the walk once the output failed. */
+static int dump_elem(const void *key, const void *value, void *arg)
+{
+	const struct dump *d = arg;
+	struct insp_out *o = d->o;
+	const unsigned char *val = value;
+	insp_begin(o, "elem");
+	insp_kvhex(o, "key", key, d->ks);
+	kv_typed(o, "key_json", d->om, 0, key, d->ks, d->json, d->room);
+	if (d->comm >= 0)
+		insp_kvu(o, "comm", (uint64_t)d->comm);
+	if (!d->cpus) {
+		insp_kvhex(o, "value", val, d->vs);
+		kv_typed(o, "value_json", d->om, 1, val, d->vs, d->json, d->room);
+	}
+	for (uint32_t c = 0; c < d->cpus; c++) {
+		char k[24];
+		snprintf(k, sizeof(k), "cpu%u", c);
+		insp_kvhex(o, k, val + (size_t)c * d->stride, d->vs);
+		snprintf(k, sizeof(k), "cpu%u_json", c);
+		kv_typed(o, k, d->om, 1, val + (size_t)c * d->stride, d->vs, d->json, d->room);
+	}
+	insp_end(o);
+	return o->err ? 1 : 0;
+}
+
 /* One "elem" record per element of m (om's map, or one communicator's instance of it); comm >=
  * 0: the communicator (serial) whose instance m is. */
 static int dump_elems(struct insp_out *o, const struct ebpf_object_map *om, struct ebpf_map *m,
 		      int64_t comm)
 {
-	size_t ks = ebpf_map__key_size(m), us = ebpf_map__user_value_size(m);
-	uint32_t vs = ebpf_map__value_size(m), stride = (vs + 7) & ~7u;
-	size_t room = json_room(ks > vs ? ks : vs);
-	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(us);
-	char *json = malloc(room);
-	int err = key && next && val && json ? 0 : -ENOMEM;
-	uint32_t cpus = is_percpu(m) ? ebpf_map__num_cpus(m) : 0;
-	const void *prev = NULL;
-	while (!err && !o->err) {
-		err = ebpf_map__get_next_key(m, prev, next);
-		if (err == -ENOENT) {
-			err = 0;
-			break;
-		}
-		if (err)
-			break;
-		/* An element deleted between the two calls is simply not shown. */
-		if (ebpf_map__user_lookup(m, next, val) == 0) {
-			insp_begin(o, "elem");
-			insp_kvhex(o, "key", next, ks);
-			kv_typed(o, "key_json", om, 0, next, ks, json, room);
-			if (comm >= 0)
-				insp_kvu(o, "comm", (uint64_t)comm);
-			if (!cpus) {
-				insp_kvhex(o, "value", val, vs);
-				kv_typed(o, "value_json", om, 1, val, vs, json, room);
-			}
-			for (uint32_t c = 0; c < cpus; c++) {
-				char k[24];
-				snprintf(k, sizeof(k), "cpu%u", c);
-				insp_kvhex(o, k, val + (size_t)c * stride, vs);
-				snprintf(k, sizeof(k), "cpu%u_json", c);
-				kv_typed(o, k, om, 1, val + (size_t)c * stride, vs, json, room);
-			}
-			insp_end(o);
-		}
-		memcpy(key, next, ks);
-		prev = key;
-	}
-	free(key);
-	free(next);
-	free(val);
-	free(json);
-	return err;
+	struct dump d = {.o = o, .om = om, .comm = comm, .ks = ebpf_map__key_size(m)};
+	d.vs = ebpf_map__value_size(m);
+	d.stride = (d.vs + 7) & ~7u;
+	d.cpus = is_percpu(m) ? ebpf_map__num_cpus(m) : 0;
+	d.room = json_room(d.ks > d.vs ? d.ks : d.vs);
+	d.json = malloc(d.room);
+	int err = !d.json ? -ENOMEM : o->err ? 0 : ncclbpf_map_walk(m, 0, dump_elem, &d);
+	free(d.json);
+	return err > 0 ? 0 : err; /* 1: the output failed, which o reports */
 }
 
 int insp_bundle_map_dump(struct insp_out *o, const struct rt_policy *p, const char *name)

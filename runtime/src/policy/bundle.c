@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/map_walk.h"
 #include "ebpf/jit.h"
 #include "ebpf/maps.h"
 #include "ebpf/object.h"
@@ -327,33 +328,14 @@ void rt_bundle_free(struct rt_policy *p)
 	p->net_time_every = 0;
 }
 
+static int copy_elem(const void *key, const void *value, void *dst)
+{
+	return ebpf_map__user_update(dst, key, value, EBPF_ANY);
+}
+
 int rt_bundle_copy_map(struct ebpf_map *dst, struct ebpf_map *src)
 {
-	size_t ks = ebpf_map__key_size(src), vs = ebpf_map__user_value_size(src);
-	unsigned char *key = malloc(ks ? ks : 1), *next = malloc(ks ? ks : 1), *val = malloc(vs);
-	int err = -ENOMEM;
-	if (!key || !next || !val)
-		goto out;
-	const void *prev = NULL;
-	for (;;) {
-		err = ebpf_map__get_next_key(src, prev, next);
-		if (err == -ENOENT) {
-			err = 0;
-			break;
-		}
-		if (err)
-			break;
-		if (ebpf_map__user_lookup(src, next, val) == 0 &&
-		    (err = ebpf_map__user_update(dst, next, val, EBPF_ANY)) != 0)
-			break;
-		memcpy(key, next, ks);
-		prev = key;
-	}
-out:
-	free(key);
-	free(next);
-	free(val);
-	return err;
+	return ncclbpf_map_walk(src, 0, copy_elem, dst);
 }
 
 int rt_map_same_shape(const struct ebpf_map *a, const struct ebpf_map *b)

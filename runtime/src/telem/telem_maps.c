@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncclbpf/map_walk.h"
 #include "ebpf/object.h"
 #include "telem_internal.h"
 
@@ -92,6 +93,31 @@ static void value_text(struct tbuf *b, const uint8_t *val, uint32_t ncpu, size_t
 	int_print(b, sum, f);
 }
 
+/* One element's sample of one value member. */
+struct sample {
+	struct tbuf *b;
+	const char *fam, *bundle;
+	const struct ebpf_map_field *k, *v;
+	uint32_t nk, ncpu;
+	size_t stride;
+};
+
+static int one_sample(const void *key, const void *val, void *arg)
+{
+	const struct sample *s = arg;
+	struct tbuf *b = s->b;
+	tb_printf(b, "%s{", s->fam);
+	telem_prom_base_labels(b);
+	tb_puts(b, ",bundle=\"");
+	tb_escaped(b, s->bundle);
+	tb_puts(b, "\"");
+	key_labels(b, key, s->k, s->nk);
+	tb_puts(b, "} ");
+	value_text(b, val, s->ncpu, s->stride, s->v);
+	tb_eol(b);
+	return 0;
+}
+
 static void one_map(struct tbuf *b, const struct ebpf_object_map *m, const char *bundle)
 {
 	struct ebpf_map *map = ebpf_object_map__map(m);
@@ -99,15 +125,9 @@ static void one_map(struct tbuf *b, const struct ebpf_object_map *m, const char 
 	uint32_t nk = ebpf_object_map__fields(m, 0, &k), nv = ebpf_object_map__fields(m, 1, &v);
 	if (!map || !nv)
 		return;
-	uint32_t ksz = ebpf_map__key_size(map), ncpu = ebpf_map__num_cpus(map);
-	size_t vsz = ebpf_map__user_value_size(map);
-	size_t stride = ((size_t)ebpf_map__value_size(map) + 7) & ~(size_t)7;
-	uint8_t *key = malloc(2 * (size_t)ksz + 1), *val = malloc(vsz + 1);
-	if (!key || !val) {
-		free(key);
-		free(val);
-		return;
-	}
+	struct sample s = {.b = b, .bundle = bundle, .k = k, .nk = nk};
+	s.ncpu = ebpf_map__num_cpus(map);
+	s.stride = ((size_t)ebpf_map__value_size(map) + 7) & ~(size_t)7;
 	int counter = ebpf_object_map__export(m) == EBPF_MAP_EXPORT_COUNTER;
 	const char *mname = ebpf_object_map__name(m);
 	for (uint32_t f = 0; f < nv; f++) {
@@ -118,29 +138,11 @@ static void one_map(struct tbuf *b, const struct ebpf_object_map *m, const char 
 			 "policy map %s, value member %s (exported by the policy)", mname,
 			 v[f].name);
 		telem_prom_family(b, fam, counter ? "counter" : "gauge", help);
-		uint8_t *cur = key, *next = key + ksz;
-		int have = 0;
-		/* Bounded: at most max_entries elements (a concurrent insert may end it early). */
-		for (uint32_t n = 0; n <= ebpf_map__max_entries(map); n++) {
-			if (ebpf_map__get_next_key(map, have ? cur : NULL, next) != 0)
-				break;
-			memcpy(cur, next, ksz);
-			have = 1;
-			if (ebpf_map__user_lookup(map, cur, val) != 0)
-				continue;
-			tb_printf(b, "%s{", fam);
-			telem_prom_base_labels(b);
-			tb_puts(b, ",bundle=\"");
-			tb_escaped(b, bundle);
-			tb_puts(b, "\"");
-			key_labels(b, cur, k, nk);
-			tb_puts(b, "} ");
-			value_text(b, val, ncpu, stride, &v[f]);
-			tb_eol(b);
-		}
+		s.fam = fam;
+		s.v = &v[f];
+		/* Bounded: at most max_entries + 1 keys (a concurrent insert may end it early). */
+		ncclbpf_map_walk(map, (uint64_t)ebpf_map__max_entries(map) + 1, one_sample, &s);
 	}
-	free(key);
-	free(val);
 }
 
 void telem_prom_maps(struct tbuf *b, const struct rt_policy *p)
