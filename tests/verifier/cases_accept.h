@@ -295,6 +295,17 @@ static const struct vcase accept_cases[] = {
        JMP_IMM(EBPF_JEQ, 0, 0, 4), LDX_MEM(EBPF_DW, 1, 0, 8), JMP_REG(EBPF_JGE, 1, 8, 2),
        MOV64_REG(8, 1), MOV64_REG(9, 7), ALU64_IMM(EBPF_ADD, 7, 1), JMP_IMM(EBPF_JLT, 7, 32, -13),
        ALU64_IMM(EBPF_AND, 9, 31), ALU64_IMM(EBPF_ADD, 9, 1), STX_MEM(EBPF_W, 6, 9, T_CHAN), RET0),
+    /* A stored state with a live uninitialised register (r3, read only where r2 <= 5) prunes a
+     * later one that has it set: its signature differs, and a visit must still compare them
+     * (prune.c SIG_EXACT_ONLY). Without that pruning the 16-instruction tail after the join at
+     * insn 7 is analysed twice (29 processed; over 40 without it). */
+    AL("state with a live uninitialised register prunes one that has it", "tuner", 40,
+       LDX_MEM(EBPF_DW, 2, 1, T_BYTES), LDX_MEM(EBPF_DW, 4, 1, T_SEQ), JMP_IMM(EBPF_JGT, 2, 10, 23),
+       JMP_IMM(EBPF_JLT, 2, 6, 22), JMP_IMM(EBPF_JEQ, 4, 0, 1), JA(1), MOV64_IMM(3, 1),
+       MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0),
+       MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0),
+       MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0), MOV64_IMM(0, 0),
+       MOV64_IMM(0, 0), JMP_IMM(EBPF_JGT, 2, 5, 1), MOV64_REG(0, 3), EXIT(), RET0),
     /* a constant stored narrowly stays known (a loop bound) */
     A("narrow stack constant read back", "tuner", ST_MEM(EBPF_W, 10, -12, 56), LOOKUP(MAP_ARRAY),
       NULL_EXIT(0), LDX_MEM(EBPF_W, 3, 10, -12), ALU64_REG(EBPF_ADD, 0, 3),

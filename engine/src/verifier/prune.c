@@ -239,13 +239,16 @@ void prune_path_dead(struct env *env)
 
 /* What two states must share to be equal: frames, call sites, and for every live register its
  * type and, for pointers, where it points. Comparing this hash first rejects most stored states
- * of a loop (whose pointers advance every iteration) without walking them. *exact_only: st has
- * a live uninitialised register, which a non-exact comparison lets match anything. */
-static uint64_t state_sig(const struct env *env, const struct vstate *st, bool *exact_only)
+ * of a loop (whose pointers advance every iteration) without walking them. Bit 0 is
+ * SIG_EXACT_ONLY: st has a live uninitialised register, which a non-exact comparison lets match
+ * anything (so for such a stored state the signature only filters exact comparisons). The bit
+ * is a function of the hashed register types, so equal states still have equal signatures. */
+#define SIG_EXACT_ONLY 1ull
+static uint64_t state_sig(const struct env *env, const struct vstate *st)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull ^ st->curframe;
+	bool exact_only = false;
 
-	*exact_only = false;
 	for (uint32_t f = 0; f <= st->curframe; f++) {
 		const struct frame *fr = st->frames[f];
 		uint32_t live = live_regs(env, st, f) & ((1u << EBPF_REG_10) - 1);
@@ -255,7 +258,7 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st, bool *
 			const struct reg *x = &fr->regs[r];
 			uint64_t v;
 			if (x->type == NOT_INIT)
-				*exact_only = true;
+				exact_only = true;
 			v = x->type;
 			if (reg_is_ptr(x))
 				v |= (uint64_t)(uint32_t)x->off << 8 ^ (uint64_t)x->map_idx << 40 ^
@@ -264,14 +267,38 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st, bool *
 			h ^= h >> 29;
 		}
 	}
-	return h;
+	/* mixed once more so that every input reaches the top byte (sig_maybe_stored) */
+	h = (h ^ h >> 32) * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 29;
+	return (h & ~SIG_EXACT_ONLY) | (exact_only ? SIG_EXACT_ONLY : 0);
+}
+
+/* A visit whose signature no stored state has (by its top byte), where no stored state
+ * matches any signature, need not scan them: in a loop whose iterations never prune one another,
+ * most visits are such, and a scan of all earlier iterations' states at each of them made the
+ * analysis quadratic in the trip count. */
+static bool sig_maybe_stored(const struct insn_aux *aux, uint64_t sig)
+{
+	uint32_t b = (uint32_t)(sig >> 56);
+
+	return (aux->sig_seen[b >> 6] >> (b & 63)) & 1;
+}
+
+static void sig_note_stored(struct insn_aux *aux, uint64_t sig)
+{
+	uint32_t b = (uint32_t)(sig >> 56);
+
+	if (sig & SIG_EXACT_ONLY) /* may match any signature */
+		memset(aux->sig_seen, 0xff, sizeof(aux->sig_seen));
+	else
+		aux->sig_seen[b >> 6] |= 1ull << (b & 63);
 }
 
 int prune_visit(struct env *env, uint32_t pc)
 {
 	struct insn_aux *aux = &env->aux[pc];
 	struct checkpoint *cp;
-	bool cur_exact_only, store;
+	bool store;
 	uint64_t sig;
 
 	if (!aux->prune_point)
@@ -281,12 +308,12 @@ int prune_visit(struct env *env, uint32_t pc)
 	    aux->n_states < MAX_STATES_PER_INSN && env->n_checkpoints < MAX_CHECKPOINTS;
 	if (!aux->n_states && !store)
 		return 0; /* nothing to compare with, nothing to store */
-	sig = state_sig(env, &env->cur, &cur_exact_only);
-	for (uint32_t k = aux->n_states; k-- > 0;) {
+	sig = state_sig(env, &env->cur);
+	for (uint32_t k = sig_maybe_stored(aux, sig) ? aux->n_states : 0; k-- > 0;) {
 		const struct cp_ref *ref = &aux->states[k];
 		/* a different signature rules out equality, exact or not, unless the stored
 		 * state's uninitialised registers would have matched anything */
-		if (ref->sig != sig && !ref->exact_only)
+		if (ref->sig != sig && !(ref->sig & SIG_EXACT_ONLY))
 			continue;
 		cp = ref->cp;
 		if (cp->branches) {
@@ -324,7 +351,8 @@ int prune_visit(struct env *env, uint32_t pc)
 	if (!cp || state_copy(env, &cp->st, &env->cur))
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
 	cp->branches = 1;
-	aux->states[aux->n_states++] = (struct cp_ref){sig, cur_exact_only, cp};
+	aux->states[aux->n_states++] = (struct cp_ref){sig, cp};
+	sig_note_stored(aux, sig);
 	env->cur.parent = cp;
 	env->cur.since_checkpoint = 0;
 	env->cur.n_hist = 0; /* the history up to here now belongs to the checkpoint */

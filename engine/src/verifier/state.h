@@ -124,18 +124,18 @@ struct checkpoint {
 #define PRUNE_JOIN  2u
 
 /* A stored state and what prune.c compares first (kept together so that a visit scans one
- * array instead of chasing every state). */
+ * array of 16-byte entries instead of chasing every state). */
 struct cp_ref {
-	uint64_t sig;	 /* state_sig() of the state */
-	bool exact_only; /* sig only filters exact comparisons (prune.c) */
+	uint64_t sig; /* state_sig() of the state (bit 0: SIG_EXACT_ONLY, prune.c) */
 	struct checkpoint *cp;
 };
 
 struct insn_aux {
 	struct cp_ref *states; /* newest last */
 	uint32_t n_states, cap_states;
-	uint16_t live_in;    /* registers that may be read before written from here on */
-	uint8_t prune_point; /* PRUNE_* */
+	uint64_t sig_seen[4]; /* prune.c: which top bytes the states' signatures have */
+	uint16_t live_in;     /* registers that may be read before written from here on */
+	uint8_t prune_point;  /* PRUNE_* */
 	uint8_t seen;
 	uint32_t subprog;
 	uint32_t ipdom;	       /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
