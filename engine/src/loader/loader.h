@@ -214,6 +214,7 @@ struct ebpf_object {
 	uint32_t n_progs;
 	struct ebpf_object_map *maps;
 	uint32_t n_maps;
+	uint32_t maps_room; /* entries allocated in maps (ldr_collect_maps) */
 	struct ldr_btf btf; /* kept for typed map contents (its data lives in image) */
 	const struct ebpf_platform *platform; /* the host's program types and helpers */
 	int loaded;

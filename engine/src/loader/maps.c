@@ -34,6 +34,8 @@ static int add_map(struct ebpf_object *obj, const char *name, char *err, size_t 
 	if (obj->n_maps >= EBPF_OBJECT_MAX_MAPS)
 		return ldr_err(err, err_len, E2BIG, "more than %u maps (at '%s')",
 			       EBPF_OBJECT_MAX_MAPS, name);
+	if (obj->n_maps >= obj->maps_room) /* count_maps and the collection disagree: a bug */
+		return ldr_err(err, err_len, EINVAL, "map '%s' was not counted", name);
 	if (strlen(name) >= LDR_MAP_NAME_LEN)
 		return ldr_err(err, err_len, EINVAL, "map name '%.40s...' longer than %u bytes",
 			       name, LDR_MAP_NAME_LEN - 1);
@@ -236,13 +238,38 @@ static int cmp_map_off(const void *a, const void *b)
 	return x->sym_off < y->sym_off ? -1 : x->sym_off > y->sym_off;
 }
 
+/* How many maps ldr_collect_maps can add, at most EBPF_OBJECT_MAX_MAPS: the symbols of .maps it
+ * considers and the global data sections, counted with the same filters (a symbol it then
+ * refuses only makes the count an upper bound). */
+static uint32_t count_maps(const struct ldr_elf *elf)
+{
+	uint32_t n = 0, msec = ldr_elf_find_sec(elf, ".maps");
+	for (uint32_t i = 1; msec && i < elf->n_syms; i++) {
+		struct ldr_sym sym;
+		if (ldr_elf_sym(elf, i, &sym, NULL, 0))
+			break; /* the collection reports it */
+		if (sym.shndx == msec && sym.type != LDR_STT_SECTION &&
+		    (sym.type == LDR_STT_OBJECT || sym.type == LDR_STT_NOTYPE))
+			n++;
+	}
+	for (uint32_t i = 1; i < elf->n_secs; i++)
+		if (data_kind(&elf->secs[i]) >= 0 && elf->secs[i].size)
+			n++;
+	return n < EBPF_OBJECT_MAX_MAPS ? n : EBPF_OBJECT_MAX_MAPS;
+}
+
 int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const struct ldr_btf *btf,
 		     char *err, size_t err_len)
 {
 	int ret;
-	obj->maps = calloc(EBPF_OBJECT_MAX_MAPS, sizeof(*obj->maps));
+	/* Room for the maps this object declares (at most EBPF_OBJECT_MAX_MAPS: add_map refuses
+	 * more), not for the maximum: a map entry is over 2 KiB, and every open (the loader's
+	 * mutation tests open hundreds of thousands) would otherwise clear 64 of them. */
+	uint32_t room = count_maps(elf);
+	obj->maps = calloc(room ? room : 1, sizeof(*obj->maps));
 	if (!obj->maps)
 		return ldr_err(err, err_len, ENOMEM, "out of memory");
+	obj->maps_room = room;
 
 	if (ldr_elf_find_sec(elf, "maps"))
 		return ldr_err(err, err_len, EINVAL,
