@@ -156,6 +156,23 @@ static ncclResult_t init_v6(void **context, uint64_t comm_id, int *mask, const c
 	return init_common(context, mask, comm_id, comm_name, n_nodes, n_ranks, rank, log, 6);
 }
 
+/* stopEvent and recordEventState: traced here, as the starts are above, before the event code
+ * retires the handle (the trace names the handle's communicator). */
+static ncclResult_t stop_event(void *handle)
+{
+	if (__builtin_expect(ncclbpf_trace_on(), 0))
+		prof_trace_stop(handle);
+	return prof_stop(handle);
+}
+
+static ncclResult_t record_state(void *handle, ncclProfilerEventState_v4_t state,
+				 ncclProfilerEventStateArgs_v4_t *args)
+{
+	if (__builtin_expect(ncclbpf_trace_on(), 0) && state == ncclProfilerKernelChStop && args)
+		prof_trace_kch_end(handle, args->kernelCh.pTimer);
+	return prof_record_state(handle, state, args);
+}
+
 /* NCCL's profiler tables ncclProfiler_v4, _v5 and _v6: the same functions but each version's
  * init and startEvent (their argument layouts differ). */
 #define PROFILER_TABLE(v)                                                                          \
@@ -163,8 +180,8 @@ static ncclResult_t init_v6(void **context, uint64_t comm_id, int *mask, const c
 	    .name = "NCCLbpf",                                                                     \
 	    .init = init_v##v,                                                                     \
 	    .startEvent = start_v##v,                                                              \
-	    .stopEvent = prof_stop,                                                                \
-	    .recordEventState = prof_record_state,                                                 \
+	    .stopEvent = stop_event,                                                               \
+	    .recordEventState = record_state,                                                      \
 	    .finalize = finalize,                                                                  \
 	}
 PROFILER_TABLE(4);

@@ -10,11 +10,9 @@
 
 #include "ncclbpf/runtime.h"
 #include "ncclbpf/telemetry.h"
-#include "ncclbpf/trace.h"
 #include "nccl_profiler.h"
 #include "profiler_names.h"
 #include "profiler_pool.h"
-#include "profiler_trace.h"
 
 static _Atomic int wanted_mask;
 /* Program events (bit 1 << NCCLBPF_PROF_*) the active program is run on. An event outside it
@@ -369,8 +367,6 @@ ncclResult_t prof_record_state(void *handle, ncclProfilerEventState_v4_t state,
 	if (state != ncclProfilerKernelChStop || !args)
 		return ncclSuccess;
 	uint64_t gpu_end = args->kernelCh.pTimer;
-	if (__builtin_expect(ncclbpf_trace_on(), 0))
-		prof_trace_kch_end(handle, gpu_end);
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (!p || ch < 0)
@@ -429,8 +425,6 @@ static void proxy_stop(struct prof_proxy *ev)
 
 ncclResult_t prof_stop(void *handle)
 {
-	if (__builtin_expect(ncclbpf_trace_on(), 0))
-		prof_trace_stop(handle);
 	int ch;
 	struct prof_coll *p = live_coll(handle, &ch);
 	if (p) {
