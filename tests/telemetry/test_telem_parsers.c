@@ -64,8 +64,8 @@ static void test_prom(void)
 	    "# TYPE a counter\n# TYPE a counter\na 1\n", /* TYPE twice */
 	    "# TYPE a meter\na 1\n",			 /* unknown type */
 	    "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_sum 1\nh_count 1\n", /* no +Inf */
-	    "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\n"
-	    "h_sum 1\nh_count 1\n", /* not cumulative */
+	    ("# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\n"
+	     "h_sum 1\nh_count 1\n"), /* not cumulative (one string: parenthesized for clang) */
 	    "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_sum 1\nh_count 3\n", /* count */
 	    "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_count 2\n",		 /* no sum */
 	    "# TYPE h histogram\nh 2\n",					 /* sample */

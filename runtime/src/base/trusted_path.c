@@ -24,7 +24,9 @@
 #define AT_LEN	   (PATH_MAX + NAME_MAX + 2) /* a path shown in messages */
 
 /* Paths in messages may be cut short; every buffer a path is resolved in is checked. */
+#ifndef __clang__ /* GCC's warning; clang has none of that name */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 static int fail(char *why, size_t n, int err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -13,7 +13,9 @@
 /* D is at most CP_PATH - 512 bytes (checked where it is read) and every name below it is short,
  * so composed paths fit their buffers; GCC cannot see that through the sizes of the buffers. A
  * truncated path would only name a file that does not exist, which every reader handles. */
+#ifndef __clang__ /* GCC's warning; clang has none of that name */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
+#endif
 
 /* mkdir -p (mode 0700), every level trusted (ncclbpf/trusted_path.h). 0 or -errno. */
 int cp_mkdirs(const char *path);
