@@ -2,6 +2,7 @@
  * single-element array per global data section (.rodata*, .data*, .bss*), in section order.
  * Programs refer to maps by index into this table. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "loader.h"
@@ -238,6 +239,18 @@ static int cmp_map_off(const void *a, const void *b)
 	return x->sym_off < y->sym_off ? -1 : x->sym_off > y->sym_off;
 }
 
+/* The two sources of maps, one test each for count_maps and ldr_collect_maps: a map symbol of
+ * section .maps (msec), and a global data section with contents. */
+static bool is_map_symbol(const struct ldr_sym *sym, uint32_t msec)
+{
+	return sym->shndx == msec && (sym->type == LDR_STT_OBJECT || sym->type == LDR_STT_NOTYPE);
+}
+
+static bool is_data_map(const struct ldr_sec *s)
+{
+	return data_kind(s) >= 0 && s->size;
+}
+
 /* How many maps ldr_collect_maps can add, at most EBPF_OBJECT_MAX_MAPS: the symbols of .maps it
  * considers and the global data sections, counted with the same filters (a symbol it then
  * refuses only makes the count an upper bound). */
@@ -248,13 +261,10 @@ static uint32_t count_maps(const struct ldr_elf *elf)
 		struct ldr_sym sym;
 		if (ldr_elf_sym(elf, i, &sym, NULL, 0))
 			break; /* the collection reports it */
-		if (sym.shndx == msec && sym.type != LDR_STT_SECTION &&
-		    (sym.type == LDR_STT_OBJECT || sym.type == LDR_STT_NOTYPE))
-			n++;
+		n += is_map_symbol(&sym, msec);
 	}
 	for (uint32_t i = 1; i < elf->n_secs; i++)
-		if (data_kind(&elf->secs[i]) >= 0 && elf->secs[i].size)
-			n++;
+		n += is_data_map(&elf->secs[i]);
 	return n < EBPF_OBJECT_MAX_MAPS ? n : EBPF_OBJECT_MAX_MAPS;
 }
 
@@ -284,9 +294,7 @@ int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const s
 			struct ebpf_object_map *m;
 			if ((ret = ldr_elf_sym(elf, i, &sym, err, err_len)))
 				return ret;
-			if (sym.shndx != msec || sym.type == LDR_STT_SECTION)
-				continue;
-			if (sym.type != LDR_STT_OBJECT && sym.type != LDR_STT_NOTYPE)
+			if (!is_map_symbol(&sym, msec))
 				continue;
 			if (!sym.name[0] || sym.value >= s->size)
 				return ldr_err(
@@ -326,7 +334,7 @@ int ldr_collect_maps(struct ebpf_object *obj, const struct ldr_elf *elf, const s
 		const struct ldr_sec *s = &elf->secs[i];
 		int kind = data_kind(s);
 		struct ebpf_object_map *m;
-		if (kind < 0 || !s->size)
+		if (!is_data_map(s))
 			continue;
 		if (s->size > EBPF_OBJECT_MAX_DATA)
 			return ldr_err(err, err_len, E2BIG,
