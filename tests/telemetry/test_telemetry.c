@@ -671,6 +671,69 @@ static void test_http(void)
 	unsetenv("LOCAL_RANK");
 }
 
+/* A scraper that sends its request and then stops reading: the answer cannot be sent before the
+ * connection's deadline, so the endpoint drops it and the exporter counts one failed HTTP write
+ * (ncclbpf_exporter_errors_total{output="http"}), and the next scraper is served. The answer
+ * must not fit in the sockets' buffers: 64 communicators with 16 cells each give about 6 MiB
+ * of text, the client's receive buffer is the smallest the kernel allows. */
+static void test_http_stalled_client(void)
+{
+	int port = free_port();
+	char v[16];
+	snprintf(v, sizeof(v), "%d", port);
+	th_env_clear();
+	setenv("NCCLBPF_PROM_PORT", v, 1);
+	void *c[NCCLBPF_TELEM_COMMS];
+	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
+		c[i] = th_comm(0x8000 + (uint64_t)i, NULL, 2, 0);
+		for (int k = 0; k < 16; k++)
+			th_coll(c[i], 0, (uint64_t)k, k % 2 ? "AllReduce" : "AllGather",
+				(size_t)1 << k, "ncclFloat32", 1, k % 2 ? "RING" : "TREE",
+				k % 2 ? "SIMPLE" : "LL", 100, 1000 + (uint64_t)k);
+	}
+	size_t len = 0;
+	char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n", &len);
+	/* Whatever the kernel lets the endpoint queue (its send buffer grows up to tcp_wmem's
+	 * maximum) plus the client's buffer must be less than the answer. */
+	unsigned long wmem[3] = {0, 0, 4ul << 20};
+	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+	if (f) {
+		if (fscanf(f, "%lu %lu %lu", &wmem[0], &wmem[1], &wmem[2]) != 3)
+			wmem[2] = 4ul << 20;
+		fclose(f);
+	}
+	CHECKF(r && len > wmem[2] + (1u << 20),
+	       "the answer (%zu bytes) must not fit in the socket buffers (%lu bytes)", len,
+	       wmem[2]);
+	free(r);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int small = 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	CHECK(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(req) - 1));
+	/* The next scrape waits behind the stalled one (one exporter thread), then is answered. */
+	th_sleep_ms(200);
+	r = http(port, "GET /metrics HTTP/1.0\r\n\r\n", &len);
+	const char *body = r ? strstr(r, "\r\n\r\n") : NULL;
+	CHECK(r && !strncmp(r, "HTTP/1.1 200 ", 13) && body);
+	if (body) {
+		struct prom_doc d;
+		body += 4;
+		CHECKF(prom_parse(&d, body, len - (size_t)(body - r)) == 0, "%s", d.err);
+		const struct prom_sample *e =
+		    find(&d, "ncclbpf_exporter_errors_total", "output", "http", NULL);
+		CHECKF(e && e->value == 1, "HTTP errors: %g", e ? e->value : -1.0);
+		prom_free(&d);
+	}
+	free(r);
+	close(fd);
+	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++)
+		th_finalize(c[i]);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -684,5 +747,6 @@ int main(void)
 	test_unwritable();
 	test_full_disk();
 	test_http();
+	test_http_stalled_client();
 	return check_summary("test_telemetry");
 }

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "base/rt_service.h"
-#include "telem_export.h"
+#include "telem_http.h"
 
 #define JSONL_PERIOD_NS (20ull * 1000000ull)
 #define JSONL_BUF	(256u * 1024u)
@@ -33,7 +33,22 @@ static int start(struct rt_service *s);
 static void finish(int mine);
 /* The exporter thread: started once, stopped only by the process that started it. */
 static struct rt_service svc = RT_SERVICE_INIT(start, finish);
+
+/* The exporter thread's state. */
+struct telem_export {
+	struct tbuf prom;	  /* the one render buffer (textfile and /metrics) */
+	uint64_t rendered_ns;	  /* when prom was last rendered */
+	struct tbuf jsonl;	  /* JSON lines waiting to be written */
+	int prom_dirfd, jsonl_fd; /* -1: not open (yet) */
+	char prom_name[256], prom_tmp[272];
+	struct telem_fail fail[3]; /* per output: TELEM_OUT_* */
+	struct telem_http http;
+};
 static struct telem_export ex;
+
+/* A scrape is answered with a render at most this old (several scrapers at once share one);
+ * the textfile always renders anew. */
+#define TELEM_SCRAPE_AGE_NS (250ull * 1000000ull)
 
 /* --- Failures ------------------------------------------------------------------------------- */
 
@@ -64,7 +79,8 @@ void telem_fail_ok(struct telem_fail *f, const char *what)
 
 static char fail_what[3][4400];
 
-void telem_export_error(struct telem_export *x, int out, int err)
+/* A failed write on an output: counted, WARNed as telem_fail_note says. */
+static void export_error(struct telem_export *x, int out, int err)
 {
 	atomic_fetch_add(&telem_stats.errors[out], 1);
 	telem_fail_note(&x->fail[out], fail_what[out], err);
@@ -77,7 +93,8 @@ static void export_ok(struct telem_export *x, int out)
 
 /* --- Prometheus text ------------------------------------------------------------------------ */
 
-const struct tbuf *telem_export_render(struct telem_export *x, uint64_t max_age_ns)
+/* The Prometheus text, rendered now unless a render younger than max_age_ns is at hand. */
+static const struct tbuf *render(struct telem_export *x, uint64_t max_age_ns)
 {
 	uint64_t now = rt_now_ns();
 	if (x->rendered_ns && now - x->rendered_ns < max_age_ns)
@@ -96,6 +113,12 @@ const struct tbuf *telem_export_render(struct telem_export *x, uint64_t max_age_
 			       (unsigned long long)telem_cfg.max_bytes);
 	}
 	return &x->prom;
+}
+
+/* telem_http's body function */
+static const struct tbuf *scrape_body(void *x)
+{
+	return render(x, TELEM_SCRAPE_AGE_NS);
 }
 
 /* --- Files ---------------------------------------------------------------------------------- */
@@ -126,12 +149,12 @@ static void textfile_write(struct telem_export *x)
 	if (x->prom_dirfd < 0) {
 		int fd = open_dir(telem_cfg.prom_dir);
 		if (fd < 0) {
-			telem_export_error(x, TELEM_OUT_TEXTFILE, -fd);
+			export_error(x, TELEM_OUT_TEXTFILE, -fd);
 			return;
 		}
 		x->prom_dirfd = fd;
 	}
-	const struct tbuf *b = telem_export_render(x, 0);
+	const struct tbuf *b = render(x, 0);
 	unlinkat(x->prom_dirfd, x->prom_tmp, 0); /* left by a crash of a process with our pid */
 	int fd = openat(x->prom_dirfd, x->prom_tmp,
 			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -146,7 +169,7 @@ static void textfile_write(struct telem_export *x)
 		err = -errno;
 	if (err) {
 		unlinkat(x->prom_dirfd, x->prom_tmp, 0);
-		telem_export_error(x, TELEM_OUT_TEXTFILE, -err);
+		export_error(x, TELEM_OUT_TEXTFILE, -err);
 		if (err == -ENOENT || err == -ESTALE) { /* the directory went: reopen next time */
 			close(x->prom_dirfd);
 			x->prom_dirfd = -1;
@@ -180,7 +203,7 @@ static void jsonl_open(struct telem_export *x)
 		close(dfd);
 	}
 	if (err)
-		telem_export_error(x, TELEM_OUT_JSONL, err);
+		export_error(x, TELEM_OUT_JSONL, err);
 }
 
 /* Writes the buffered lines (n of them). */
@@ -193,7 +216,7 @@ static void jsonl_flush(struct telem_export *x, uint64_t *n)
 	int err = x->jsonl_fd < 0 ? -EBADF : write_all(x->jsonl_fd, x->jsonl.p, x->jsonl.len);
 	if (err) {
 		if (x->jsonl_fd >= 0)
-			telem_export_error(x, TELEM_OUT_JSONL, -err);
+			export_error(x, TELEM_OUT_JSONL, -err);
 		atomic_fetch_add(&telem_jsonl_dropped, *n);
 	} else {
 		atomic_fetch_add(&telem_stats.jsonl_records, *n);
@@ -267,7 +290,8 @@ static void *exporter_main(void *arg)
 			continue;
 		if (pfd[0].revents)
 			break;
-		telem_http_handle(x, pfd + 1, n - 1);
+		for (int failed = telem_http_handle(&x->http, pfd + 1, n - 1); failed > 0; failed--)
+			export_error(x, TELEM_OUT_HTTP, ETIMEDOUT);
 	}
 	atomic_store(&telem_jsonl_on, 0);
 	if (telem_cfg.jsonl_dir[0])
@@ -290,9 +314,8 @@ static int start(struct rt_service *s)
 		return -1;
 	struct telem_export *x = &ex;
 	memset(x, 0, sizeof(*x));
-	x->prom_dirfd = x->jsonl_fd = x->http.listen_fd = -1;
-	for (int i = 0; i < HTTP_CONNS; i++)
-		x->http.c[i].fd = -1;
+	x->prom_dirfd = x->jsonl_fd = -1;
+	telem_http_init(&x->http);
 	snprintf(x->prom_name, sizeof(x->prom_name), "ncclbpf_%.128s_%d.prom", c->id.host,
 		 c->id.pid);
 	snprintf(x->prom_tmp, sizeof(x->prom_tmp), ".%.200s.tmp", x->prom_name);
@@ -317,7 +340,7 @@ static int start(struct rt_service *s)
 	}
 	char why[256];
 	uint32_t port = telem_config_port();
-	if (port && telem_http_open(&x->http, port, why, sizeof(why)) != 0)
+	if (port && telem_http_open(&x->http, port, scrape_body, x, why, sizeof(why)) != 0)
 		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf telemetry: no HTTP /metrics (%s)", why);
 	if (c->jsonl_dir[0])
 		atomic_store(&telem_jsonl_on, 1);

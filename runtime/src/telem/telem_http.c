@@ -13,14 +13,23 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "telem_export.h"
+#include "telem_http.h"
 
 #define HTTP_DEADLINE_MS 2000
 
-int telem_http_open(struct telem_http *h, uint32_t port, char *why, size_t why_len)
+void telem_http_init(struct telem_http *h)
 {
+	h->listen_fd = -1;
 	for (int i = 0; i < HTTP_CONNS; i++)
 		h->c[i].fd = -1;
+}
+
+int telem_http_open(struct telem_http *h, uint32_t port, telem_http_body_fn body, void *body_arg,
+		    char *why, size_t why_len)
+{
+	telem_http_init(h);
+	h->body = body;
+	h->body_arg = body_arg;
 	h->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int one = 1;
 	struct sockaddr_in sa = {.sin_family = AF_INET,
@@ -101,8 +110,9 @@ static int send_all(struct http_conn *c, const char *data, size_t len)
 	return 0;
 }
 
-static void respond(struct telem_export *x, struct http_conn *c, int status, const char *reason,
-		    const char *body, size_t len)
+/* Answers and closes the connection; 0, or -1 when the answer could not be sent in time. */
+static int respond(struct http_conn *c, int status, const char *reason, const char *body,
+		   size_t len)
 {
 	char head[256];
 	int n = snprintf(head, sizeof(head),
@@ -111,48 +121,45 @@ static void respond(struct telem_export *x, struct http_conn *c, int status, con
 			 status, reason,
 			 status == 200 ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain",
 			 len);
-	if (send_all(c, head, (size_t)n) != 0 || send_all(c, body, len) != 0)
-		telem_export_error(x, TELEM_OUT_HTTP, ETIMEDOUT);
+	int rc = send_all(c, head, (size_t)n) != 0 || send_all(c, body, len) != 0 ? -1 : 0;
 	drop(c);
+	return rc;
 }
 
-/* A complete request head is in c->req: answer it. */
-static void serve(struct telem_export *x, struct http_conn *c)
+/* A complete request head is in c->req: answer it (respond's result). */
+static int serve(const struct telem_http *h, struct http_conn *c)
 {
 	static const char nf[] = "only GET /metrics is served here\n";
-	if (strncmp(c->req, "GET ", 4)) {
-		respond(x, c, 405, "Method Not Allowed", nf, sizeof(nf) - 1);
-		return;
-	}
+	if (strncmp(c->req, "GET ", 4))
+		return respond(c, 405, "Method Not Allowed", nf, sizeof(nf) - 1);
 	const char *path = c->req + 4;
 	size_t plen = strcspn(path, " ?\r\n");
-	if (plen != 8 || strncmp(path, "/metrics", 8)) {
-		respond(x, c, 404, "Not Found", nf, sizeof(nf) - 1);
-		return;
-	}
-	const struct tbuf *b = telem_export_render(x, TELEM_SCRAPE_AGE_NS);
-	respond(x, c, 200, "OK", b->p, b->len);
+	if (plen != 8 || strncmp(path, "/metrics", 8))
+		return respond(c, 404, "Not Found", nf, sizeof(nf) - 1);
+	const struct tbuf *b = h->body(h->body_arg);
+	return respond(c, 200, "OK", b->p, b->len);
 }
 
-static void on_readable(struct telem_export *x, struct http_conn *c)
+/* Reads what came; answers once the request head is complete or too large (respond's result,
+ * else 0). */
+static int on_readable(const struct telem_http *h, struct http_conn *c)
 {
 	ssize_t k = recv(c->fd, c->req + c->len, sizeof(c->req) - 1 - c->len, MSG_DONTWAIT);
 	if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 		drop(c);
-		return;
+		return 0;
 	}
 	if (k < 0)
-		return;
+		return 0;
 	c->len += (size_t)k;
 	c->req[c->len] = 0;
-	if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n")) {
-		serve(x, c);
-		return;
-	}
+	if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n"))
+		return serve(h, c);
 	if (c->len == sizeof(c->req) - 1) {
 		static const char big[] = "request too large\n";
-		respond(x, c, 431, "Request Header Fields Too Large", big, sizeof(big) - 1);
+		return respond(c, 431, "Request Header Fields Too Large", big, sizeof(big) - 1);
 	}
+	return 0;
 }
 
 static void on_accept(struct telem_http *h, uint64_t now)
@@ -179,10 +186,10 @@ static void on_accept(struct telem_http *h, uint64_t now)
 	}
 }
 
-void telem_http_handle(struct telem_export *x, const struct pollfd *pfd, int n)
+int telem_http_handle(struct telem_http *h, const struct pollfd *pfd, int n)
 {
-	struct telem_http *h = &x->http;
 	uint64_t now = rt_now_ns();
+	int failed = 0;
 	for (int i = 0; i < n; i++) {
 		if (!pfd[i].revents)
 			continue;
@@ -191,10 +198,11 @@ void telem_http_handle(struct telem_export *x, const struct pollfd *pfd, int n)
 			continue;
 		}
 		for (int j = 0; j < HTTP_CONNS; j++)
-			if (h->c[j].fd == pfd[i].fd)
-				on_readable(x, &h->c[j]);
+			if (h->c[j].fd == pfd[i].fd && on_readable(h, &h->c[j]) != 0)
+				failed++;
 	}
 	for (int j = 0; j < HTTP_CONNS; j++)
 		if (h->c[j].fd >= 0 && now >= h->c[j].deadline_ns)
 			drop(&h->c[j]); /* the request did not come in time */
+	return failed;
 }

@@ -110,7 +110,7 @@ void tb_escaped(struct tbuf *b, const char *s);
 /* Ends a line ('\n'); when anything of it did not fit, the whole line is dropped instead. */
 void tb_eol(struct tbuf *b);
 
-/* --- Prometheus text (telem_prom.c) ------------------------------------------------------- */
+/* --- Prometheus text (telem_prom.c, its shared parts in telem_prom_parts.c) ---------------- */
 /* Renders every family (built-in tables, runtime state) into b. */
 void telem_prom_render(struct tbuf *b);
 /* The labels every series carries (job_id, node, rank, local_rank, gpu, pid), no braces. */

@@ -21,25 +21,9 @@ static const struct {
 #undef TELEM_ROW
 };
 
-void telem_prom_family(struct tbuf *b, const char *name, const char *type, const char *help)
-{
-	tb_printf(b, "# HELP %s %s", name, help);
-	tb_eol(b);
-	tb_printf(b, "# TYPE %s %s", name, type);
-	tb_eol(b);
-}
-
 static void family(struct tbuf *b, enum telem_metric_id id)
 {
 	telem_prom_family(b, families[id].name, families[id].type, families[id].help);
-}
-
-void telem_prom_base_labels(struct tbuf *b)
-{
-	const struct telem_config *c = &telem_cfg;
-	tb_printf(b,
-		  "job_id=\"%s\",node=\"%s\",rank=\"%s\",local_rank=\"%s\",gpu=\"%s\",pid=\"%d\"",
-		  c->id.job, c->id.host, c->id.rank, c->id.local_rank, c->id.gpu, c->id.pid);
 }
 
 static void comm_labels(struct tbuf *b, const struct ncclbpf_telem_comm *t)
