@@ -671,11 +671,25 @@ static void test_http(void)
 	unsetenv("LOCAL_RANK");
 }
 
+/* ncclbpf_exporter_errors_total{output="http"}, rendered in-process (no HTTP involved). */
+static double http_errors(void)
+{
+	struct prom_doc d;
+	char *buf = render(&d);
+	const struct prom_sample *s =
+	    find(&d, "ncclbpf_exporter_errors_total", "output", "http", NULL);
+	double v = s ? s->value : -1;
+	prom_free(&d);
+	free(buf);
+	return v;
+}
+
 /* A scraper that sends its request and then stops reading: the answer cannot be sent before the
- * connection's deadline, so the endpoint drops it and the exporter counts one failed HTTP write
- * (ncclbpf_exporter_errors_total{output="http"}), and the next scraper is served. The answer
- * must not fit in the sockets' buffers: 64 communicators with 16 cells each give about 6 MiB
- * of text, the client's receive buffer is the smallest the kernel allows. */
+ * connection's deadline, so the endpoint drops it and the exporter counts one failed HTTP write,
+ * and the next scraper is served. The answer must not fit in the sockets' buffers (the
+ * endpoint's grows up to tcp_wmem's maximum; the client's is the smallest the kernel allows):
+ * 63 communicators with 16 cells each give about 6 MiB of text. No step depends on timing: the
+ * test waits until the answer is on its way before it shrinks the text for the next scrape. */
 static void test_http_stalled_client(void)
 {
 	int port = free_port();
@@ -683,18 +697,20 @@ static void test_http_stalled_client(void)
 	snprintf(v, sizeof(v), "%d", port);
 	th_env_clear();
 	setenv("NCCLBPF_PROM_PORT", v, 1);
-	void *c[NCCLBPF_TELEM_COMMS];
-	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++) {
+	/* The exporter's tick also frees closed communicators' slots: often, so that the text
+	 * shrinks soon after they close. */
+	setenv("NCCLBPF_PROM_INTERVAL_MS", "100", 1);
+	void *keep = th_comm(0x8fff, NULL, 2, 0); /* holds the exporter once the others close */
+	double before = http_errors();
+	enum { BIG = NCCLBPF_TELEM_COMMS - 1 };
+	void *c[BIG];
+	for (int i = 0; i < BIG; i++) {
 		c[i] = th_comm(0x8000 + (uint64_t)i, NULL, 2, 0);
 		for (int k = 0; k < 16; k++)
 			th_coll(c[i], 0, (uint64_t)k, k % 2 ? "AllReduce" : "AllGather",
 				(size_t)1 << k, "ncclFloat32", 1, k % 2 ? "RING" : "TREE",
 				k % 2 ? "SIMPLE" : "LL", 100, 1000 + (uint64_t)k);
 	}
-	size_t len = 0;
-	char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n", &len);
-	/* Whatever the kernel lets the endpoint queue (its send buffer grows up to tcp_wmem's
-	 * maximum) plus the client's buffer must be less than the answer. */
 	unsigned long wmem[3] = {0, 0, 4ul << 20};
 	FILE *f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
 	if (f) {
@@ -702,10 +718,14 @@ static void test_http_stalled_client(void)
 			wmem[2] = 4ul << 20;
 		fclose(f);
 	}
-	CHECKF(r && len > wmem[2] + (1u << 20),
+	size_t cap = 32u << 20;
+	char *text = malloc(cap);
+	size_t len = ncclbpf_telem_prometheus(text, cap);
+	free(text);
+	CHECKF(len > wmem[2] + (1u << 20),
 	       "the answer (%zu bytes) must not fit in the socket buffers (%lu bytes)", len,
 	       wmem[2]);
-	free(r);
+
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int small = 1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
@@ -714,24 +734,33 @@ static void test_http_stalled_client(void)
 	CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
 	CHECK(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(req) - 1));
-	/* The next scrape waits behind the stalled one (one exporter thread), then is answered. */
-	th_sleep_ms(200);
-	r = http(port, "GET /metrics HTTP/1.0\r\n\r\n", &len);
-	const char *body = r ? strstr(r, "\r\n\r\n") : NULL;
-	CHECK(r && !strncmp(r, "HTTP/1.1 200 ", 13) && body);
-	if (body) {
-		struct prom_doc d;
-		body += 4;
-		CHECKF(prom_parse(&d, body, len - (size_t)(body - r)) == 0, "%s", d.err);
-		const struct prom_sample *e =
-		    find(&d, "ncclbpf_exporter_errors_total", "output", "http", NULL);
-		CHECKF(e && e->value == 1, "HTTP errors: %g", e ? e->value : -1.0);
-		prom_free(&d);
-	}
-	free(r);
-	close(fd);
-	for (int i = 0; i < NCCLBPF_TELEM_COMMS; i++)
+	/* The first bytes of the answer arrive once the big text is rendered (hang guard 60 s). */
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	CHECK(poll(&p, 1, 60000) == 1);
+	char b;
+	CHECK(recv(fd, &b, 1, MSG_PEEK) == 1);
+	for (int i = 0; i < BIG; i++)
 		th_finalize(c[i]);
+	/* Closed slots are shown until the exporter's next tick, which comes once the stalled
+	 * answer is dropped: wait until the text fits in 1 MiB again (hang guard 60 s). */
+	text = malloc(1u << 20);
+	int shrunk = 0;
+	for (int i = 0; i < 1200 && !shrunk; i++) {
+		shrunk = ncclbpf_telem_prometheus(text, 1u << 20) > 0;
+		if (!shrunk)
+			th_sleep_ms(50);
+	}
+	free(text);
+	CHECK(shrunk);
+	/* The next scrape is answered (the small text of the communicator left). */
+	char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n", &len);
+	CHECK(r && !strncmp(r, "HTTP/1.1 200 ", 13));
+	free(r);
+	double after = http_errors();
+	CHECKF(after == before + 1, "HTTP errors: %g before, %g after", before, after);
+	close(fd);
+	th_finalize(keep);
+	unsetenv("NCCLBPF_PROM_INTERVAL_MS");
 }
 
 int main(void)
