@@ -67,8 +67,8 @@ typedef long long __s64;
  * writes, the map itself) is the same on every rank: counters, "seen this size before",
  * exploration schedules, moving averages of NCCL's own cost estimates. The verifier reads such
  * maps as uniform and rejects writing a rank-local value into one, at a place a rank-local
- * value chose, or under a branch on one. Every other map a program writes is rank-local for decisions
- * (docs/writing-policies.md).
+ * value chose, or under a branch on one. Every other map a program writes is rank-local for
+ * decisions (docs/writing-policies.md).
  * - ARRAY and HASH only: per-CPU values and LRU eviction differ between ranks.
  * - Only tuner and tuner/chunk programs may use them (profiler and net programs run outside any
  *   communicator's decisions).

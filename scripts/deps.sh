@@ -4,8 +4,9 @@ set -euo pipefail
 # python3: the CLI tests parse --json output with it (tests/cli/json_expect.py).
 # passwd (useradd) and util-linux (setpriv): tests/security/other_users.sh creates two users;
 # both are in every Debian base system, named so that a slimmer image cannot skip that test.
-PKGS=(build-essential cmake clang llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev spin python3
-  passwd util-linux)
+# clang-format: the clang_format test checks the tree's layout with it.
+PKGS=(build-essential cmake clang clang-format llvm lld libclang-rt-14-dev libc6-dev linux-libc-dev
+  spin python3 passwd util-linux)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -215,7 +215,8 @@ static int part_queue(void)
 	return check_failures;
 }
 
-#define DEADLINE_MS "2000" /* long enough that a loaded machine still sends a real hello in time */
+/* long enough that a loaded machine still sends a real hello in time */
+#define DEADLINE_MS "2000"
 
 static int part_deadline(void)
 {
