@@ -441,12 +441,13 @@ static void test_textfile_atomic(void)
 	CHECK(rmdir(dir) == 0);
 }
 
-static double textfile_errors(void)
+/* ncclbpf_exporter_errors_total{output=...}, rendered in-process (no HTTP involved). */
+static double export_errors(const char *output)
 {
 	struct prom_doc d;
 	char *buf = render(&d);
 	const struct prom_sample *s =
-	    find(&d, "ncclbpf_exporter_errors_total", "output", "textfile", NULL);
+	    find(&d, "ncclbpf_exporter_errors_total", "output", output, NULL);
 	double v = s ? s->value : -1;
 	prom_free(&d);
 	free(buf);
@@ -462,7 +463,7 @@ static void wait_errors(double before, double n)
 	double e = before;
 	for (uint64_t t0 = th_now_ms(); e < before + n && th_now_ms() - t0 < 30000;) {
 		th_sleep_ms(20);
-		e = textfile_errors();
+		e = export_errors("textfile");
 	}
 	CHECKF(e >= before + n, "%g errors, want %g", e, before + n);
 }
@@ -487,7 +488,7 @@ static void test_unwritable(void)
 	setenv("NCCLBPF_PROM_INTERVAL_MS", "10", 1);
 	th_out_name(path, sizeof(path), missing, "prom");
 	th_warns = th_infos_ok = 0;
-	double before = textfile_errors();
+	double before = export_errors("textfile");
 	void *c = th_comm(0xdead, NULL, 2, 0);
 	th_coll(c, 0, 0, "AllReduce", 1024, "ncclFloat32", 1, "RING", "LL", 1, 1000);
 	wait_errors(before, 20);
@@ -503,7 +504,7 @@ static void test_unwritable(void)
 		gone = rmdir(missing) == 0;
 	}
 	CHECK(gone);
-	wait_errors(textfile_errors(), 5);
+	wait_errors(export_errors("textfile"), 5);
 	CHECK_EQ_U64(th_warns, 1); /* rate-limited */
 	CHECK(mkdir(missing, 0755) == 0);
 	wait_file(path);
@@ -542,7 +543,7 @@ static void test_full_disk(void)
 	struct rlimit old, zero = {0, 0};
 	getrlimit(RLIMIT_FSIZE, &old);
 	zero.rlim_max = old.rlim_max;
-	double before = textfile_errors();
+	double before = export_errors("textfile");
 	CHECK(setrlimit(RLIMIT_FSIZE, &zero) == 0);
 	void *c = th_comm(0xf011, NULL, 2, 0);
 	th_coll(c, 0, 0, "AllReduce", 1024, "ncclFloat32", 1, "RING", "LL", 1, 1000);
@@ -671,19 +672,6 @@ static void test_http(void)
 	unsetenv("LOCAL_RANK");
 }
 
-/* ncclbpf_exporter_errors_total{output="http"}, rendered in-process (no HTTP involved). */
-static double http_errors(void)
-{
-	struct prom_doc d;
-	char *buf = render(&d);
-	const struct prom_sample *s =
-	    find(&d, "ncclbpf_exporter_errors_total", "output", "http", NULL);
-	double v = s ? s->value : -1;
-	prom_free(&d);
-	free(buf);
-	return v;
-}
-
 /* A scraper that sends its request and then stops reading: the answer cannot be sent before the
  * connection's deadline, so the endpoint drops it and the exporter counts one failed HTTP write,
  * and the next scraper is served. The answer must not fit in the sockets' buffers (the
@@ -701,7 +689,7 @@ static void test_http_stalled_client(void)
 	 * shrinks soon after they close. */
 	setenv("NCCLBPF_PROM_INTERVAL_MS", "100", 1);
 	void *keep = th_comm(0x8fff, NULL, 2, 0); /* holds the exporter once the others close */
-	double before = http_errors();
+	double before = export_errors("http");
 	enum { BIG = NCCLBPF_TELEM_COMMS - 1 };
 	void *c[BIG];
 	for (int i = 0; i < BIG; i++) {
@@ -756,7 +744,7 @@ static void test_http_stalled_client(void)
 	char *r = http(port, "GET /metrics HTTP/1.0\r\n\r\n", &len);
 	CHECK(r && !strncmp(r, "HTTP/1.1 200 ", 13));
 	free(r);
-	double after = http_errors();
+	double after = export_errors("http");
 	CHECKF(after == before + 1, "HTTP errors: %g before, %g after", before, after);
 	close(fd);
 	th_finalize(keep);
