@@ -47,6 +47,17 @@ static int exists(const char *p)
 	return lstat(p, &st) == 0;
 }
 
+static int file_has(const char *path, const char *text)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	return strstr(buf, text) != NULL;
+}
+
 static void *open_comm(uint64_t id)
 {
 	void *ctx = NULL;
@@ -87,6 +98,10 @@ static void test_cli_against_live_process(void)
 	calls(ctx, 100);
 	record_paths(pid, rec, sock, sizeof(rec));
 	CHECKF(exists(rec) && exists(sock), "no record/socket at %s", rec);
+	/* The record names this process, not only its pid (pids are reused). */
+	char line[64];
+	snprintf(line, sizeof(line), "\nproc_start=%llu\n", ncclbpf_rt_proc_start(pid));
+	CHECKF(ncclbpf_rt_proc_start(pid) != 0 && file_has(rec, line), "%s lacks%s", rec, line);
 
 	int rc = run_cli(out, sizeof(out), "ps --dir %s", dir);
 	char want[128];
@@ -442,6 +457,53 @@ static void test_stale_record(void)
 	CHECKF(!exists(rec), "stale record kept");
 }
 
+/* A record whose pid the kernel has given to another process since (CI met one: a test found
+ * a dead process's record under its own pid and tried its socket). The process with the pid
+ * is alive, so only the start time in the record tells: with a different one the record is
+ * not that process's (stat says it is not registered, ps removes it); with the right one, or
+ * none (a plugin older than the field), it is taken for the process's own, so stat tries its
+ * socket. */
+static void test_reused_pid_record(void)
+{
+	char out[4096], rec[512], sock[512];
+	int hold[2];
+	CHECK(pipe(hold) == 0);
+	pid_t c = fork();
+	if (c == 0) {
+		char b;
+		close(hold[1]);
+		_exit(read(hold[0], &b, 1) < 0);
+	}
+	close(hold[0]);
+	unsigned long long started = ncclbpf_rt_proc_start(c);
+	CHECK(started != 0);
+	record_paths(c, rec, sock, sizeof(rec));
+	const char *const cases[] = {"another", "its", "no"};
+	for (int k = 0; k < 3; k++) {
+		FILE *f = fopen(rec, "w");
+		if (!f) {
+			CHECKF(0, "cannot write %s", rec);
+			break;
+		}
+		fprintf(f, "pid=%d\nhost=%s\nuid=0\njob=reused\nrank=0\nsock=%s\n", (int)c, host,
+			sock);
+		if (k < 2)
+			fprintf(f, "proc_start=%llu\n", k == 0 ? started + 1 : started);
+		fclose(f);
+		int rc = run_cli(out, sizeof(out), "stat --dir %s %d", dir, (int)c);
+		CHECKF(rc != 0 && (strstr(out, "is not registered") != NULL) == (k == 0),
+		       "stat (%s start time): %s", cases[k], out);
+		if (k == 0) {
+			rc = run_cli(out, sizeof(out), "ps --dir %s", dir);
+			CHECKF(rc == 0 && strstr(out, "removed 1 stale record"), "ps: %s", out);
+			CHECKF(!exists(rec), "record of a reused pid kept");
+		}
+		unlink(rec);
+	}
+	close(hold[1]);
+	waitpid(c, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
@@ -473,6 +535,7 @@ int main(int argc, char **argv)
 	test_exit_cleanup();
 	test_unusable_dir();
 	test_stale_record();
+	test_reused_pid_record();
 
 	harness_close(&plug);
 	char cmd[400];

@@ -101,6 +101,8 @@ static int read_proc_record(int procs_fd, const char *procs, const char *name, s
 			uid = strtol(v, NULL, 10);
 		else if (!strcmp(k, "start_ns"))
 			p->start_ns = strtoull(v, NULL, 10);
+		else if (!strcmp(k, "proc_start"))
+			p->proc_start = strtoull(v, NULL, 10);
 		else if (!strcmp(k, "host"))
 			snprintf(p->host, sizeof(p->host), "%s", v);
 		else if (!strcmp(k, "job"))
@@ -219,7 +221,12 @@ int insp_list(const char *dir, struct insp_proc **out, char *why, size_t why_len
 
 int insp_stale(const struct insp_proc *p)
 {
-	return !strcmp(p->host, insp_hostname()) && kill(p->pid, 0) != 0 && errno == ESRCH;
+	if (strcmp(p->host, insp_hostname()))
+		return 0;
+	if (kill(p->pid, 0) != 0 && errno == ESRCH)
+		return 1;
+	unsigned long long now = p->proc_start ? ncclbpf_rt_proc_start(p->pid) : 0;
+	return now && now != p->proc_start;
 }
 
 int insp_remove_stale(const struct insp_proc *p)
@@ -236,6 +243,14 @@ int insp_remove_stale(const struct insp_proc *p)
 	int fd = ncclbpf_path_open_dir(procs, 0, why, sizeof(why));
 	if (fd < 0)
 		return -1;
+	/* Read again just before: the live process that now has the pid may have registered
+	 * since (its record replaces the stale one, under the same name). */
+	struct insp_proc now;
+	if (read_proc_record(fd, procs, name, &now) == 0 &&
+	    (now.proc_start != p->proc_start || now.start_ns != p->start_ns)) {
+		close(fd);
+		return -1;
+	}
 	char sock[NAME_MAX + 8];
 	snprintf(sock, sizeof(sock), "%s.sock", name);
 	struct stat st;

@@ -31,6 +31,8 @@ struct insp_proc {
 	unsigned uid; /* the record file's owner (a record claiming another uid is skipped) */
 	int cp;	      /* the process takes part in the control plane of dir */
 	uint64_t start_ns;
+	unsigned long long proc_start; /* ncclbpf_rt_proc_start of pid when it registered (0: not
+					  recorded, by a plugin older than the field) */
 };
 
 /* The directory to search: --dir, else $NCCLBPF_CP_DIR, else /dev/shm/ncclbpf-<uid>. */
@@ -41,7 +43,9 @@ const char *insp_default_dir(char *buf, size_t len);
  * refused. *out is malloc'd. Returns the count (0 when none), or -1 with errno and the reason
  * (naming the path) in why. */
 int insp_list(const char *dir, struct insp_proc **out, char *why, size_t why_len);
-/* 1 when rec belongs to this host and its process is gone. */
+/* 1 when rec belongs to this host and its process is gone: no process has its pid, or the
+ * one that has it now started at another time than the one that registered (pids are
+ * reused). */
 int insp_stale(const struct insp_proc *p);
 /* Removes a stale record and its socket: only those two names in the record's own procs
  * directory (trusted), only when they are ours, never a path the record names. 0 or -1. */

@@ -15,6 +15,13 @@ extern "C" {
  * none), every byte outside [A-Za-z0-9.-_:@] replaced by '_'. */
 void ncclbpf_rt_host_name(char *buf, size_t len);
 
+/* When process pid started: the kernel's start time of it (clock ticks since boot,
+ * /proc/<pid>/stat field 22); 0 when unknown (no /proc, no such process). A pid alone names a
+ * process only until the kernel hands the number to another one; the pid with this names one
+ * process for the life of the host, so a record left by a dead process is told from one of the
+ * live process that now has its pid. */
+unsigned long long ncclbpf_rt_proc_start(int pid);
+
 /* The directory processes register in when NCCLBPF_CP_DIR is unset, this user's own:
  * /dev/shm/ncclbpf-<euid> (`ncclbpf run` makes its jobs' control-plane directories below it).
  * Returns buf. */

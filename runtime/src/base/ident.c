@@ -47,6 +47,27 @@ void ncclbpf_rt_host_name(char *buf, size_t len)
 			*p = '_'; /* part of a file name */
 }
 
+unsigned long long ncclbpf_rt_proc_start(int pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* "pid (comm) state ...": comm may hold spaces and parentheses, so the fields are
+	 * counted from the last ')': the state is field 3, the start time field 22. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 3; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 /* The GPU: the device CUDA_VISIBLE_DEVICES leaves the process when it names one, else the
  * local rank's entry there (the usual one-GPU-per-local-rank launch), else "-": without it the
  * device is not known here (the plugin makes no CUDA call, and ranks may share a device). */

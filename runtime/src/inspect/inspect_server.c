@@ -81,10 +81,11 @@ static int write_record(const char *path)
 	char bundle[4096];
 	rt_clean_token(bundle, sizeof(bundle), rt.have_policy_path ? rt.policy_path : "-");
 	fprintf(f,
-		"pid=%d\nhost=%s\nuid=%u\njob=%s\nrank=%s\nlocal_rank=%s\nstart_ns=%llu\n"
-		"bundle=%s\nsock=%s\ncp=%d\n",
-		id->id.pid, id->id.host, id->id.uid, id->id.job, id->id.rank, id->id.local_rank,
-		(unsigned long long)id->id.start_unix_ns, bundle, srv.sock_path, id->cp);
+		"pid=%d\nproc_start=%llu\nhost=%s\nuid=%u\njob=%s\nrank=%s\nlocal_rank=%s\n"
+		"start_ns=%llu\nbundle=%s\nsock=%s\ncp=%d\n",
+		id->id.pid, ncclbpf_rt_proc_start(id->id.pid), id->id.host, id->id.uid, id->id.job,
+		id->id.rank, id->id.local_rank, (unsigned long long)id->id.start_unix_ns, bundle,
+		srv.sock_path, id->cp);
 	int err = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && !err)
 		err = -errno;
