@@ -92,5 +92,29 @@ for p in $pids; do
 done
 touch "$tmp/stop"
 wait
+# A communicator whose only member record a killed process left, under a pid the kernel has
+# since given to another (live) process: no live communicator to reload. With the live
+# process's own start time the record counts (the reload then waits for its acknowledgement
+# and aborts at the time-out).
+sleep 600 &
+live=$!
+start=$(sed 's/.*) //' "/proc/$live/stat" | cut -d' ' -f20)
+host=$(hostname)
+host=${host%%.*}
+gdir="$tmp/g/comms/00000000000000aa/members"
+mkdir -p "$gdir"
+member() {
+	printf 'member=%s.%s.0\ncomm=00000000000000aa\nn_ranks=1\nn_nodes=1\nhost=%s\npid=%s\nproc_start=%s\n' \
+		"$host" "$live" "$host" "$live" "$1" >"$gdir/$host.$live.0"
+}
+member $((start + 1))
+"$bin" reload --job --timeout 1 --dir "$tmp/g" "$vdir/version2.o" >"$tmp/g1" 2>&1
+[ $? -eq 1 ] && grep -q "no live communicator" "$tmp/g1" || fail "reload to a reused pid's member record: $(cat "$tmp/g1")"
+member "$start"
+"$bin" reload --job --timeout 1 --dir "$tmp/g" "$vdir/version2.o" >"$tmp/g2" 2>&1
+[ $? -eq 1 ] && grep -q "1 communicator: 0 committed, 1 aborted" "$tmp/g2" || fail "reload to a live member's record: $(cat "$tmp/g2")"
+kill "$live"
+wait "$live" 2>/dev/null
+
 [ $fails -eq 0 ] && echo "cp_cli: OK" || echo "cp_cli: $fails failures"
 exit $((fails != 0))

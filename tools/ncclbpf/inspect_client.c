@@ -221,12 +221,7 @@ int insp_list(const char *dir, struct insp_proc **out, char *why, size_t why_len
 
 int insp_stale(const struct insp_proc *p)
 {
-	if (strcmp(p->host, insp_hostname()))
-		return 0;
-	if (kill(p->pid, 0) != 0 && errno == ESRCH)
-		return 1;
-	unsigned long long now = p->proc_start ? ncclbpf_rt_proc_start(p->pid) : 0;
-	return now && now != p->proc_start;
+	return !strcmp(p->host, insp_hostname()) && ncclbpf_rt_proc_gone(p->pid, p->proc_start);
 }
 
 int insp_remove_stale(const struct insp_proc *p)

@@ -22,6 +22,12 @@ void ncclbpf_rt_host_name(char *buf, size_t len);
  * live process that now has its pid. */
 unsigned long long ncclbpf_rt_proc_start(int pid);
 
+/* 1 when the process a record of this host names (its pid, and its ncclbpf_rt_proc_start when
+ * it registered; 0: not recorded, the pid alone decides) is gone: no process has the pid, or
+ * the one that has it now started at another time. The rule for every record a process leaves
+ * (inspection records, control-plane member records). */
+int ncclbpf_rt_proc_gone(int pid, unsigned long long proc_start);
+
 /* The directory processes register in when NCCLBPF_CP_DIR is unset, this user's own:
  * /dev/shm/ncclbpf-<euid> (`ncclbpf run` makes its jobs' control-plane directories below it).
  * Returns buf. */

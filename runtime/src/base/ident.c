@@ -2,6 +2,8 @@
  * already has (the launcher's variables): host, job id, rank, local rank and GPU. One reading
  * for the live inspection (`ncclbpf ps`, `stat`) and the telemetry's labels, so both name a
  * process the same way. Values are cleaned to rt_clean_token's characters; "-" when unknown. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,14 @@ unsigned long long ncclbpf_rt_proc_start(int pid)
 	for (int field = 3; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+int ncclbpf_rt_proc_gone(int pid, unsigned long long proc_start)
+{
+	if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH))
+		return 1;
+	unsigned long long now = proc_start ? ncclbpf_rt_proc_start(pid) : 0;
+	return now && now != proc_start;
 }
 
 /* The GPU: the device CUDA_VISIBLE_DEVICES leaves the process when it names one, else the

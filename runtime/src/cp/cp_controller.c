@@ -5,7 +5,7 @@
  * plugin (nothing in it references this file); the CLI and tests link it from the runtime
  * library. */
 #include <errno.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,7 @@
 #include "ebpf/object.h"
 #include "ncclbpf/trusted_path.h"
 #include "base/rt_internal.h"
+#include "ncclbpf/proc_registry.h"
 
 struct ctl_comm {
 	struct ncclbpf_cp_comm_report *rep;
@@ -51,11 +52,13 @@ static uint32_t comm_ranks(const char *cdir, uint32_t *n_members)
 		if (cp_read(path, &rec, NULL, 8192))
 			continue;
 		char host[256] = "";
+		uint64_t started = 0;
 		cp_kv(rec, "host", host, sizeof(host));
+		cp_kv_u64(rec, "proc_start", &started);
 		/* A member of a process of this host that no longer exists left its record
 		 * behind (killed): it cannot acknowledge; do not count it as registered. */
 		if (!cp_kv_u64(rec, "pid", &pid) && !strcmp(host, cp_hostname()) &&
-		    kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+		    pid <= INT_MAX && ncclbpf_rt_proc_gone((int)pid, started)) {
 			free(rec);
 			continue;
 		}

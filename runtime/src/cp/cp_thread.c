@@ -14,6 +14,7 @@
 #include "cp_internal.h"
 #include "ncclbpf/control.h"
 #include "ncclbpf/hex.h"
+#include "ncclbpf/proc_registry.h"
 #include "ebpf/maps.h"
 #include "ebpf/object.h"
 
@@ -25,11 +26,12 @@ void cp_write_member_record(struct ncclbpf_cp_member *m)
 	struct ncclbpf_comm *c = m->c;
 	int n = snprintf(
 	    rec, sizeof(rec),
-	    "member=%s\ncomm=%s\nn_ranks=%u\nn_nodes=%u\nhost=%s\npid=%d\n"
+	    "member=%s\ncomm=%s\nn_ranks=%u\nn_nodes=%u\nhost=%s\npid=%d\nproc_start=%llu\n"
 	    "created=%llu\nupdated=%llu\nseq=%llu\ng=%llu\nhash=%016llx\n"
 	    "max_wait_us=%llu\nleft=%d\n",
 	    m->id, m->comm, c->n_ranks, c->n_nodes, cp_hostname(), (int)getpid(),
-	    (unsigned long long)m->created_ns, (unsigned long long)cp_realtime_ns(),
+	    ncclbpf_rt_proc_start((int)getpid()), (unsigned long long)m->created_ns,
+	    (unsigned long long)cp_realtime_ns(),
 	    (unsigned long long)__atomic_load_n(&c->seq, __ATOMIC_RELAXED),
 	    (unsigned long long)atomic_load(&m->g), (unsigned long long)atomic_load(&m->hash),
 	    (unsigned long long)(atomic_load(&m->max_wait_ns) / 1000), atomic_load(&m->left));
