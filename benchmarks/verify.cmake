@@ -1,6 +1,7 @@
 # Verification time per shipped policy (median of many runs, next to the structural-check
-# baseline of the same run). `verify_bench` prints the table; `verify_bench.smoke` keeps it
-# building and every shipped policy accepted, without timing anything.
+# baseline of the same run; with --cold, the first verification in a fresh process).
+# `verify_bench` prints the table; `verify_bench.smoke` keeps it building and every shipped
+# policy accepted, without timing anything.
 if(NCCLBPF_POLICY_DIR)
   file(GLOB VB_POLICY_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/policies/*.c)
   set(VB_FILES "")
@@ -13,5 +14,8 @@ if(NCCLBPF_POLICY_DIR)
   target_link_libraries(verify_bench PRIVATE ncclbpf_platform)
   if(BUILD_TESTING)
     ncclbpf_add_test(NAME verify_bench.smoke COMMAND verify_bench --quick LABELS bench TIMEOUT 60)
+    # --cold: each sample a process of its own (the program run again); checks that path works.
+    ncclbpf_add_test(NAME verify_bench.cold_smoke COMMAND verify_bench --quick --cold
+                     LABELS bench TIMEOUT 120)
   endif()
 endif()

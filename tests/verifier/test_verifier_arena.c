@@ -1,6 +1,7 @@
 /* The verifier's arena (engine/src/verifier/arena.c): blocks given back are reused by size
  * class, regrowing keeps the contents, the memory of one verification is kept for the next one
- * (one chunk of the size it needed, at most ARENA_KEEP bytes), and concurrent verifications
+ * (its chunks, at most ARENA_KEEP bytes, taken again in the same order), and concurrent
+ * verifications
  * never share memory (built with ThreadSanitizer too). With AddressSanitizer, memory past an
  * allocation and blocks given back are poisoned.
  * Usage: test_verifier_arena [ITERATIONS per thread] */
@@ -51,24 +52,29 @@ static void test_blocks(void)
 	arena_release(&a);
 }
 
-/* What one verification takes: several chunks the first time, none the next time. */
+/* What one verification takes: several chunks the first time, none the next time, which gets
+ * the very memory the first one used, allocation by allocation: it touches no page the first
+ * one did not (a fresh chunk of the same total size would be all new pages again). */
 static void test_kept(void)
 {
 	struct arena a;
 	size_t first_total;
+	void *first[40];
 
 	arena_init(&a);
 	arena_release(&a); /* whatever an earlier part left */
 	arena_init(&a);
 	for (int i = 0; i < 40; i++)
-		CHECK(arena_alloc(&a, 10000) != NULL);
+		CHECK((first[i] = arena_alloc(&a, 10000)) != NULL);
 	first_total = a.total;
 	CHECK(first_total >= 400000);
 	arena_release(&a);
 	arena_init(&a);
-	CHECK_EQ_U64(a.total, first_total); /* one chunk of that size, kept */
+	CHECK_EQ_U64(a.total, first_total); /* its chunks, kept */
+	int same = 0;
 	for (int i = 0; i < 40; i++)
-		CHECK(arena_alloc(&a, 10000) != NULL);
+		same += arena_alloc(&a, 10000) == first[i];
+	CHECK_EQ_U64(same, 40);
 	CHECK_EQ_U64(a.total, first_total); /* the same work took no new memory */
 	arena_release(&a);
 

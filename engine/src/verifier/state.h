@@ -160,8 +160,9 @@ struct pending {
 #define ARENA_KEEP    (4u << 20) /* the most memory kept from one verification for the next */
 struct arena_chunk;
 struct arena {
-	struct arena_chunk *head; /* newest chunk first */
-	size_t total;		  /* bytes in all chunks */
+	struct arena_chunk *head;  /* the chunks allocated from, newest first */
+	struct arena_chunk *spare; /* kept chunks not allocated from yet, oldest first */
+	size_t total;		   /* bytes in all chunks, both lists */
 	void *free_blocks[ARENA_CLASSES];
 };
 
