@@ -12,6 +12,9 @@ if(NCCLBPF_POLICY_DIR)
   add_executable(verify_bench ${CMAKE_CURRENT_LIST_DIR}/verify_bench.c)
   target_compile_definitions(verify_bench PRIVATE "NCCLBPF_BENCH_POLICIES=${VB_FILES}")
   target_link_libraries(verify_bench PRIVATE ncclbpf_platform)
+  if(TARGET policies) # the objects it reads, when this build compiles them
+    add_dependencies(verify_bench policies)
+  endif()
   if(BUILD_TESTING)
     ncclbpf_add_test(NAME verify_bench.smoke COMMAND verify_bench --quick LABELS bench TIMEOUT 60)
     # --cold: each sample a process of its own (the program run again); checks that path works.
