@@ -6,7 +6,8 @@
 # Then: the policy's decisions against NCCL's own TUNING log; NCCL_ENV_PLUGIN alone loads the
 # tuner and profiler; profiler GPU timing against measured times; a control-plane hot reload in
 # the middle of 10,000 AllReduces (every rank switches at one seq) followed by an unsafe bundle
-# that every rank rejects while the job runs on (checks: scripts/gpu_e2e_check.py). Several
+# that every rank rejects while the job runs on (checks: scripts/gpu_e2e_check.py); the
+# profiler run also writes the Prometheus textfiles, checked against gpubench's figures. Several
 # ranks on one GPU time-slice unless CUDA MPS runs (docs/gpu-results.md); its sizes (up to
 # 1 MiB) were exact under MPS in every run so far, but NCCL 2.28.9 gave wrong results under
 # MPS at 1-4 MiB in gpu-split.sh's jobs, with and without this project, so do not judge
@@ -80,18 +81,25 @@ done
 # Profiler programs see per-channel GPU timing consistent with measured collective times:
 # profiler_latency.o aggregates GPU time per size bucket; two snapshots of its map taken during a
 # run at one size give the mean GPU time per collective, compared with gpubench's timing.
-echo "== profiler GPU timing vs measured (1 MiB AllReduce)"
+# The same run writes the Prometheus textfiles (one per rank, every 100 ms); two copies of them
+# taken during the run must count the collectives, bytes and GPU time gpubench saw, and the
+# files must be gone when the job has finished.
+echo "== profiler GPU timing vs measured (1 MiB AllReduce), Prometheus textfiles"
 mkdir -p "$OUT/prof"
-NCCL_PROFILER_PLUGIN="$PLUGIN" timeout 300 "$BENCH" -n $N -b 1M -e 1M -i ${PROF_ITERS:-4000} -w 5 -r 3 \
+PROMD=$(mktemp -d /tmp/ncclbpf-prom.XXXXXX) # the plugin writes only where others cannot
+NCCLBPF_PROM_DIR="$PROMD" NCCLBPF_PROM_INTERVAL_MS=100 NCCL_PROFILER_PLUGIN="$PLUGIN" timeout 300 "$BENCH" -n $N -b 1M -e 1M -i ${PROF_ITERS:-4000} -w 5 -r 3 \
   --plugin "$PLUGIN" --policy "$POLICY_DIR/profiler_latency.o" --csv "$OUT/prof/bench.csv" \
   >"$OUT/prof/bench.txt" 2>"$OUT/prof/stderr.txt" &
 bp=$!
-k=0
+k=0 p=0
 while kill -0 $bp 2>/dev/null; do
   pid=$("$CLI" ps 2>/dev/null | awk '/profiler_latency/ {print $1; exit}')
   if [ -n "$pid" ] && "$CLI" map dump "$pid" latency --json >"$OUT/prof/dump.tmp" 2>/dev/null &&
     grep -q '"key_hex"' "$OUT/prof/dump.tmp"; then
     k=$((k + 1)); mv "$OUT/prof/dump.tmp" "$OUT/prof/dump.$k"
+  fi
+  if [ "$(ls "$PROMD" | grep -c '\.prom$')" -eq "$N" ]; then
+    p=$((p + 1)); mkdir -p "$OUT/prof/prom.$p"; cp "$PROMD"/*.prom "$OUT/prof/prom.$p/" 2>/dev/null
   fi
   sleep 0.3
 done
@@ -102,6 +110,14 @@ if [ $k -ge 2 ]; then
 else
   echo "!! profiler: $k map snapshots (need 2; run too short? raise PROF_ITERS)"; status=1
 fi
+if [ $p -ge 2 ]; then
+  $CHECK prom "$OUT/prof/prom.1" "$OUT/prof/prom.$p" "$OUT/prof/bench.csv" 1048576 "$N" || status=1
+else
+  echo "!! prometheus: $p copies of all $N textfiles (need 2)"; status=1
+fi
+left=$(ls "$PROMD")
+[ -z "$left" ] || { echo "!! prometheus: textfiles left after the job: $left"; status=1; }
+rm -rf "$PROMD"
 
 # A consistent hot reload in the middle of 10,000 collectives, then an unsafe bundle that every
 # rank rejects while the job keeps running; results are checked by gpubench throughout.

@@ -19,6 +19,13 @@
       `ncclbpf map dump` snapshots during a run at one size) against the time gpubench measured
       for that size: mean GPU time per collective must be positive and at most the measured
       time per collective (plus 10 %), and not below a quarter of it.
+  gpu_e2e_check.py prom BEFORE_DIR AFTER_DIR BENCH_CSV BYTES NRANKS
+      The Prometheus textfiles (NCCLBPF_PROM_DIR: one ncclbpf_<host>_<pid>.prom per rank) copied
+      twice during the same run: every rank's file in both copies; between them, for the
+      AllReduce series of BYTES' size bucket, the collectives counted must have grown, the bytes
+      must be that count x BYTES exactly, the bus bytes x 2(n-1)/n, the histogram's +Inf bucket
+      the count, the algorithm/protocol counts add up to it, and the mean GPU time per
+      collective must hold against gpubench's time as for `profiler`.
 Exit status 0 when the check holds; the reason otherwise.
 """
 import csv
@@ -151,6 +158,82 @@ def check_profiler(before, after, bench_csv, nbytes):
     return bad
 
 
+def prom_samples(path):
+    """[(metric, {label: value}, float)] of a Prometheus text file."""
+    out = []
+    pat = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            m = pat.match(line.rstrip("\n"))
+            if not m:
+                raise ValueError(f"{path}: not a Prometheus sample: {line.strip()[:120]}")
+            labels = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            out.append((m.group(1), labels, float(m.group(3))))
+    return out
+
+
+def prom_cell(samples, coll, size):
+    """Totals of one (collective, size bucket) over the communicators of one process."""
+    t = {"count": 0.0, "sum": 0.0, "bytes": 0.0, "bus": 0.0, "inf": 0.0, "algo_proto": 0.0,
+         "comm_size": 0}
+    names = {"ncclbpf_coll_exec_seconds_count": "count", "ncclbpf_coll_exec_seconds_sum": "sum",
+             "ncclbpf_coll_bytes_total": "bytes", "ncclbpf_coll_bus_bytes_total": "bus",
+             "ncclbpf_coll_algo_proto_total": "algo_proto"}
+    for name, lab, v in samples:
+        if lab.get("coll") != coll or lab.get("size") != str(size):
+            continue
+        if name in names:
+            t[names[name]] += v
+            t["comm_size"] = int(lab["comm_size"])
+        elif name == "ncclbpf_coll_exec_seconds_bucket" and lab.get("le") == "+Inf":
+            t["inf"] += v
+    return t
+
+
+def check_prom(before, after, bench_csv, nbytes, nranks):
+    import glob
+    import os
+    nbytes, nranks = int(nbytes), int(nranks)
+    bucket = 1 << (nbytes.bit_length() - 1)
+    rows = [r for r in csv.DictReader(open(bench_csv)) if int(r["bytes"]) == nbytes]
+    if not rows:
+        return f"no gpubench row for {nbytes} B in {bench_csv}"
+    measured = float(rows[0]["time_us_mean"])
+    files = sorted(os.path.basename(f) for f in glob.glob(f"{after}/*.prom"))
+    if len(files) != nranks:
+        return f"{len(files)} textfiles in {after}, want one per rank ({nranks})"
+    bad = None
+    for name in files:
+        if not os.path.exists(f"{before}/{name}"):
+            bad = f"{name} is in the later copy only"
+            continue
+        a = prom_cell(prom_samples(f"{before}/{name}"), "AllReduce", bucket)
+        b = prom_cell(prom_samples(f"{after}/{name}"), "AllReduce", bucket)
+        n = b["count"] - a["count"]
+        if n <= 0:
+            bad = f"{name}: no AllReduce of {nbytes} B counted between the two copies"
+            continue
+        d = {k: b[k] - a[k] for k in ("sum", "bytes", "bus", "algo_proto")}
+        factor = 2.0 * (b["comm_size"] - 1) / b["comm_size"]
+        gpu = d["sum"] / n * 1e6
+        ratio = gpu / measured
+        print(f"  {name}: {n:.0f} collectives, {d['bytes']:.0f} bytes, {d['bus']:.0f} bus bytes "
+              f"(comm size {b['comm_size']}), GPU time {gpu:.1f} us against gpubench's "
+              f"{measured:.1f} us, ratio {ratio:.3f}")
+        if d["bytes"] != n * nbytes:
+            bad = f"{name}: {d['bytes']:.0f} bytes for {n:.0f} collectives of {nbytes} B"
+        elif abs(d["bus"] - d["bytes"] * factor) > n:
+            bad = f"{name}: bus bytes {d['bus']:.0f}, want {d['bytes'] * factor:.0f}"
+        elif b["inf"] != b["count"] or b["algo_proto"] != b["count"]:
+            bad = (f"{name}: count {b['count']:.0f}, +Inf bucket {b['inf']:.0f}, "
+                   f"algorithm/protocol counts {b['algo_proto']:.0f} (must be equal)")
+        elif not (0.25 <= ratio <= 1.10):
+            bad = f"{name}: textfile/measured GPU time ratio {ratio:.3f} outside [0.25, 1.10]"
+    return bad
+
+
 def split_streams(path):
     """{communicator id: [(seq, coll, bytes, algo, proto, ch), ...]} of one rank's trace."""
     comm_of, streams = {}, {}
@@ -198,7 +281,7 @@ def check_split(tdir):
 
 def main(argv):
     checks = {"decisions": (check_decisions, 2), "reload": (check_reload, 2),
-              "profiler": (check_profiler, 4), "split": (check_split, 1)}
+              "profiler": (check_profiler, 4), "prom": (check_prom, 5), "split": (check_split, 1)}
     if len(argv) < 2 or argv[1] not in checks or len(argv) - 2 != checks[argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2

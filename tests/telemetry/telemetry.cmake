@@ -39,6 +39,13 @@ if(NCCLBPF_BUILD_POLICIES)
     OUTPUT "OK" LABELS telemetry TIMEOUT 60)
 endif()
 
+# scripts/gpu-e2e.sh's check of the Prometheus textfiles (gpu_e2e_check.py prom) on the text
+# telem_sample prints: accepts it, and names a missing rank, wrong bytes, a GPU time far from
+# gpubench's and a copy with nothing counted.
+ncclbpf_add_test(NAME gpu_prom_check COMMAND bash ${TELEM_TEST_DIR}/prom_check.sh
+  ${PROJECT_SOURCE_DIR} $<TARGET_FILE:telem_sample> ${CMAKE_CURRENT_BINARY_DIR}/prom_check
+  OUTPUT "prom_check: OK" LABELS "telemetry;cli" TIMEOUT 60)
+
 # `ncclbpf top` against this test's own process.
 ncclbpf_telem_test(test_top ${TELEM_TEST_DIR}/test_top.c $<TARGET_FILE:ncclbpf>)
 foreach(t test_top test_top_asan)
