@@ -31,6 +31,11 @@ BENCH=build-gpu/bin/ncclbpf-gpubench
 PLUGIN=$PWD/build-gpu/lib/libnccl-ncclbpf.so
 export LD_LIBRARY_PATH="$NCCL_HOME/lib:${LD_LIBRARY_PATH:-}"
 [ -x "$BENCH" ] || { echo "gpubench not built"; grep gpubench "$OUT/cmake.log"; exit 1; }
+# Without its policy object a run degrades to NCCL's own tuning and still passes every result
+# check, so a missing object must stop the script here.
+for f in noop size_aware profiler_latency unsafe/div_zero; do
+  [ -r "$POLICY_DIR/$f.o" ] || { echo "!! missing policy object $POLICY_DIR/$f.o (build with clang, carry gpu-carry)"; exit 1; }
+done
 status=0
 run() { # name, args...
   local name=$1; shift
@@ -49,6 +54,13 @@ run() { # name, args...
     elif ! cmp -s "$first" "$t.decisions"; then echo "!! $name: ranks decided differently ($t)"; status=1; fi
   done
   [ -n "$first" ] && echo "   $(wc -l <"$first") tuner calls per rank, identical on all ranks"
+  # A run with --policy: the policy loaded (no WARN) and every call ran under it (ver > 0).
+  if [[ " $* " == *" --policy "* ]]; then
+    if grep -q "not loaded" "$OUT/$name/stderr.txt" || [ -z "$first" ] ||
+      grep -h '^call ' "$OUT/$name"/trace.rank* | grep -q ' ver=0\b'; then
+      echo "!! $name: the policy did not run on every call"; grep -h "WARN" "$OUT/$name/stderr.txt" | head -3; status=1
+    fi
+  fi
 }
 N=${RANKS:-2}
 SWEEP="-n $N -b 8 -e ${MAXB:-16M} -i ${ITERS:-10} -w 3"
@@ -98,8 +110,14 @@ while kill -0 $bp 2>/dev/null; do
     grep -q '"key_hex"' "$OUT/prof/dump.tmp"; then
     k=$((k + 1)); mv "$OUT/prof/dump.tmp" "$OUT/prof/dump.$k"
   fi
-  if [ "$(ls "$PROMD" | grep -c '\.prom$')" -eq "$N" ]; then
-    p=$((p + 1)); mkdir -p "$OUT/prof/prom.$p"; cp "$PROMD"/*.prom "$OUT/prof/prom.$p/" 2>/dev/null
+  # A copy counts when it holds every rank's file (a rank that has finished removes its own):
+  # the first such copy and the latest are kept.
+  rm -rf "$OUT/prof/prom.new" && mkdir -p "$OUT/prof/prom.new"
+  cp "$PROMD"/*.prom "$OUT/prof/prom.new/" 2>/dev/null
+  if [ "$(ls "$OUT/prof/prom.new" | grep -c '\.prom$')" -eq "$N" ]; then
+    [ $p -eq 0 ] && cp -r "$OUT/prof/prom.new" "$OUT/prof/prom.first"
+    rm -rf "$OUT/prof/prom.last" && mv "$OUT/prof/prom.new" "$OUT/prof/prom.last"
+    p=$((p + 1))
   fi
   sleep 0.3
 done
@@ -111,13 +129,13 @@ else
   echo "!! profiler: $k map snapshots (need 2; run too short? raise PROF_ITERS)"; status=1
 fi
 if [ $p -ge 2 ]; then
-  $CHECK prom "$OUT/prof/prom.1" "$OUT/prof/prom.$p" "$OUT/prof/bench.csv" 1048576 "$N" || status=1
+  $CHECK prom "$OUT/prof/prom.first" "$OUT/prof/prom.last" "$OUT/prof/bench.csv" 1048576 "$N" || status=1
 else
   echo "!! prometheus: $p copies of all $N textfiles (need 2)"; status=1
 fi
 left=$(ls "$PROMD")
 [ -z "$left" ] || { echo "!! prometheus: textfiles left after the job: $left"; status=1; }
-rm -rf "$PROMD"
+rm -rf "$PROMD" "$OUT/prof/prom.new"
 
 # A consistent hot reload in the middle of 10,000 collectives, then an unsafe bundle that every
 # rank rejects while the job keeps running; results are checked by gpubench throughout.

@@ -60,6 +60,12 @@ def check_decisions(log, trace):
     calls = [c for c in trace_calls(trace) if int(c["coll"]) == COLL_ALLREDUCE]
     if not used or not calls:
         return f"nothing to compare: {len(used)} NCCL TUNING lines, {len(calls)} traced calls"
+    # The trace records the table's winner, which without a policy is NCCL's own choice: such
+    # calls would agree with NCCL's log whatever the plugin does, so every call must have run
+    # under a policy (ver= its version, 0 for none).
+    unpoliced = sum(1 for c in calls if c.get("ver", "0") == "0")
+    if unpoliced:
+        return f"{unpoliced} of {len(calls)} traced calls ran without a policy (ver=0)"
     # NCCL logs one line per collective it tunes; the tuner is asked once per collective too.
     # Match in order by size.
     checked = mismatched = 0
