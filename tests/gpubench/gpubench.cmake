@@ -33,6 +33,12 @@ ncclbpf_add_test(NAME gpu_inspector
           ${CMAKE_CURRENT_BINARY_DIR}/gpu_inspector
   OUTPUT "OK" TIMEOUT 60 LABELS cli)
 
+# scripts/gpu-e2e.sh's decisions check on a made-up log and trace with known answers.
+ncclbpf_add_test(NAME gpu_e2e_decisions
+  COMMAND bash ${GPUBENCH_TEST_DIR}/e2e_decisions.sh ${PROJECT_SOURCE_DIR}
+          ${CMAKE_CURRENT_BINARY_DIR}/e2e_decisions
+  OUTPUT "e2e_decisions: OK" TIMEOUT 60 LABELS cli)
+
 # gpubench --ab's in-job policy switch against the shipped plugin (hot reload + inspection).
 if(NCCLBPF_BUILD_POLICIES)
   set(AB_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
