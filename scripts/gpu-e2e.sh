@@ -54,7 +54,8 @@ run() { # name, args...
     elif ! cmp -s "$first" "$t.decisions"; then echo "!! $name: ranks decided differently ($t)"; status=1; fi
   done
   [ -n "$first" ] && echo "   $(wc -l <"$first") tuner calls per rank, identical on all ranks"
-  # A run with --policy: the policy loaded (no WARN) and every call ran under it (ver > 0).
+  # A run with --policy (a bundle with a tuner program): every traced call ran it (ver > 0;
+  # ver=0 is a call without a policy program: not loaded, rejected, or no tuner in the bundle).
   if [[ " $* " == *" --policy "* ]]; then
     if grep -q "not loaded" "$OUT/$name/stderr.txt" || [ -z "$first" ] ||
       grep -h '^call ' "$OUT/$name"/trace.rank* | grep -q ' ver=0\b'; then
