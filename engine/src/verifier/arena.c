@@ -20,8 +20,8 @@
  * microseconds (the GPU host about 2.5 us: the first verification's time over the second,
  * divided by its faults; the development machine about 12 us), where populating costs well
  * under 1 us a page: policies/tuned_table.c's first verification in a process faulted 169
- * times. Each new chunk is twice the size of the last, so about half of what is populated
- * may go unused. */
+ * times. Chunks double in size up to ARENA_GROW only, so at most that much of what is
+ * populated goes unused. */
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,8 +50,9 @@
 #endif
 
 #define ARENA_ALIGN 16
-#define ARENA_FIRST (64u << 10) /* the first chunk when none is kept */
-#define MIN_CLASS   6		/* blocks of 64 bytes and more */
+#define ARENA_FIRST (64u << 10)	 /* the first chunk when none is kept */
+#define ARENA_GROW  (256u << 10) /* chunks double up to this size (or what one request needs) */
+#define MIN_CLASS   6		 /* blocks of 64 bytes and more */
 
 struct arena_chunk {
 	struct arena_chunk *next;
@@ -124,6 +125,9 @@ static struct arena_chunk *next_chunk(struct arena *a, size_t size)
 			return c;
 	}
 	size_t want = a->head ? a->head->size * 2 : ARENA_FIRST;
+
+	if (want > ARENA_GROW) /* its pages are populated: keep what may go unused small */
+		want = ARENA_GROW;
 	while (want < size)
 		want *= 2;
 	c = chunk_new(want);
