@@ -24,7 +24,6 @@
  * populated goes unused. */
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -98,7 +97,7 @@ static struct arena_chunk *chunk_new(size_t size)
 	c->next = NULL;
 	c->size = len - sizeof(*c);
 	c->used = 0;
-	POISON(c->data, size);
+	POISON(c->data, c->size); /* the whole mapping: the page tail too */
 	return c;
 }
 
