@@ -36,5 +36,5 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   ncclbpf_add_test(NAME cli_cp_run_reload COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/cp_cli.sh
     $<TARGET_FILE:ncclbpf> $<TARGET_FILE:test_cp_single> $<TARGET_FILE:nccl_ncclbpf>
     ${CMAKE_CURRENT_BINARY_DIR}/version_policies ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies/inspect.o
-    LABELS "cp;cli" TIMEOUT 120)
+    ${NCCLBPF_POLICY_DIR}/unsafe/div_zero.o LABELS "cp;cli" TIMEOUT 120)
 endif()

@@ -3,9 +3,9 @@
 # test program's "ranks" mode drives the real plugin), a whole-job reload that commits, one that
 # aborts (a bundle every rank rejects), the environment `ncclbpf run` sets, and `ncclbpf map
 # update` of a uniform map, which goes through the same consistent activation.
-#   cp_cli.sh NCCLBPF TEST_CP PLUGIN VERSION_DIR INSPECT_POLICY
+#   cp_cli.sh NCCLBPF TEST_CP PLUGIN VERSION_DIR INSPECT_POLICY UNSAFE_DIV_ZERO
 set -u
-bin=$1 test_cp=$2 plugin=$3 vdir=$4 mpol=$5
+bin=$1 test_cp=$2 plugin=$3 vdir=$4 mpol=$5 divz=$6
 tmp=$(mktemp -d)
 trap 'touch "$tmp/stop"; wait; rm -rf "$tmp"' EXIT
 fails=0
@@ -56,6 +56,18 @@ cat "$tmp/r2"
 [ $rc -eq 1 ] || fail "reload --job of a bad bundle: exit $rc (want 1)"
 # A rank that sees the abort before its own verdict reports the failing member's reason.
 [ "$(grep -c ': not changed: \(abort member [^ ]* \)\?failed: ' "$tmp/r2")" -eq 3 ] || fail "reload --job bad: three ranks say why"
+
+# A bundle the verifier rejects: every rank's line and the abort carry the verifier's message
+# whole (it was cut at 150 and 250 characters, and the decision record at 300).
+"$bin" reload --job --timeout 120 --dir "$tmp/d" "$divz" >"$tmp/r5" 2>&1
+rc=$?
+cat "$tmp/r5"
+[ $rc -eq 1 ] || fail "reload --job of div_zero.o: exit $rc (want 1)"
+whole="insn 2: R1 division by zero possible: divisor R1=scalar(.*var_off=(0x0; 0xffffffff)) may be 0; check it first"
+[ "$(grep -c ": not changed: \(abort member [^ ]* \)\?failed: program 'div_zero'.*$whole" "$tmp/r5")" -eq 3 ] ||
+	fail "reload --job div_zero: three ranks give the verifier's whole message"
+grep -q ": abort member [^ ]* failed: program 'div_zero'.*$whole (reload " "$tmp/r5" ||
+	fail "reload --job div_zero: the abort gives the whole message"
 
 "$bin" reload --job --timeout 120 --dir "$tmp/d" "$tmp/missing.o" >"$tmp/r3" 2>&1
 [ $? -eq 1 ] && grep -q "cannot read" "$tmp/r3" || fail "reload --job of a missing bundle: $(cat "$tmp/r3")"

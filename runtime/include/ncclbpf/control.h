@@ -47,21 +47,26 @@ enum ncclbpf_cp_member_state {
 	NCCLBPF_CP_FAILED,     /* the member could not prepare (msg says why) */
 };
 
+/* The longest reason a member gives for refusing a reload (a verifier message with its source
+ * line and register state runs to 300 characters): reasons are carried whole from the member
+ * to its log, its ack, the decision and the report. The size of ncclbpf_reload_report.msg. */
+#define NCCLBPF_CP_MSG 512
+
 struct ncclbpf_cp_member_report {
 	char member[128]; /* <host>.<pid>.<serial> */
 	int state;	  /* enum ncclbpf_cp_member_state */
 	uint64_t seq;	  /* activation seq (ACTIVE), or the member's seq when it acked */
 	uint64_t fence;
 	uint64_t g;
-	char msg[256];
+	char msg[NCCLBPF_CP_MSG];
 };
 
 struct ncclbpf_cp_comm_report {
 	char comm[17];
-	char reload[128]; /* R */
-	int committed;	  /* 1 commit, 0 abort */
-	uint64_t seq;	  /* S when committed */
-	char decision[256];
+	char reload[128];		     /* R */
+	int committed;			     /* 1 commit, 0 abort */
+	uint64_t seq;			     /* S when committed */
+	char decision[NCCLBPF_CP_MSG + 200]; /* "abort member <id> failed: <its reason>" */
 	uint32_t n_ranks, n_members;
 	struct ncclbpf_cp_member_report *members;
 };

@@ -125,8 +125,14 @@ static void collect_garbage(const char *cdir, uint64_t now, uint64_t stale_ns)
 
 static int decide(struct ctl_comm *cc, const char *text)
 {
-	char buf[300];
+	char buf[sizeof(cc->rep->decision) + 1];
 	int n = snprintf(buf, sizeof(buf), "%s\n", text);
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= sizeof(buf)) { /* cut: still one line */
+		n = (int)sizeof(buf) - 1;
+		buf[n - 1] = '\n';
+	}
 	int e = cp_create_once(cc->rdir, "decision", buf, (size_t)n);
 	if (e && e != -EEXIST)
 		return e;
@@ -153,7 +159,7 @@ static void collect_acks(struct ctl_comm *cc, const struct ncclbpf_cp_opts *o)
 	if (cp_list(cc->rdir, &files, &nf))
 		return;
 	struct ncclbpf_cp_comm_report *r = cc->rep;
-	char path[CP_PATH + 700], fail[300] = "";
+	char path[CP_PATH + 700], fail[NCCLBPF_CP_MSG + 180] = "";
 	uint32_t oks = 0, total = 0;
 	uint64_t maxB = 0;
 	for (size_t i = 0; i < nf; i++) {
@@ -164,7 +170,7 @@ static void collect_acks(struct ctl_comm *cc, const struct ncclbpf_cp_opts *o)
 		if (cp_read(path, &rec, NULL, 8192))
 			continue;
 		total++;
-		char st[16] = "", msg[256] = "";
+		char st[16] = "", msg[NCCLBPF_CP_MSG] = "";
 		uint64_t B = 0;
 		cp_kv(rec, "status", st, sizeof(st));
 		if (!strcmp(st, "ok") && !cp_kv_u64(rec, "fence", &B)) {
@@ -173,8 +179,7 @@ static void collect_acks(struct ctl_comm *cc, const struct ncclbpf_cp_opts *o)
 				maxB = B;
 		} else if (!fail[0]) {
 			cp_kv(rec, "msg", msg, sizeof(msg));
-			snprintf(fail, sizeof(fail), "member %.120s failed: %.150s", files[i] + 4,
-				 msg);
+			snprintf(fail, sizeof(fail), "member %.120s failed: %s", files[i] + 4, msg);
 		}
 		free(rec);
 	}
@@ -183,7 +188,7 @@ static void collect_acks(struct ctl_comm *cc, const struct ncclbpf_cp_opts *o)
 		step(o, 2);
 	cc->oks = total;
 	if (fail[0]) {
-		char d[320];
+		char d[sizeof(fail) + 8];
 		snprintf(d, sizeof(d), "abort %s", fail);
 		decide(cc, d);
 	} else if (oks >= r->n_ranks && r->n_ranks) {
@@ -249,10 +254,10 @@ static int collect_done(struct ctl_comm *cc)
 			mr->g = g;
 		} else if (!strncmp(rec, "aborted", 7)) {
 			mr->state = NCCLBPF_CP_ABORTED;
-			snprintf(mr->msg, sizeof(mr->msg), "%.250s", r->decision);
+			snprintf(mr->msg, sizeof(mr->msg), "%s", r->decision);
 		} else {
 			mr->state = NCCLBPF_CP_FAILED;
-			snprintf(mr->msg, sizeof(mr->msg), "%.250s",
+			snprintf(mr->msg, sizeof(mr->msg), "%s",
 				 strncmp(rec, "failed ", 7) ? rec : rec + 7);
 		}
 		free(rec);

@@ -9,6 +9,7 @@
 
 #include "cp.h"
 #include "cp_dir.h"
+#include "ncclbpf/control.h"
 #include "policy/policy.h"
 
 enum cp_pend_state {
@@ -28,6 +29,10 @@ struct cp_update {
 	struct cp_update *next;
 };
 
+/* A member's reason is its loader's message (build_image): carried whole. */
+_Static_assert(sizeof(((struct ncclbpf_reload_report *)0)->msg) == NCCLBPF_CP_MSG,
+	       "NCCLBPF_CP_MSG is the size of a reload report's message");
+
 /* One reload R this member acknowledged. */
 struct cp_pend {
 	char R[160];
@@ -38,7 +43,7 @@ struct cp_pend {
 	uint64_t hash;	     /* the proposal's */
 	struct rt_policy *P; /* prepared policy (one reference), NULL once switched to */
 	struct cp_update *updates;
-	char msg[256];
+	char msg[NCCLBPF_CP_MSG];
 	struct cp_pend *next;
 };
 

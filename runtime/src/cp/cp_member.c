@@ -155,7 +155,7 @@ static void apply(struct ncclbpf_cp_member *m, struct cp_pend *p)
 		 * change was switched to since (concurrent reloads), rebuild from the current
 		 * one: every rank switches in the same order, so they all rebuild the same. */
 		if (!old || !old->image || old->hash != P->hash) {
-			char msg[256] = "";
+			char msg[NCCLBPF_CP_MSG] = "";
 			struct rt_policy *np =
 			    old && old->image ? cp_build(old, msg, sizeof(msg)) : NULL;
 			if (!np) {

@@ -172,7 +172,7 @@ static void write_done(struct ncclbpf_cp_member *m, const char *R, const char *f
     __attribute__((format(printf, 3, 4)));
 static void write_done(struct ncclbpf_cp_member *m, const char *R, const char *fmt, ...)
 {
-	char dir[CP_PATH + 256], name[200], rec[400];
+	char dir[CP_PATH + 256], name[200], rec[NCCLBPF_CP_MSG + 64];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(rec, sizeof(rec) - 1, fmt, ap);
@@ -244,7 +244,7 @@ static int handle_new(struct ncclbpf_cp_member *m, const char *R)
 		e = -EINVAL;
 	}
 	free(prop);
-	char ack[600], name[200];
+	char ack[NCCLBPF_CP_MSG + 300], name[200];
 	snprintf(name, sizeof(name), "ack.%s", m->id);
 	if (e) {
 		int n = snprintf(
