@@ -93,6 +93,32 @@ static void test_kept(void)
 	arena_release(&a);
 }
 
+#ifdef TEST_ASAN
+/* A chunk given back to the system leaves no poison behind: the shadow outlives the mapping, so
+ * whatever is mapped there next (here another thread's new chunk, whose header write was
+ * reported as a use-after-poison) would inherit it. Two arenas at once: the second one's chunks
+ * are not kept (the first one's are) but unmapped. */
+static void test_unmapped_unpoisoned(void)
+{
+	struct arena a, b;
+	unsigned char *p;
+
+	arena_init(&a);
+	arena_release(&a); /* whatever an earlier part left */
+	arena_init(&a);
+	arena_init(&b);
+	CHECK(arena_alloc(&a, 1000) != NULL);
+	p = arena_alloc(&b, 1000);
+	CHECK(p != NULL);
+	arena_release(&a); /* kept */
+	arena_release(&b); /* unmapped */
+	CHECKF(!__asan_region_is_poisoned(p, 60000),
+	       "the unmapped chunk's addresses stay poisoned");
+	arena_init(&a);
+	arena_release(&a);
+}
+#endif
+
 /* A new chunk comes with its pages present: the first verification in a process faulted its
  * memory in one page at a time before (169 faults for policies/tuned_table.c), each fault
  * costing microseconds on a virtual machine. mincore() says which pages are present; none of
@@ -179,6 +205,9 @@ int main(int argc, char **argv)
 	test_blocks();
 	test_kept();
 	test_populated();
+#ifdef TEST_ASAN
+	test_unmapped_unpoisoned();
+#endif
 	test_threads(iterations);
 	return check_summary("test_verifier_arena");
 }

@@ -62,9 +62,15 @@ struct arena_chunk {
 
 static _Atomic(struct arena_chunk *) kept;
 
+/* AddressSanitizer's shadow outlives the mapping: a later mapping at these addresses (another
+ * thread's chunk, any mmap of the process) would inherit the poison and report its first write
+ * (seen as a use-after-poison on a new chunk's header). */
 static void chunk_unmap(struct arena_chunk *c)
 {
-	munmap(c, sizeof(*c) + c->size);
+	size_t len = sizeof(*c) + c->size;
+
+	UNPOISON(c, len);
+	munmap(c, len);
 }
 
 static void chunks_free(struct arena_chunk *c)
