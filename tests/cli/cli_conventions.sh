@@ -6,7 +6,9 @@
 #   - `ncclbpf help CMD` prints the same text; `ncclbpf help` lists every command;
 #   - an unknown option, or an option without its value, is a usage error: exit 2, one line on
 #     stderr with the synopsis;
-#   - a missing file is a failure: exit 1, one line on stderr that names the file.
+#   - a missing file is a failure: exit 1, one line on stderr that names the file;
+#   - so is a file that is not a regular file (a FIFO nobody writes, a directory, a device),
+#     at once: the line says what it is (a FIFO used to block the command for good).
 #   cli_conventions.sh NCCLBPF
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/common.sh"
@@ -118,6 +120,37 @@ expect_missing reload reload "$missing"
 expect_missing "reload --check" reload --check "$w/files/target.o" "$missing"
 expect_missing "run --policy" run --dir "$w/cp-run" --policy "$missing" -- true
 expect_missing tune tune -o "$tmp/out.o" --template "$w/files/target.o" "$missing"
+# Not a regular file: refused at once, saying what it is. The FIFO has no writer: reading it
+# would wait for good, hence the timeout.
+mkfifo "$w/files/fifo"
+expect_not_regular() {
+	local name=$1 path=$2 what=$3
+	shift 3
+	timeout 20 "$bin" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null
+	local rc=$?
+	[ $rc -eq 124 ] && fail "$name: still blocked after 20 s"
+	[ $rc -eq 1 ] || fail "$name: exit $rc, want 1 (stderr: $(head -c 300 "$tmp/err"))"
+	one_line "$name"
+	grep -qF "$path is $what, not a regular file" "$tmp/err" ||
+		fail "$name: want '$path is $what, not a regular file': $(head -c 300 "$tmp/err")"
+}
+fifo=$w/files/fifo
+expect_not_regular "verify of a FIFO" "$fifo" "a FIFO" verify "$fifo"
+expect_not_regular "verify of a directory" "$w/files" "a directory" verify "$w/files"
+expect_not_regular "objdump of a device" /dev/zero "a character device" objdump /dev/zero
+expect_not_regular "test-run of a FIFO" "$fifo" "a FIFO" test-run --prog p "$fifo"
+expect_not_regular "replay of a FIFO trace" "$fifo" "a FIFO" replay "$fifo"
+expect_not_regular "replay --policy of a FIFO" "$fifo" "a FIFO" replay --policy "$fifo" /dev/null
+expect_not_regular "reload of a FIFO" "$fifo" "a FIFO" reload "$fifo"
+expect_not_regular "run --policy of a FIFO" "$fifo" "a FIFO" run --dir "$w/cp-run" --policy "$fifo" -- true
+expect_not_regular "tune of a FIFO sweep" "$fifo" "a FIFO" tune -o "$tmp/out.o" --template "$w/files/target.o" "$fifo"
+expect_not_regular "bench of a FIFO" "$fifo" "a FIFO" bench --rounds 1 "$fifo"
+# An object larger than the limit is named as such (it was 'Argument list too long').
+truncate -s 65M "$tmp/huge.o"
+run 1 "verify of a huge file" verify "$tmp/huge.o"
+grep -qF "$tmp/huge.o" "$tmp/err" && grep -q "67108864" "$tmp/err" ||
+	fail "verify of a huge file: $(head -c 300 "$tmp/err")"
+
 # Processes: a pid that runs no plugin is named.
 for c in "stat" "map list" "map dump"; do
 	# shellcheck disable=SC2086

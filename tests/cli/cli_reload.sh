@@ -2,7 +2,8 @@
 # `ncclbpf reload` in file mode, as an operator meets it:
 #   - --check (and --dry-run) verify only: the target stays byte-identical with its mtime
 #     untouched, for a bundle that verifies and for one the verifier rejects (exit 1, one line);
-#   - without --check NEW is installed at PATH;
+#   - without --check NEW is installed at PATH, once it verified here: a NEW (or, to touch, a PATH)
+#     that would not load is refused with the reason and nothing changes;
 #   - a bundle that the processes of a multi-rank job use (two live process records naming it)
 #     gets a warning pointing to --job; a bundle one single-rank process uses does not.
 #   cli_reload.sh NCCLBPF POLICY-DIR
@@ -63,6 +64,23 @@ run 0 "install, one process" "$tmp/target.o" "$pol/noop.o"
 cmp -s "$tmp/target.o" "$pol/noop.o" || fail "NEW was not installed"
 grep -q "installed .*noop.o at .*target.o" "$tmp/out" || fail "install: $(cat "$tmp/out")"
 grep -q "multi-rank" "$tmp/err" && fail "one single-rank process: warned: $(cat "$tmp/err")"
+
+# A bundle that would not load is neither installed nor touched: every plugin would refuse it.
+run 1 "install of a rejected bundle" "$tmp/target.o" "$pol/unsafe/div_zero.o"
+one_line "install of a rejected bundle"
+grep -q "div_zero.o would not load, nothing installed: .*division by zero" "$tmp/err" ||
+	fail "install of a rejected bundle: $(cat "$tmp/err")"
+cmp -s "$tmp/target.o" "$pol/noop.o" || fail "a rejected bundle was installed"
+cp "$pol/unsafe/div_zero.o" "$tmp/bad.o"
+touch -d '2001-01-01 00:00:00' "$tmp/bad.o"
+bad_mtime=$(stat -c %Y "$tmp/bad.o")
+run 1 "touch of a rejected bundle" "$tmp/bad.o"
+grep -q "bad.o would not load, not touched: .*division by zero" "$tmp/err" ||
+	fail "touch of a rejected bundle: $(cat "$tmp/err")"
+[ "$(stat -c %Y "$tmp/bad.o")" = "$bad_mtime" ] || fail "a rejected bundle was touched"
+mkfifo "$tmp/fifo"
+run 1 "install of a FIFO" "$tmp/target.o" "$tmp/fifo"
+grep -qF "$tmp/fifo is a FIFO, not a regular file" "$tmp/err" || fail "install of a FIFO: $(cat "$tmp/err")"
 
 # Two processes: the warning names them and points to --job, and the reload still happens.
 record "$sleeper" 1

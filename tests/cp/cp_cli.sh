@@ -30,6 +30,12 @@ out=$("$bin" run --job $job -- sh -c 'echo $NCCLBPF_CP_DIR $NCCLBPF_JOB' 2>/dev/
 rm -rf "/dev/shm/ncclbpf-$(id -u)/$job"
 "$bin" run --dir "$tmp/d0" 2>/dev/null; [ $? -eq 2 ] || fail "run without a command: not usage"
 "$bin" run --policy "$tmp/none.o" -- true 2>/dev/null; [ $? -eq 1 ] || fail "run with a missing policy"
+# A policy every rank would refuse: the job is not started, and the verifier's reason is shown.
+"$bin" run --policy "$divz" --dir "$tmp/d0" --plugin "$plugin" -- touch "$tmp/started" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "run with a rejected policy: exit status"
+[ -e "$tmp/started" ] && fail "run with a rejected policy started the command"
+grep -q "would not load, the job is not started: .*may be 0; check it first" "$tmp/err" ||
+	fail "run with a rejected policy: $(cat "$tmp/err")"
 "$bin" run --dir "$tmp/d0" -- /nonexistent/cmd 2>/dev/null; [ $? -eq 127 ] || fail "run: exec failure"
 
 # A job of 3 ranks through ncclbpf run.

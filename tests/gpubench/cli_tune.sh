@@ -147,12 +147,12 @@ expect 1 "ncclbpf tune: $W/badtime.csv:2: time_us_mean '-3' is not a positive nu
 	"$W/badtime.csv" "${T[@]}"
 expect 1 "ncclbpf tune: $W/badhdr.csv:1: header lacks column 'ranks' (is this ncclbpf-gpubench --csv output?)" \
 	"$W/badhdr.csv" "${T[@]}"
-expect 1 "ncclbpf tune: $W/missing.csv: No such file or directory" "$W/missing.csv" "${T[@]}"
+expect 1 "ncclbpf tune: $W/missing.csv: cannot open: No such file or directory" "$W/missing.csv" "${T[@]}"
 expect 1 "ncclbpf tune: no default or forced measurements in 1 file(s) (1 rows read)" \
 	"$W/nocand.csv" "${T[@]}"
 expect 1 "ncclbpf tune: --any-ranks needs one rank count; the sweep has 2 and 4" \
 	"$W/tworanks.csv" "${T[@]}" --any-ranks
-expect 1 "ncclbpf tune: $W/no-template.o: No such file or directory" \
+expect 1 "ncclbpf tune: $W/no-template.o: cannot open: No such file or directory" \
 	"$W/sweep_a.csv" --template "$W/no-template.o"
 expect 1 "ncclbpf tune: template $W/sweep_a.csv: not a little-endian ELF64 object" \
 	"$W/sweep_a.csv" --template "$W/sweep_a.csv"

@@ -1,4 +1,5 @@
 /* Tuner and profiler sides of `ncclbpf bench` (bench_sides.h). */
+#include "ebpf/file.h"
 #include "bench_sides.h"
 
 #include <dlfcn.h>
@@ -12,9 +13,10 @@
 
 int bench_load_trace(const char *path, struct bench_rec **recs, size_t *n)
 {
-	FILE *f = fopen(path, "r");
+	char why[4200];
+	FILE *f = ebpf_fopen_regular(path, why, sizeof(why));
 	if (!f) {
-		fprintf(stderr, "ncclbpf bench: %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "ncclbpf bench: %s\n", why);
 		return -1;
 	}
 	char line[4096], err[200];

@@ -1,7 +1,7 @@
 /* A bundle checked the way the plugin loads it (parse, limits, verify, load, JIT in this
  * process's own copy of the runtime), without touching anything outside this process. Used by
  * the commands that must refuse a bundle that would not load before they do anything else
- * (reload --check, replay, bench). */
+ * (reload --check, replay, bench, run). The environment is left as it was. */
 #ifndef NCCLBPF_BUNDLE_CHECK_H
 #define NCCLBPF_BUNDLE_CHECK_H
 

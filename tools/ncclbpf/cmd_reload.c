@@ -171,6 +171,13 @@ static int cmd_reload(int argc, char **argv)
 	}
 	if (job)
 		return reload_job(dir, path, (int)timeout_s, comm);
+	/* Every watching plugin would refuse a bundle that does not load and keep its policy:
+	 * say so here and change nothing. */
+	struct ncclbpf_reload_report r;
+	const char *b = next ? next : path;
+	if (bundle_check(b, &r))
+		return cli_fail("%s would not load, %s: %s", b,
+				next ? "nothing installed" : "not touched", r.msg);
 	warn_multi_rank(path);
 	if (next) {
 		if (install(next, path))
@@ -192,7 +199,9 @@ NCCLBPF_COMMAND(
     .summary = "hot-reload the plugins watching PATH, or a whole job consistently (--job)",
     .help = "  PATH [NEW]     install NEW at PATH atomically (without NEW: touch PATH); every\n"
 	    "                 plugin whose NCCLBPF_POLICY is PATH reloads it and verifies it;\n"
-	    "                 each process at its own moment (a multi-rank job: use --job)\n"
+	    "                 each process at its own moment (a multi-rank job: use --job);\n"
+	    "                 NEW (or PATH) is verified here first: one that would not load\n"
+	    "                 is refused and nothing changes\n"
 	    "  --check        (or --dry-run) only verify NEW (or PATH, or BUNDLE) here, as the\n"
 	    "                 plugin would; nothing is installed, touched or proposed\n"
 	    "  --job          propose BUNDLE to every rank registered in the control-plane\n"

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ebpf/file.h"
 #include "bundle_check.h"
 #include "cli.h"
 #include "cli_json.h"
@@ -75,7 +76,7 @@ static int cmp_group(const void *a, const void *b)
 
 static int copy_file(const char *from, const char *to)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ok = -1;
+	int in = ebpf_open_regular(from, NULL, 0), out = -1, ok = -1;
 	if (in < 0)
 		return -1;
 	char tmp[4200];
@@ -271,9 +272,10 @@ static int cmd_replay(int argc, char **argv)
 		    bundle_check(checks[i], &r))
 			return cli_fail("%s not loaded: %s", checks[i], r.msg);
 	}
-	FILE *f = fopen(trace, "r");
+	char why[4200];
+	FILE *f = ebpf_fopen_regular(trace, why, sizeof(why));
 	if (!f)
-		return cli_fail("%s: %s", trace, strerror(errno));
+		return cli_fail("%s", why);
 	/* Configure the plugin as a user would, through its environment: offline, so neither
 	 * recording nor the control plane; the inspection server on when the maps are shown. */
 	char dir[] = "/tmp/ncclbpf-replay-XXXXXX", live[4200] = "";

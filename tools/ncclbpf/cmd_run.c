@@ -4,7 +4,8 @@
  * NCCLBPF_CP_DIR the control-plane directory (default /dev/shm/ncclbpf-$UID/NAME, created
  * 0700; NAME defaults to "default") and NCCLBPF_JOB the job name. The environment is inherited by
  * every rank the command starts on this host; `ncclbpf reload --job --dir D` then changes the
- * policy of the whole job consistently (docs/control-plane.md). */
+ * policy of the whole job consistently (docs/control-plane.md). A policy that would not load (it
+ * fails verification, or is not a trusted regular file) is refused before the command starts. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle_check.h"
 #include "cli.h"
 #include "plugin_host.h"
 #include "ncclbpf/proc_registry.h"
@@ -76,6 +78,12 @@ static int cmd_run(int argc, char **argv)
 	/* Absolute: the ranks may start in another working directory. */
 	if (policy && !realpath(policy, pol))
 		return cli_fail("policy %s: %s", policy, strerror(errno));
+	/* Every rank would refuse a policy that does not load and run the job without it (NCCL
+	 * deciding): say so now, before the job starts, rather than in every rank's log. */
+	struct ncclbpf_reload_report rep;
+	if (policy && bundle_check(pol, &rep))
+		return cli_fail("policy %s would not load, the job is not started: %s", policy,
+				rep.msg);
 	if (dir) {
 		snprintf(d, sizeof(d), "%s", dir);
 		if (trusted_dir(d, 0))

@@ -1,4 +1,5 @@
 /* Atomic file installation (install_file.h). */
+#include "ebpf/file.h"
 #include "install_file.h"
 
 #include <errno.h>
@@ -11,9 +12,8 @@ int install_file(const char *from, const char *to, char *err, size_t err_len)
 {
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s.ncclbpf-%d.tmp", to, (int)getpid());
-	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int in = ebpf_open_regular(from, err, err_len);
 	if (in < 0) {
-		snprintf(err, err_len, "%s: %s", from, strerror(errno));
 		return -1;
 	}
 	int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

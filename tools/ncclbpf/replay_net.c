@@ -1,4 +1,5 @@
 /* replay_net.h */
+#include "ebpf/file.h"
 #include "replay_net.h"
 
 #include <errno.h>
@@ -112,9 +113,10 @@ int replay_net(const char *trace, int bundle, const char *which, struct json *j,
 	       struct replay_net_counts *n)
 {
 	memset(n, 0, sizeof(*n));
-	FILE *f = fopen(trace, "r");
+	char why[4200];
+	FILE *f = ebpf_fopen_regular(trace, why, sizeof(why));
 	if (!f)
-		return cli_fail("%s: %s", trace, strerror(errno));
+		return cli_fail("%s", why);
 	scan(f, 0, n);
 	if (!n->records) {
 		fclose(f);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ebpf/file.h"
 #include "ebpf/elf.h"
 #include "tune.h"
 
@@ -25,9 +26,8 @@ static void wr64(uint8_t *p, uint64_t v)
 
 static uint8_t *slurp(const char *path, size_t *size, char *err, size_t err_len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = ebpf_fopen_regular(path, err, err_len);
 	if (!f) {
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	uint8_t *buf = malloc(MAX_TEMPLATE + 1);

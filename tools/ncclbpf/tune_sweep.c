@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebpf/file.h"
 #include "ncclbpf.h"
 #include "tune.h"
 
@@ -183,10 +184,9 @@ static int add_point(struct tune_data *d, const struct tune_point *p)
 
 int tune_read_csv(const char *path, struct tune_data *d, char *err, size_t err_len)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = ebpf_fopen_regular(path, err, err_len);
 	unsigned lineno = 0;
 	if (!f) {
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	char line[MAX_LINE], header[MAX_LINE] = "";

@@ -1,5 +1,6 @@
 /* verify_rows.h: the rows, their table, CSV and JSON forms, and the before/after comparison. */
 #define _GNU_SOURCE /* vasprintf */
+#include "ebpf/file.h"
 #include "verify_rows.h"
 
 #include <errno.h>
@@ -270,9 +271,8 @@ int vrows_read_csv(const char *path, struct vrows *rs, char *err, size_t err_len
 	    "file",	   "program",	       "section",     "verdict", "insns",    "processed",
 	    "peak_states", "worst_case_insns", "insn_budget", "time_us", "ctx_read", "error"};
 	enum { NCOL = sizeof(want) / sizeof(want[0]) };
-	FILE *in = fopen(path, "r");
+	FILE *in = ebpf_fopen_regular(path, err, err_len);
 	if (!in) {
-		snprintf(err, err_len, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	char *buf = NULL, *fld[MAX_COLS];

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "ebpf/file.h"
 #include "loader.h"
 
 /* The caller's options struct is large enough to hold field (libbpf convention: sz first). */
@@ -112,14 +113,9 @@ struct ebpf_object *ebpf_object__open_file(const char *path,
 		o.platform = opts->platform;
 	if (!o.name)
 		o.name = path;
-	FILE *f = path ? fopen(path, "rb") : NULL;
-	if (!f) {
-		int e = path ? errno : EINVAL;
-		ldr_err(err, err_len, e, "%s: cannot open: %s", path ? path : "(null)",
-			strerror(e));
-		errno = e;
+	FILE *f = ebpf_fopen_regular(path, err, err_len);
+	if (!f)
 		return NULL;
-	}
 	uint8_t *buf = NULL;
 	size_t len = 0, cap = 0;
 	int e = 0;
@@ -137,17 +133,22 @@ struct ebpf_object *ebpf_object__open_file(const char *path,
 			}
 			buf = p;
 		}
+		errno = 0;
 		size_t got = fread(buf + len, 1, cap - len, f);
 		len += got;
 		if (got == 0) {
 			if (ferror(f))
-				e = EIO;
+				e = errno ? errno : EIO;
 			break;
 		}
 	}
 	fclose(f);
 	struct ebpf_object *obj = NULL;
-	if (e) {
+	if (e == E2BIG) {
+		ldr_err(err, err_len, e, "%s is larger than %u bytes (the most an object may have)",
+			path, EBPF_OBJECT_MAX_SIZE);
+		errno = e;
+	} else if (e) {
 		ldr_err(err, err_len, e, "%s: cannot read: %s", path, strerror(e));
 		errno = e;
 	} else {

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "ncclbpf/trusted_path.h"
 
+#include "ebpf/file.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,23 +48,6 @@ static const char *writers(mode_t m)
 	if ((m & S_IWGRP) && (m & S_IWOTH))
 		return "its group and others";
 	return (m & S_IWGRP) ? "its group" : "others";
-}
-
-static const char *kind(mode_t m)
-{
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISSOCK(m))
-		return "a socket";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISBLK(m))
-		return "a block device";
-	if (S_ISLNK(m))
-		return "a symbolic link";
-	return "not a regular file";
 }
 
 /* Where a walk stands: a checked directory, how it was named, what is left to resolve. */
@@ -291,7 +276,7 @@ static int check_file(int fd, const char *path, int trusted, int mine, char *why
 		e = fail(why, n, errno, "%s: %s", path, strerror(errno));
 	else if (!S_ISREG(st.st_mode))
 		e = fail(why, n, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
-			 "%s is %s, not a regular file", path, kind(st.st_mode));
+			 "%s is %s, not a regular file", path, ebpf_file_kind(st.st_mode));
 	else if ((trusted && st.st_uid != me && st.st_uid != 0) || (mine && st.st_uid != me))
 		e = fail(why, n, EPERM, "%s is owned by uid %u, not by uid %u%s", path,
 			 (unsigned)st.st_uid, me, mine ? "" : " or root");
