@@ -4,7 +4,8 @@
 # margin, a policy run that is not a candidate) -> OUT.o, which must verify and must decide
 # exactly the expected (algorithm, protocol, channels) per collective, rank count and size
 # (checked with `ncclbpf test-run`, including the boundaries between table rows). Then bad input:
-# each case's exit status and exact message, and no output object left behind.
+# each case's exit status and exact message, and no output object left behind; a link planted at
+# the output's temporary name is not written through.
 # Usage: cli_tune.sh NCCLBPF TUNED_TABLE.o WORKDIR
 set -u
 NCCLBPF=$1 TEMPLATE=$2 W=$3
@@ -166,5 +167,16 @@ msg=$(NCCLBPF_TUNE_TEMPLATE="" "$W/bin/ncclbpf" tune "$W/sweep_a.csv" -o "$W/bad
 rc=$?
 [ $rc -eq 1 ] && [ "$msg" = "ncclbpf tune: no template object: pass --template tuned_table.o (built from policies/tuned_table.c)" ] ||
 	bad "no template: rc=$rc '$msg'"
+# OUT.o is written beside itself under a temporary name a local user can predict (the pid): a
+# symbolic link planted there must not be written through (it was: fopen followed it and
+# clobbered the file it named). Both the old and the current name are planted; exec keeps the
+# shell's pid for ncclbpf.
+echo "precious" >"$W/victim"
+msg=$(sh -c 'ln -s "$1/victim" "$1/planted.o.tmp.$$"; ln -s "$1/victim" "$1/planted.o.ncclbpf-$$.tmp"
+	exec "$2" tune "$1/sweep_a.csv" --template "$3" -o "$1/planted.o"' sh "$W" "$NCCLBPF" "$TEMPLATE" 2>&1)
+rc=$?
+[ "$(cat "$W/victim")" = "precious" ] || bad "tune -o wrote through a planted link: $(head -c 100 "$W/victim")"
+[ $rc -eq 1 ] && [ ! -e "$W/planted.o" ] && echo "$msg" | grep -q "planted.o.ncclbpf-.*tmp: File exists" ||
+	bad "planted link: rc=$rc '$msg'"
 [ $fail -eq 0 ] && echo "cli_tune: OK"
 exit $fail

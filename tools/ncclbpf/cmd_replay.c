@@ -17,6 +17,7 @@
 #include "ebpf/file.h"
 #include "bundle_check.h"
 #include "cli.h"
+#include "install_file.h"
 #include "cli_json.h"
 #include "ncclbpf/trace.h"
 #include "plugin_host.h"
@@ -72,34 +73,6 @@ static int cmp_group(const void *a, const void *b)
 	if (x->coll != y->coll)
 		return (int)x->coll - (int)y->coll;
 	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
-}
-
-static int copy_file(const char *from, const char *to)
-{
-	int in = ebpf_open_regular(from, NULL, 0), out = -1, ok = -1;
-	if (in < 0)
-		return -1;
-	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", to, (int)getpid());
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (out >= 0) {
-		char buf[65536];
-		ssize_t n;
-		ok = 0;
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n)
-				ok = -1;
-		if (n < 0)
-			ok = -1;
-		close(out);
-		/* rename: the watcher sees one complete new file, never a partial one */
-		if (ok == 0 && rename(tmp, to) != 0)
-			ok = -1;
-		if (ok)
-			unlink(tmp);
-	}
-	close(in);
-	return ok;
 }
 
 /* Waits until the plugin logged the outcome of a reload after log line `since`. */
@@ -272,7 +245,7 @@ static int cmd_replay(int argc, char **argv)
 		    bundle_check(checks[i], &r))
 			return cli_fail("%s not loaded: %s", checks[i], r.msg);
 	}
-	char why[4200];
+	char why[8600];
 	FILE *f = ebpf_fopen_regular(trace, why, sizeof(why));
 	if (!f)
 		return cli_fail("%s", why);
@@ -291,11 +264,10 @@ static int cmd_replay(int argc, char **argv)
 			return cli_fail("cannot create %s: %s", dir, strerror(errno));
 		}
 		snprintf(live, sizeof(live), "%s/policy.o", dir);
-		if (copy_file(policy, live)) {
-			int e = errno;
+		if (install_file(policy, live, why, sizeof(why))) {
 			fclose(f);
 			rmdir(dir);
-			return cli_fail("%s: %s", policy, strerror(e));
+			return cli_fail("%s", why);
 		}
 		setenv("NCCLBPF_POLICY", live, 1);
 		setenv("NCCLBPF_WATCH", "0", 1); /* "1" for the plugin, after replay_net */
@@ -411,8 +383,8 @@ static int cmd_replay(int argc, char **argv)
 		}
 		if (reload_policy && calls == reload_at) {
 			unsigned since = plugin_host_log_count();
-			if (copy_file(reload_policy, live)) {
-				rc = cli_fail("%s: %s", reload_policy, strerror(errno));
+			if (install_file(reload_policy, live, why, sizeof(why))) {
+				rc = cli_fail("%s", why);
 				break;
 			}
 			int ok = wait_reload(since, msg, sizeof(msg));

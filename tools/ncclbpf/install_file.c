@@ -8,37 +8,88 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The temporary file beside to, created here: O_EXCL (with O_NOFOLLOW) never writes through a
+ * file or symbolic link someone planted under that predictable name in a shared directory. */
+static int open_tmp(const char *to, char *tmp, size_t len, char *err, size_t err_len)
+{
+	if (snprintf(tmp, len, "%s.ncclbpf-%d.tmp", to, (int)getpid()) >= (int)len) {
+		snprintf(err, err_len, "%s: path too long", to);
+		return -1;
+	}
+	int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (out < 0)
+		snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
+	return out;
+}
+
+/* Syncs and closes out, then renames tmp over to (bad: the writing already failed). */
+static int commit(int out, const char *tmp, const char *to, int bad, const char *what, char *err,
+		  size_t err_len)
+{
+	if (!bad && fsync(out) != 0)
+		bad = 1;
+	int e = bad ? errno : 0;
+	if (close(out) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	if (!bad && rename(tmp, to) != 0) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad) {
+		snprintf(err, err_len, "cannot install %s at %s: %s", what, to,
+			 strerror(e ? e : EIO));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int install_file(const char *from, const char *to, char *err, size_t err_len)
 {
 	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s.ncclbpf-%d.tmp", to, (int)getpid());
 	int in = ebpf_open_regular(from, err, err_len);
-	if (in < 0) {
+	if (in < 0)
 		return -1;
-	}
-	int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int out = open_tmp(to, tmp, sizeof(tmp), err, err_len);
 	if (out < 0) {
-		snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
 		close(in);
 		return -1;
 	}
 	char buf[65536];
 	ssize_t n;
 	int bad = 0;
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
+	while (!bad && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, (size_t)n) != n)
 			bad = 1;
-	if (n < 0 || fsync(out) != 0)
-		bad = 1;
-	close(in);
-	if (close(out) != 0)
-		bad = 1;
-	if (!bad && rename(tmp, to) != 0)
-		bad = 1;
-	if (bad) {
-		snprintf(err, err_len, "cannot install %s at %s: %s", from, to, strerror(errno));
-		unlink(tmp);
-		return -1;
 	}
-	return 0;
+	int e = errno;
+	close(in);
+	errno = e;
+	return commit(out, tmp, to, bad, from, err, err_len);
+}
+
+int install_bytes(const void *buf, size_t size, const char *to, char *err, size_t err_len)
+{
+	char tmp[4200];
+	int out = open_tmp(to, tmp, sizeof(tmp), err, err_len);
+	if (out < 0)
+		return -1;
+	const char *p = buf;
+	int bad = 0;
+	while (!bad && size) {
+		ssize_t n = write(out, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			bad = 1;
+			break;
+		}
+		p += n;
+		size -= (size_t)n;
+	}
+	return commit(out, tmp, to, bad, "the new file", err, err_len);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ebpf/file.h"
+#include "install_file.h"
 #include "ebpf/elf.h"
 #include "tune.h"
 
@@ -94,28 +95,8 @@ int tune_write_object(const char *template_path, const char *out_path, const str
 	}
 	/* Written next to the destination and renamed: a running job that reloads out_path
 	 * never sees half a file. */
-	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out_path, (long)getpid()) >= (int)sizeof tmp) {
-		snprintf(err, err_len, "%s: path too long", out_path);
+	if (install_bytes(b, size, out_path, err, err_len))
 		goto fail;
-	}
-	FILE *f = fopen(tmp, "wb");
-	int bad = !f;
-	if (f) {
-		bad = fwrite(b, 1, size, f) != size;
-		bad |= fclose(f) != 0;
-	}
-	if (bad) {
-		snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
-		if (f)
-			unlink(tmp);
-		goto fail;
-	}
-	if (rename(tmp, out_path)) {
-		snprintf(err, err_len, "%s: %s", out_path, strerror(errno));
-		unlink(tmp);
-		goto fail;
-	}
 	free(b);
 	return 0;
 fail:
