@@ -1,5 +1,6 @@
 /* bundle_check.h */
 #include "bundle_check.h"
+#include "ncclbpf/envvars.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@ int bundle_check(const char *path, struct ncclbpf_reload_report *r)
 	char *saved[N_HIDDEN];
 
 	for (size_t i = 0; i < N_HIDDEN; i++) {
-		const char *v = getenv(hidden[i]);
+		const char *v = ncclbpf_env_raw(hidden[i]);
 		saved[i] = v ? strdup(v) : NULL;
 		if (v && !saved[i]) {
 			while (i-- > 0)

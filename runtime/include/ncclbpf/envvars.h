@@ -72,7 +72,8 @@ int ncclbpf_env_check(const struct ncclbpf_env_var *v, const char *value, char *
 unsigned ncclbpf_env_check_all(void);
 
 /* The environment itself, for the env plugin serving NCCL's own variables unchanged (no rule:
- * they are NCCL's to interpret). */
+ * they are NCCL's to interpret), and for a command that sets one of ours aside and restores it
+ * as it was (tools/ncclbpf/bundle_check.c). */
 const char *ncclbpf_env_raw(const char *name);
 
 #ifdef __cplusplus
