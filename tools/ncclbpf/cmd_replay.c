@@ -6,7 +6,6 @@
  * plugin's own file watcher, as an operator would), so both versions' decisions show. --json prints
  * all of it as one document (docs/cli-json.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -22,24 +22,35 @@ static int open_tmp(const char *to, char *tmp, size_t len, char *err, size_t err
 	return out;
 }
 
-/* Syncs and closes out, then renames tmp over to (bad: the writing already failed). */
-static int commit(int out, const char *tmp, const char *to, int bad, const char *what, char *err,
+/* Writes all size bytes (a write may take fewer): 0, or the errno that stopped it. */
+static int write_all(int fd, const void *buf, size_t size)
+{
+	const char *p = buf;
+	while (size) {
+		ssize_t n = write(fd, p, size);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EIO;
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Syncs and closes out, then renames tmp over to; e: the errno writing it already failed with
+ * (0: none). */
+static int commit(int out, const char *tmp, const char *to, int e, const char *what, char *err,
 		  size_t err_len)
 {
-	if (!bad && fsync(out) != 0)
-		bad = 1;
-	int e = bad ? errno : 0;
-	if (close(out) != 0 && !bad) {
-		bad = 1;
+	if (!e && fsync(out) != 0)
 		e = errno;
-	}
-	if (!bad && rename(tmp, to) != 0) {
-		bad = 1;
+	if (close(out) != 0 && !e)
 		e = errno;
-	}
-	if (bad) {
-		snprintf(err, err_len, "cannot install %s at %s: %s", what, to,
-			 strerror(e ? e : EIO));
+	if (!e && rename(tmp, to) != 0)
+		e = errno;
+	if (e) {
+		snprintf(err, err_len, "cannot install %s at %s: %s", what, to, strerror(e));
 		unlink(tmp);
 		return -1;
 	}
@@ -59,17 +70,15 @@ int install_file(const char *from, const char *to, char *err, size_t err_len)
 	}
 	char buf[65536];
 	ssize_t n;
-	int bad = 0;
-	while (!bad && (n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || write(out, buf, (size_t)n) != n)
-			bad = 1;
+	int e = 0;
+	while (!e && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0)
+			e = errno == EINTR ? 0 : errno;
+		else
+			e = write_all(out, buf, (size_t)n);
 	}
-	int e = errno;
 	close(in);
-	errno = e;
-	return commit(out, tmp, to, bad, from, err, err_len);
+	return commit(out, tmp, to, e, from, err, err_len);
 }
 
 int install_bytes(const void *buf, size_t size, const char *to, char *err, size_t err_len)
@@ -78,18 +87,5 @@ int install_bytes(const void *buf, size_t size, const char *to, char *err, size_
 	int out = open_tmp(to, tmp, sizeof(tmp), err, err_len);
 	if (out < 0)
 		return -1;
-	const char *p = buf;
-	int bad = 0;
-	while (!bad && size) {
-		ssize_t n = write(out, p, size);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			bad = 1;
-			break;
-		}
-		p += n;
-		size -= (size_t)n;
-	}
-	return commit(out, tmp, to, bad, "the new file", err, err_len);
+	return commit(out, tmp, to, write_all(out, buf, size), "the new file", err, err_len);
 }
