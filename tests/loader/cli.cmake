@@ -92,19 +92,24 @@ if(NCCLBPF_BUILD_POLICIES AND TARGET ncclbpf)
   ldr_cli(tr_names_any_case ARGS ${TR} ${LDR_POL}/size_aware.o
     --ctx n_bytes=1048576,cost_ns[1][1]=NA,coll_type=ReduceScatter
     REGEX "coll_type += 3 REDUCESCATTER\n.*cost_ns += 0 0 0 \\| 0 NA 0 \\|.*algorithm += 0 TREE\n  protocol += 1 LL128\n")
-  ldr_cli(tr_range_unsigned STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_bytes=-1
+  ldr_cli(tr_range_unsigned STATUS 2 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_bytes=-1
     REGEX "n_bytes=-1: the field is unsigned")
-  ldr_cli(tr_range_ids STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx coll_type=9
+  ldr_cli(tr_range_ids STATUS 2 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx coll_type=9
     REGEX "coll_type=9 is out of range \\(0..4\\)")
-  ldr_cli(tr_range_size STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_ranks=0x100000000
+  ldr_cli(tr_range_size STATUS 2 ARGS ${TR} ${LDR_POL}/size_aware.o --ctx n_ranks=0x100000000
     REGEX "n_ranks=0x100000000 does not fit its 4 bytes")
   ldr_cli(tr_prog_needed STATUS 1 ARGS ${TR} ${LDR_OBJ}/features.o
     REGEX "features.o has 4 programs, --prog picks one: first second prof on_connect")
-  ldr_cli(tr_bad_field STATUS 1 ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
+  ldr_cli(tr_bad_field STATUS 2 ARGS ${TR} ${LDR_POL}/noop.o --prog noop --ctx bytes=1
     REGEX "no field 'bytes'. fields: comm_id n_bytes")
+  # An index is a plain number: 2^32 used to wrap onto cost_ns[0][0] and run.
+  ldr_cli(tr_index_wraps STATUS 2 ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+    --ctx cost_ns[4294967296][0]=1 REGEX "--ctx 'cost_ns\\[4294967296\\]\\[0\\]': bad index; usage: ")
+  ldr_cli(tr_bad_ctx_hex STATUS 2 ARGS ${TR} ${LDR_POL}/noop.o --ctx-hex 0g
+    REGEX "--ctx-hex: .*'g'.*; usage: ncclbpf test-run ")
   ldr_cli(tr_bad_prog STATUS 1 ARGS ${TR} ${LDR_POL}/noop.o --prog nope
     REGEX "no program 'nope'. programs: noop")
-  ldr_cli(tr_bad_index STATUS 1 ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
+  ldr_cli(tr_bad_index STATUS 2 ARGS ${TR} ${LDR_POL}/size_aware.o --prog size_aware
     --ctx cost_ns[7][0]=1 REGEX "'cost_ns' is \\[7\\]\\[3\\]")
   # test-run loads through the verifier: unsafe policies never run, the reason names the line.
   ldr_cli(tr_unsafe_null STATUS 1 ARGS ${TR} ${LDR_POL}/unsafe/null_deref.o --prog null_deref

@@ -13,6 +13,7 @@
  * used, defaults included, are printed before the outputs. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,9 +138,23 @@ static const struct range {
     {"net", "tag", INT32_MIN, INT32_MAX},
 };
 
-/* 0 when v (as parsed) is a value of field f; else prints why not and returns -1. */
+/* Why an assignment cannot be made: a --ctx or --ctx-hex text problem is a usage error. */
+struct why {
+	char msg[512];
+};
+
+__attribute__((format(printf, 2, 3))) static int refuse(struct why *w, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->msg, sizeof(w->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* 0 when v (as parsed) is a value of field f; else says why not in w and returns -1. */
 static int check_range(const struct ebpf_prog_type *t, const char *field, uint32_t elem,
-		       const char *text, uint64_t v, int all_ones)
+		       const char *text, uint64_t v, int all_ones, struct why *w)
 {
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
 		const struct range *r = &ranges[i];
@@ -147,21 +162,15 @@ static int check_range(const struct ebpf_prog_type *t, const char *field, uint32
 			continue;
 		if ((int64_t)v >= r->min && (int64_t)v <= r->max)
 			return 0;
-		fprintf(stderr, "ncclbpf test-run: %s=%s is out of range (%lld..%lld)\n", field,
-			text, (long long)r->min, (long long)r->max);
-		return -1;
+		return refuse(w, "%s=%s is out of range (%lld..%lld)", field, text,
+			      (long long)r->min, (long long)r->max);
 	}
 	if (all_ones)
 		return 0;
-	if (text[0] == '-') {
-		fprintf(stderr, "ncclbpf test-run: %s=%s: the field is unsigned\n", field, text);
-		return -1;
-	}
-	if (elem < 8 && v >> (8 * elem)) {
-		fprintf(stderr, "ncclbpf test-run: %s=%s does not fit its %u bytes\n", field, text,
-			elem);
-		return -1;
-	}
+	if (text[0] == '-')
+		return refuse(w, "%s=%s: the field is unsigned", field, text);
+	if (elem < 8 && v >> (8 * elem))
+		return refuse(w, "%s=%s does not fit its %u bytes", field, text, elem);
 	return 0;
 }
 
@@ -195,78 +204,78 @@ static int is_na(uint64_t v, uint32_t elem)
 	return elem < 8 ? v == (1ull << (8 * elem)) - 1 : v == UINT64_MAX;
 }
 
-/* One assignment "name[i][j]=value". */
-static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, uint8_t *given, char *a)
+/* One index "[i]" at p: *i, and the text after it in *end; -1 unless i is a plain number
+ * (strtoul would take "-1" or 2^32 and wrap them onto a valid index). */
+static int parse_index(const char *p, uint32_t *i, char **end)
+{
+	unsigned long long v;
+	if (*p != '[' || !isdigit((unsigned char)p[1]))
+		return -1;
+	errno = 0;
+	v = strtoull(p + 1, end, 0);
+	if (errno || **end != ']' || v > UINT32_MAX)
+		return -1;
+	*i = (uint32_t)v;
+	++*end;
+	return 0;
+}
+
+/* One assignment "name[i][j]=value"; -1 with the reason in w. */
+static int assign(const struct ebpf_prog_type *t, uint8_t *ctx, uint8_t *given, char *a,
+		  struct why *w)
 {
 	char *eq = strchr(a, '=');
 	uint32_t idx[2] = {0, 0}, n_idx = 0;
 	uint64_t v;
-	if (!eq) {
-		fprintf(stderr, "ncclbpf test-run: '%s': expected FIELD=VALUE\n", a);
-		return -1;
-	}
+	if (!eq)
+		return refuse(w, "'%s': expected FIELD=VALUE", a);
 	*eq = 0;
 	char *br = strchr(a, '[');
 	if (br) {
-		char *p = br;
+		char *p = br, *end;
+		for (; *p == '['; p = end) {
+			if (n_idx == 2)
+				return refuse(w, "'%s': too many indices", a);
+			if (parse_index(p, &idx[n_idx++], &end))
+				return refuse(w, "'%s': bad index", a);
+		}
+		if (*p)
+			return refuse(w, "'%s': junk after the index", a);
 		*br = 0;
-		while (*p == '[' || p == br) {
-			char *end;
-			if (n_idx == 2) {
-				fprintf(stderr, "ncclbpf test-run: '%s': too many indices\n", a);
-				return -1;
-			}
-			idx[n_idx++] = (uint32_t)strtoul(p + 1, &end, 0);
-			if (*end != ']') {
-				fprintf(stderr, "ncclbpf test-run: '%s': bad index\n", a);
-				return -1;
-			}
-			p = end + 1;
-		}
-		if (*p) {
-			fprintf(stderr, "ncclbpf test-run: '%s': junk after the index\n", a);
-			return -1;
-		}
 	}
 	const struct ebpf_ctx_field *f = NULL;
 	for (uint32_t i = 0; i < t->n_fields; i++)
 		if (!strcmp(t->fields[i].name, a))
 			f = &t->fields[i];
 	if (!f) {
-		fprintf(stderr, "ncclbpf test-run: %s context has no field '%s'; fields:", t->name,
-			a);
-		for (uint32_t i = 0; i < t->n_fields; i++)
-			fprintf(stderr, " %s", t->fields[i].name);
-		fprintf(stderr, "\n");
+		int n = snprintf(w->msg, sizeof(w->msg),
+				 "%s context has no field '%s'; fields:", t->name, a);
+		for (uint32_t i = 0; i < t->n_fields && n > 0 && (size_t)n < sizeof(w->msg); i++)
+			n += snprintf(w->msg + n, sizeof(w->msg) - (size_t)n, " %s",
+				      t->fields[i].name);
 		return -1;
 	}
 	int all_ones;
-	if (parse_value(eq + 1, &v, &all_ones)) {
-		fprintf(stderr, "ncclbpf test-run: '%s': bad value '%s'\n", a, eq + 1);
-		return -1;
-	}
+	if (parse_value(eq + 1, &v, &all_ones))
+		return refuse(w, "'%s': bad value '%s'", a, eq + 1);
 	const struct shape *sh = shape_of(t, f->name);
 	uint32_t elem = sh ? sh->elem : f->size <= 8 ? f->size : 1;
-	if (check_range(t, f->name, elem, eq + 1, v, all_ones))
+	if (check_range(t, f->name, elem, eq + 1, v, all_ones, w))
 		return -1;
 	uint32_t count = f->size / elem;
+	uint32_t flat = idx[0];
+	if (n_idx && sh && sh->dims[1] > 1) {
+		if (n_idx != 2 || idx[0] >= sh->dims[0] || idx[1] >= sh->dims[1])
+			return refuse(w, "'%s' is [%u][%u]", f->name, sh->dims[0], sh->dims[1]);
+		flat = idx[0] * sh->dims[1] + idx[1];
+	} else if (n_idx && (n_idx != 1 || flat >= count || count == 1)) {
+		return refuse(w, "'%s' is not an array of that size", f->name);
+	}
 	memset(given + f->off, 1, f->size); /* printed as given, not as a default */
 	if (!n_idx) {			    /* the whole field, or every element of an array */
 		for (uint32_t k = 0; k < count; k++)
 			store(ctx + f->off + k * elem, elem, v);
 		return 0;
-	}
-	uint32_t flat = idx[0];
-	if (sh && sh->dims[1] > 1) {
-		if (n_idx != 2 || idx[0] >= sh->dims[0] || idx[1] >= sh->dims[1]) {
-			fprintf(stderr, "ncclbpf test-run: '%s' is [%u][%u]\n", f->name,
-				sh->dims[0], sh->dims[1]);
-			return -1;
-		}
-		flat = idx[0] * sh->dims[1] + idx[1];
-	} else if (n_idx != 1 || flat >= count || count == 1) {
-		fprintf(stderr, "ncclbpf test-run: '%s' is not an array of that size\n", f->name);
-		return -1;
 	}
 	store(ctx + f->off + flat * elem, elem, v);
 	return 0;
@@ -650,8 +659,8 @@ static int cmd_test_run(int argc, char **argv)
 	if (ctx_hex) {
 		struct hexbuf hb;
 		if (hex_parse_str(ctx_hex, t->ctx_size, &hb, err, sizeof(err))) {
-			fprintf(stderr, "ncclbpf test-run: --ctx-hex: %s (context is %u bytes)\n",
-				err, t->ctx_size);
+			status = cli_usage_error("--ctx-hex: %s (context is %u bytes)", err,
+						 t->ctx_size);
 			goto out;
 		}
 		memset(ctx, 0, t->ctx_size);
@@ -662,13 +671,16 @@ static int cmd_test_run(int argc, char **argv)
 	}
 	if (ctx_arg) {
 		char *copy = strdup(ctx_arg), *save = NULL;
+		struct why w = {.msg = "out of memory"};
 		int bad = !copy;
 		for (char *a = copy ? strtok_r(copy, ",", &save) : NULL; a && !bad;
 		     a = strtok_r(NULL, ",", &save))
-			bad = assign(t, ctx, given, a) != 0;
+			bad = assign(t, ctx, given, a, &w) != 0;
 		free(copy);
-		if (bad)
+		if (bad) {
+			status = copy ? cli_usage_error("--ctx %s", w.msg) : cli_fail("%s", w.msg);
 			goto out;
+		}
 	}
 	memcpy(before, ctx, t->ctx_size);
 	for (uint32_t i = 0; i < n_maps; i++)
