@@ -26,6 +26,10 @@ if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_add_twin_test(NAME cli_reload
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_reload.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
     OUTPUT "cli_reload: all checks passed" TIMEOUT 120 LABELS cli)
+  # `ncclbpf env` checks path settings as the plugin will use them, creating nothing.
+  ncclbpf_add_twin_test(NAME cli_env
+    COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_env.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
+    OUTPUT "cli_env: all checks passed" TIMEOUT 120 LABELS cli)
   ncclbpf_add_twin_test(NAME cli_replay_refuses
     COMMAND bash ${NCCLBPF_CLI_TESTS}/cli_replay.sh $<TARGET_FILE:ncclbpf> ${NCCLBPF_POLICY_DIR}
             ${PROJECT_SOURCE_DIR}/adapters/nccl/traces/dgx-h100-8gpu.trace

@@ -2,7 +2,8 @@
  * private, group- or world-writable levels, /tmp as a passage and as a directory, links in
  * trusted and in shared directories, FIFOs and directories where a file is expected (refused
  * at once, never a hang), files created without following links, removal that never leaves
- * the tree it was given.
+ * the tree it was given; the probes `ncclbpf env` uses give the open's verdict and create
+ * nothing.
  *
  * usage: test_trusted_path local     everything this user can set up
  *        test_trusted_path foreign   entries of other uids (root only: chown, setuid; else 77) */
@@ -286,6 +287,59 @@ static void test_foreign(void)
 	chmod(T, 0700);
 }
 
+/* The probes answer what open_dir(CREATE) and open_append would, creating and writing nothing. */
+static void test_probes(void)
+{
+	struct stat st;
+	int missing = -1;
+	mkdir(at("pr"), 0700);
+	int e = ncclbpf_path_probe_dir(at("pr"), NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+	CHECKF(e == 0 && missing == 0, "probe an existing directory: %d %s", e, why);
+	e = ncclbpf_path_probe_dir(at("pr/x/y"), NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+	CHECKF(e == 0 && missing == 1, "probe missing levels: %d %s", e, why);
+	CHECK(stat(at("pr/x"), &st) != 0 && errno == ENOENT); /* nothing created */
+	e = ncclbpf_path_probe_dir(at("pr/x"), 0, &missing, why, sizeof(why));
+	CHECKF(e == -ENOENT && missing == 1, "missing without CREATE: %d %s", e, why);
+	chmod(at("pr"), 0770);
+	e = ncclbpf_path_probe_dir(at("pr/x"), NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+	CHECKF(e == -EPERM && strstr(why, "writable by its group (mode 0770)"),
+	       "missing under a group-writable level: %s", why);
+	e = ncclbpf_path_probe_dir(at("pr"), NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+	CHECKF(e == -EPERM && strstr(why, "writable by its group"), "group-writable: %s", why);
+	chmod(at("pr"), 0700);
+	/* /tmp: passed through to a missing level (it would be created, ours), never the answer */
+	char in_tmp[128];
+	snprintf(in_tmp, sizeof(in_tmp), "/tmp/tp-probe-%d/cp", (int)getpid());
+	e = ncclbpf_path_probe_dir(in_tmp, NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+	CHECKF(e == 0 && missing == 1, "missing below /tmp: %d %s", e, why);
+	e = ncclbpf_path_probe_dir("/tmp", NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+	CHECKF(e == -EPERM && strstr(why, "/tmp is writable"), "/tmp itself: %s", why);
+
+	e = ncclbpf_path_probe_append(at("pr/log"), &missing, why, sizeof(why));
+	CHECKF(e == 0 && missing == 1, "probe a new log: %d %s", e, why);
+	CHECK(stat(at("pr/log"), &st) != 0 && errno == ENOENT);
+	put_file(at("pr/log"), "kept", 0600);
+	e = ncclbpf_path_probe_append(at("pr/log"), &missing, why, sizeof(why));
+	CHECKF(e == 0 && missing == 0, "probe an existing log: %d %s", e, why);
+	CHECK(stat(at("pr/log"), &st) == 0 && st.st_size == 4);
+	mkfifo(at("pr/fifo"), 0600);
+	double t0 = now_s();
+	e = ncclbpf_path_probe_append(at("pr/fifo"), &missing, why, sizeof(why));
+	CHECKF(e < 0 && strstr(why, "is a FIFO"), "probe a FIFO: %s", why);
+	CHECKF(now_s() - t0 < 5, "FIFO took %.1f s", now_s() - t0);
+	symlink("log", at("pr/llink"));
+	e = ncclbpf_path_probe_append(at("pr/llink"), &missing, why, sizeof(why));
+	CHECKF(e == -ELOOP, "probe a link: %s", why);
+	e = ncclbpf_path_probe_append(at("pr/none/log"), &missing, why, sizeof(why));
+	CHECKF(e == -ENOENT, "probe a log in a missing directory: %d %s", e, why);
+
+	/* a library: a path, not a name the loader would search for */
+	e = opened(ncclbpf_path_open_library("libnccl-net.so", why, sizeof(why)));
+	CHECKF(e == -EINVAL && strstr(why, "libnccl-net.so is not a path"), "bare name: %s", why);
+	e = opened(ncclbpf_path_open_library(at("pr/log"), why, sizeof(why)));
+	CHECKF(e == 0, "library path: %s", why);
+}
+
 int main(int argc, char **argv)
 {
 	int foreign = argc > 1 && !strcmp(argv[1], "foreign");
@@ -303,6 +357,7 @@ int main(int argc, char **argv)
 	} else {
 		test_dirs();
 		test_files();
+		test_probes();
 		test_remove();
 	}
 	char cmd[128];

@@ -1,14 +1,21 @@
 /* ncclbpf env: what the plugin and the tools will make of this environment. Every variable of
  * the table (ncclbpf/envvars.h) that is set, with its value and whether it is accepted (a
  * refused one is what the plugin ignores with a WARN); --all lists the unset ones with their
- * defaults too. Exit status 1 when one is refused, so a job script can check first.
+ * defaults too. A path is also checked the way the plugin will use it (ncclbpf_env_use): the
+ * policy bundle loaded and verified, directories and files under the trusted-path rules,
+ * nothing created. Exit status 1 when one is refused, so a job script can check first.
  * --markdown prints the table as docs/deploying.md carries it ("Environment"; a test compares
  * the two). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bundle_check.h"
 #include "cli.h"
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/trace.h"
+#include "ncclbpf/trusted_path.h"
 
 static const char *const area_title[NCCLBPF_ENV_AREAS] = {
     [NCCLBPF_ENV_PLUGIN] = "The plugin (read when the first communicator is created)",
@@ -93,6 +100,64 @@ static int markdown(void)
 	return 0;
 }
 
+/* What the plugin will make of path setting v = value when it starts: 0 (with a note in msg,
+ * or "" for none), or -1 with the reason it would refuse it in msg. Creates nothing. */
+static int check_use(const struct ncclbpf_env_var *v, const char *value, char *msg, size_t len)
+{
+	char why[600] = "", path[4096];
+	int missing = 0, e = 0, fd;
+	struct ncclbpf_reload_report r;
+
+	msg[0] = 0;
+	switch (ncclbpf_env_use(v)) {
+	case NCCLBPF_ENV_USE_NONE:
+		return 0;
+	case NCCLBPF_ENV_USE_BUNDLE:
+		if (!strncmp(value, "native:", 7))
+			return 0;
+		if (bundle_check(value, &r)) {
+			snprintf(msg, len, "refused: %s", r.msg);
+			return -1;
+		}
+		snprintf(msg, len, "(loads: %u program%s verified)", r.n_progs,
+			 r.n_progs == 1 ? "" : "s");
+		return 0;
+	case NCCLBPF_ENV_USE_LIBRARY:
+		fd = ncclbpf_path_open_library(value, why, sizeof(why));
+		if (fd >= 0)
+			close(fd);
+		e = fd < 0 ? fd : 0;
+		break;
+	case NCCLBPF_ENV_USE_DIR:
+		e = ncclbpf_path_probe_dir(value, NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));
+		break;
+	case NCCLBPF_ENV_USE_TEMPLATE:
+		e = ncclbpf_trace_path(value, path, sizeof(path));
+		if (e) {
+			snprintf(msg, len, "refused: %s",
+				 e == -EINVAL ? "only %p (process id), %h (host name) and %% may "
+						"follow a %"
+					      : "the path is too long");
+			return -1;
+		}
+		value = path;
+		/* fall through */
+	case NCCLBPF_ENV_USE_APPEND:
+		e = ncclbpf_path_probe_append(value, &missing, why, sizeof(why));
+		break;
+	}
+	if (e) {
+		snprintf(msg, len, "refused: %s", why);
+		return -1;
+	}
+	if (missing)
+		snprintf(msg, len, "(not there yet: %s)",
+			 ncclbpf_env_use(v) == NCCLBPF_ENV_USE_TEMPLATE
+			     ? "each process creates its own"
+			     : "the plugin creates it");
+	return 0;
+}
+
 static int cmd_env(int argc, char **argv)
 {
 	int all = 0;
@@ -108,18 +173,29 @@ static int cmd_env(int argc, char **argv)
 	}
 	size_t n;
 	const struct ncclbpf_env_var *t = ncclbpf_env_table(&n);
-	int refused = 0;
+	int refused = 0, set = 0;
 	for (size_t i = 0; i < n; i++) {
 		const char *value = ncclbpf_env_raw(t[i].name);
 		char msg[512];
 		if (value && *value) {
+			char note[1200];
 			int bad = ncclbpf_env_check(&t[i], value, msg, sizeof(msg)) != 0;
+			if (bad) {
+				printf("%-28s %s\n", t[i].name, msg);
+			} else {
+				bad = check_use(&t[i], value, note, sizeof(note)) != 0;
+				printf("%-28s %s%s%s\n", t[i].name, value, *note ? " " : "", note);
+			}
 			refused += bad;
-			printf("%-28s %s\n", t[i].name, bad ? msg : value);
+			set++;
 		} else if (all) {
 			printf("%-28s unset (default: %s)\n", t[i].name, t[i].shown);
 		}
 	}
+	if (!set && !all)
+		printf(
+		    "no NCCLBPF_* setting in this environment (ncclbpf env --all lists them with "
+		    "their defaults)\n");
 	return refused ? 1 : 0;
 }
 

@@ -24,11 +24,8 @@ void net_inner_load(void)
 	 * library's constructor, inside NCCL's dlopen of us) and run whatever code it finds: a
 	 * path (not a name to search for) to a regular file that only we or root can change. */
 	char why[sizeof(net_inner.why) - 32];
-	int fd = strchr(path, '/') ? ncclbpf_path_open_read(path, why, sizeof(why)) : -EINVAL;
+	int fd = ncclbpf_path_open_library(path, why, sizeof(why));
 	if (fd < 0) {
-		if (fd == -EINVAL && !strchr(path, '/'))
-			snprintf(why, sizeof(why), "%s is not a path (give the library's path)",
-				 path);
 		snprintf(net_inner.why, sizeof(net_inner.why), "not loaded: %s", why);
 		net_inner.failed = 1;
 		return;

@@ -37,6 +37,18 @@ enum ncclbpf_env_area {
 	NCCLBPF_ENV_AREAS
 };
 
+/* What the plugin does with a PATH setting when it starts, which `ncclbpf env` checks the same
+ * way (ncclbpf/trusted_path.h) before a job does. */
+enum ncclbpf_env_use {
+	NCCLBPF_ENV_USE_NONE,	 /* not checked beyond its length */
+	NCCLBPF_ENV_USE_BUNDLE,	 /* a policy bundle: read, verified and loaded ("native:NAME": none)
+				  */
+	NCCLBPF_ENV_USE_LIBRARY, /* a library to dlopen (ncclbpf_path_open_library) */
+	NCCLBPF_ENV_USE_DIR,	 /* a directory, created when missing (ncclbpf_path_open_dir) */
+	NCCLBPF_ENV_USE_APPEND,	 /* a file appended to, created when missing (open_append) */
+	NCCLBPF_ENV_USE_TEMPLATE, /* the same, named by a template (ncclbpf_trace_path) */
+};
+
 struct ncclbpf_env_var {
 	const char *name;
 	enum ncclbpf_env_type type;
@@ -47,6 +59,9 @@ struct ncclbpf_env_var {
 	const char *shown;  /* the default as the documentation says it */
 	const char *doc;    /* one line */
 };
+
+/* How the plugin uses path setting v (NCCLBPF_ENV_USE_NONE for any other). */
+enum ncclbpf_env_use ncclbpf_env_use(const struct ncclbpf_env_var *v);
 
 /* The table, in documentation order. */
 const struct ncclbpf_env_var *ncclbpf_env_table(size_t *n);

@@ -35,6 +35,13 @@ extern "C" {
  * O_PATH (usable as a dirfd only). */
 int ncclbpf_path_open_dir(const char *path, unsigned flags, char *why, size_t why_len);
 
+/* What ncclbpf_path_open_dir(path, flags) would do, creating nothing: 0 when it would accept
+ * path, with *missing set when a level is not there yet (with NCCLBPF_PATH_CREATE it would
+ * create it; without, that is -ENOENT), else the error and reason it would give. For checking
+ * settings before a job starts (`ncclbpf env`). */
+int ncclbpf_path_probe_dir(const char *path, unsigned flags, int *missing, char *why,
+			   size_t why_len);
+
 /* Opens the directory holding path's last component (O_PATH; checked as above, it may be a shared
  * sticky directory) and copies that component into leaf. The component must be a name, not
  * "." or "..". */
@@ -45,6 +52,11 @@ int ncclbpf_path_open_parent(const char *path, char *leaf, size_t leaf_len, char
  * others, in a trusted directory. For policies, inner plugins, anything whose contents decide
  * what the process does. */
 int ncclbpf_path_open_read(const char *path, char *why, size_t why_len);
+
+/* Opens a shared library to dlopen: path must be a path (with a '/'), not a name for the
+ * loader to search for, and is checked as ncclbpf_path_open_read checks it (the open also
+ * keeps dlopen from blocking on a FIFO). */
+int ncclbpf_path_open_library(const char *path, char *why, size_t why_len);
 
 /* The same, reading the whole file (at most max bytes: -E2BIG beyond) into *buf (malloc'd,
  * one spare byte NUL-terminated) and its size into *len. */
@@ -57,6 +69,9 @@ int ncclbpf_path_read_fd(int fd, const char *path, size_t max, void **buf, size_
 /* Opens path for appending (trace, log): an existing regular file of ours, never through a
  * link, or a new one (O_EXCL, mode 0600), in a trusted directory. */
 int ncclbpf_path_open_append(const char *path, char *why, size_t why_len);
+/* What ncclbpf_path_open_append would do, creating and writing nothing: 0 when it would accept
+ * path (*missing: the file is not there yet, it would create it), else its error and reason. */
+int ncclbpf_path_probe_append(const char *path, int *missing, char *why, size_t why_len);
 
 /* Opens the entry name of an already trusted directory dirfd (AT_FDCWD: name is a path whose
  * directories the caller checked) for reading: not a link, a regular file, without blocking.

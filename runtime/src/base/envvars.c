@@ -175,6 +175,26 @@ static const struct ncclbpf_env_var vars[] = {
 #define N_VARS (sizeof(vars) / sizeof(vars[0]))
 static unsigned char warned[N_VARS]; /* one WARN per variable and process */
 
+/* The path settings the plugin opens when it starts, and how (`ncclbpf env` checks them so). */
+static const struct {
+	const char *name;
+	enum ncclbpf_env_use use;
+} uses[] = {
+    {"NCCLBPF_POLICY", NCCLBPF_ENV_USE_BUNDLE},	    /* policy/launch_bundle.c */
+    {"NCCLBPF_TRACE", NCCLBPF_ENV_USE_TEMPLATE},    /* policy/trace.c */
+    {"NCCLBPF_CP_DIR", NCCLBPF_ENV_USE_DIR},	    /* cp/cp_state.c */
+    {"NCCLBPF_CP_LOG", NCCLBPF_ENV_USE_APPEND},	    /* cp/cp_state.c */
+    {"NCCLBPF_NET_INNER", NCCLBPF_ENV_USE_LIBRARY}, /* adapters/nccl/src/net_inner.c */
+};
+
+enum ncclbpf_env_use ncclbpf_env_use(const struct ncclbpf_env_var *v)
+{
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
+		if (!strcmp(uses[i].name, v->name))
+			return uses[i].use;
+	return NCCLBPF_ENV_USE_NONE;
+}
+
 const struct ncclbpf_env_var *ncclbpf_env_table(size_t *n)
 {
 	*n = N_VARS;

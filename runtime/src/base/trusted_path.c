@@ -22,8 +22,9 @@
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 /* Levels are walked with O_PATH: passing through needs search permission only, as for the
  * kernel's own lookup (a root-owned 0711 level stays passable). */
-#define WALK_FLAGS (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-#define AT_LEN	   (PATH_MAX + NAME_MAX + 2) /* a path shown in messages */
+#define WALK_FLAGS   (O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+#define APPEND_FLAGS (O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+#define AT_LEN	     (PATH_MAX + NAME_MAX + 2) /* a path shown in messages */
 
 /* Paths in messages may be cut short; every buffer a path is resolved in is checked. */
 #ifndef __clang__ /* GCC's warning; clang has none of that name */
@@ -51,10 +52,15 @@ static const char *writers(mode_t m)
 }
 
 /* Where a walk stands: a checked directory, how it was named, what is left to resolve. */
+/* walk(): a missing directory level CREATE would make ends the walk (w->missing) instead of
+ * being made: what ncclbpf_path_probe_dir checks. Not a public flag. */
+#define WALK_PROBE 0x100u
+
 struct walk {
 	int fd;
-	int shared; /* a root-owned sticky directory others may write (/tmp, /dev/shm) */
-	int links;  /* symbolic links followed so far */
+	int missing; /* WALK_PROBE: a level is not there */
+	int shared;  /* a root-owned sticky directory others may write (/tmp, /dev/shm) */
+	int links;   /* symbolic links followed so far */
 	char at[AT_LEN];
 	char rest[2 * PATH_MAX];
 };
@@ -158,6 +164,7 @@ static int walk(struct walk *w, const char *path, unsigned flags, char *leaf, si
 {
 	w->fd = -1;
 	w->links = 0;
+	w->missing = 0;
 	if (!path || !*path)
 		return fail(why, n, EINVAL, "empty path");
 	int len;
@@ -200,6 +207,10 @@ static int walk(struct walk *w, const char *path, unsigned flags, char *leaf, si
 			continue;
 		joined(w, comp, name, sizeof(name));
 		int fd = openat(w->fd, comp, WALK_FLAGS);
+		if (fd < 0 && errno == ENOENT && (flags & WALK_PROBE)) {
+			w->missing = 1; /* created from here on, each level ours and 0700 */
+			break;
+		}
 		if (fd < 0 && errno == ENOENT && (flags & NCCLBPF_PATH_CREATE)) {
 			if (mkdirat(w->fd, comp, 0700) != 0 && errno != EEXIST) {
 				e = fail(why, n, errno, "cannot create %s: %s", name,
@@ -224,7 +235,7 @@ static int walk(struct walk *w, const char *path, unsigned flags, char *leaf, si
 		snprintf(w->at, sizeof(w->at), "%s", name);
 		e = check_dir(w, 0, flags, why, n);
 	}
-	if (!e && !leaf)
+	if (!e && !leaf && !w->missing)
 		e = check_dir(w, 1, flags, why, n);
 	if (e && w->fd >= 0) {
 		close(w->fd);
@@ -245,6 +256,21 @@ int ncclbpf_path_open_dir(const char *path, unsigned flags, char *why, size_t wh
 		return w.fd;
 	close(w.fd);
 	return fd;
+}
+
+int ncclbpf_path_probe_dir(const char *path, unsigned flags, int *missing, char *why,
+			   size_t why_len)
+{
+	struct walk w;
+	*missing = 0;
+	int e = walk(&w, path, flags | WALK_PROBE, NULL, 0, 0, why, why_len);
+	if (e)
+		return e;
+	close(w.fd);
+	*missing = w.missing;
+	if (w.missing && !(flags & NCCLBPF_PATH_CREATE))
+		return fail(why, why_len, ENOENT, "%s: %s", path, strerror(ENOENT));
+	return 0;
 }
 
 int ncclbpf_path_open_parent(const char *path, char *leaf, size_t leaf_len, char *why,
@@ -303,6 +329,14 @@ int ncclbpf_path_open_read(const char *path, char *why, size_t why_len)
 	if (fd < 0)
 		return open_failed(err, path, why, why_len);
 	return check_file(fd, path, 1, 0, why, why_len);
+}
+
+int ncclbpf_path_open_library(const char *path, char *why, size_t why_len)
+{
+	if (!path || !strchr(path, '/'))
+		return fail(why, why_len, EINVAL, "%s is not a path (give the library's path)",
+			    path ? path : "(null)");
+	return ncclbpf_path_open_read(path, why, why_len);
 }
 
 int ncclbpf_path_read_fd(int fd, const char *path, size_t max, void **buf, size_t *len, char *why,
@@ -374,7 +408,7 @@ int ncclbpf_path_open_append(const char *path, char *why, size_t why_len)
 	int e = walk(&w, path, 0, leaf, sizeof(leaf), 0, why, why_len);
 	if (e)
 		return e;
-	const int fl = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+	const int fl = APPEND_FLAGS;
 	int fd = -1, err = 0;
 	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
 		fd = openat(w.fd, leaf, fl);
@@ -391,6 +425,32 @@ int ncclbpf_path_open_append(const char *path, char *why, size_t why_len)
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, O_APPEND); /* blocking writes from here on */
 	return fd;
+}
+
+int ncclbpf_path_probe_append(const char *path, int *missing, char *why, size_t why_len)
+{
+	struct walk w;
+	char leaf[NAME_MAX + 1];
+	*missing = 0;
+	int e = walk(&w, path, 0, leaf, sizeof(leaf), 0, why, why_len);
+	if (e)
+		return e;
+	/* open_append's first open, without O_CREAT: an existing file is opened (nothing is
+	 * written, nothing truncated), a missing one is what open_append would create */
+	int fd = openat(w.fd, leaf, APPEND_FLAGS);
+	int err = errno;
+	close(w.fd);
+	if (fd < 0 && err == ENOENT) {
+		*missing = 1;
+		return 0;
+	}
+	if (fd < 0)
+		return open_failed(err, path, why, why_len);
+	fd = check_file(fd, path, 0, 1, why, why_len);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
 int ncclbpf_path_open_entry(int dirfd, const char *name, char *why, size_t why_len)
