@@ -30,6 +30,11 @@ for h in --help -h; do
 	grep -q '^usage: ncclbpf bench' "$tmp/out" || fail "$h: no usage on stdout"
 	[ -s "$tmp/err" ] && fail "$h: wrote to stderr"
 	grep -q 'minus a native' "$tmp/out" && fail "$h: measured something"
+	# every option is in the help (it used to show only --json and --rounds)
+	for o in --rounds --calls --reloads --trace --plugin --baselines --interp --json --stress \
+		--threads --stress-reloads; do
+		grep -q -- "^  $o " "$tmp/out" || fail "$h: $o is not in the help"
+	done
 done
 
 run 2 "unknown option" --frobnicate
@@ -40,6 +45,12 @@ grep -q -- '--calls needs a number' "$tmp/err" || fail "--calls abc: $(cat "$tmp
 run 2 "--calls below the minimum" --calls 10
 run 2 "--rounds 0" --rounds 0
 run 2 "--stress without bundles" --stress
+for o in --rounds --trace --plugin --baselines; do
+	run 2 "$o without a value" "$o"
+	grep -q -- "^ncclbpf bench: $o needs a value; usage: ncclbpf bench" "$tmp/err" ||
+		fail "$o without a value: $(cat "$tmp/err")"
+	[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$o without a value: not one line"
+done
 
 run 1 "missing policy" --rounds 1 --calls 1000 --reloads 0 "$tmp/missing.o"
 [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "missing policy: not one line: $(cat "$tmp/err")"

@@ -62,8 +62,8 @@ int cli_usage_error(const char *fmt, ...)
 {
 	char tail[600] = "";
 	if (cli_cmd)
-		snprintf(tail, sizeof(tail), "; usage: ncclbpf %s %s (ncclbpf help %s)",
-			 cli_cmd->name, cli_cmd->args, cli_cmd->name);
+		snprintf(tail, sizeof(tail), "; usage: ncclbpf %s%s%s (ncclbpf help %s)",
+			 cli_cmd->name, cli_cmd->args[0] ? " " : "", cli_cmd->args, cli_cmd->name);
 	va_list ap;
 	va_start(ap, fmt);
 	vsay(tail, fmt, ap);

@@ -41,26 +41,6 @@
 #endif
 #define BASELINES "ncclbpf-bench" /* under lib/: the native baselines */
 
-static const char usage[] =
-    "usage: ncclbpf bench [options] [POLICY.o ...]\n"
-    "       ncclbpf bench --stress [--threads T] [--stress-reloads R] VERSION.o ...\n"
-    "Measures what our library costs per call against a native plugin making the same\n"
-    "decisions, both loaded as NCCL loads them, in interleaved rounds in this process.\n"
-    "  POLICY.o          tuner or profiler bundles (default: the shipped noop, size_aware,\n"
-    "                    table_tuner, profiler_latency and the benchmark's two_lookups)\n"
-    "  --rounds N        interleaved rounds per case (default 21)\n"
-    "  --calls N         calls per round and side (default 200000; profiler: collectives)\n"
-    "  --trace FILE      cost tables for the tuner calls (default: the shipped DGX H100 trace)\n"
-    "  --plugin LIB      our library (default: ../lib/libnccl-ncclbpf.so from this program)\n"
-    "  --baselines DIR   native baselines libnccl-native-<policy>.so (default:\n"
-    "                    ../lib/" BASELINES ")\n"
-    "  --interp          run our policies on the interpreter instead of the JIT\n"
-    "  --reloads N       reloads per policy for the reload cost (default 200; 0: none)\n"
-    "  --json            one JSON object on stdout instead of the tables\n"
-    "  --stress          threads run the runtime while it reloads VERSION.o bundles in turn\n"
-    "                    (tests/version_policies): every call must see one whole version\n"
-    "  -h, --help        this text\n";
-
 enum kind { K_NONE, K_TUNER, K_PROFILER };
 
 struct bcase {
@@ -77,21 +57,6 @@ struct opts {
 	long calls;
 	const char *trace, *plugin, *baselines;
 };
-
-/* Strict decimal in [lo, hi]; -1 with the usage error said otherwise. */
-static int parse_num(const char *flag, const char *v, long lo, long hi, long *out)
-{
-	char *end = NULL;
-	errno = 0;
-	long x = v ? strtol(v, &end, 10) : 0;
-	if (!v || !*v || *end || errno || x < lo || x > hi) {
-		fprintf(stderr, "ncclbpf bench: %s needs a number from %ld to %ld, not '%s'\n%s",
-			flag, lo, hi, v ? v : "", usage);
-		return -1;
-	}
-	*out = x;
-	return 0;
-}
 
 /* The kind of bundle path is (its programs' sections), or -1 with a message. */
 static int policy_kind(const char *path, enum kind *k)
@@ -385,69 +350,71 @@ static int stress(int threads, int reloads, char **paths, int n_paths)
 }
 
 /* --- Command --------------------------------------------------------------------------------- */
+/* The options into o and the bundles into pol: 0, or -1 with the usage error said. */
 static int parse(int argc, char **argv, struct opts *o, char **pol, int *n_pol)
 {
-	long v;
+	static const struct {
+		const char *name;
+		unsigned long long lo, hi;
+	} nums[] = {{"--rounds", 1, 1000000},
+		    {"--calls", 1000, 1000000000},
+		    {"--reloads", 0, 1000000},
+		    {"--threads", 1, 64},
+		    {"--stress-reloads", 0, 1000000}};
 	*n_pol = 0;
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
-			return 1;
-		if (!strcmp(a, "--json"))
+		const char *a = argv[i], *val = NULL;
+		int k = 0;
+		if (!strcmp(a, "--json")) {
 			o->json = 1;
-		else if (!strcmp(a, "--interp"))
+			continue;
+		}
+		if (!strcmp(a, "--interp")) {
 			o->interp = 1;
-		else if (!strcmp(a, "--stress"))
+			continue;
+		}
+		if (!strcmp(a, "--stress")) {
 			o->stress = 1;
-		else if (!strcmp(a, "--rounds") || !strcmp(a, "--reloads") ||
-			 !strcmp(a, "--calls") || !strcmp(a, "--threads") ||
-			 !strcmp(a, "--stress-reloads")) {
-			int calls = !strcmp(a, "--calls"), rounds = !strcmp(a, "--rounds");
-			int threads = !strcmp(a, "--threads");
-			if (parse_num(a, next,
-				      calls		  ? 1000
-				      : rounds || threads ? 1
-							  : 0,
-				      calls	? 1000000000L
-				      : threads ? 64
-						: 1000000,
-				      &v))
+			continue;
+		}
+		for (size_t n = 0; n < sizeof(nums) / sizeof(nums[0]) && !k; n++) {
+			unsigned long long v;
+			k = cli_opt(argc, argv, &i, nums[n].name, &val);
+			if (k < 0 ||
+			    (k && cli_parse_u64(nums[n].name, val, nums[n].lo, nums[n].hi, &v)))
 				return -1;
-			i++;
-			if (calls)
-				o->calls = v;
-			else if (rounds)
+			if (!k)
+				continue;
+			if (n == 0)
 				o->rounds = (int)v;
-			else if (threads)
-				o->threads = (int)v;
-			else if (!strcmp(a, "--reloads"))
+			else if (n == 1)
+				o->calls = (long)v;
+			else if (n == 2)
 				o->reloads = (int)v;
+			else if (n == 3)
+				o->threads = (int)v;
 			else
 				o->stress_reloads = (int)v;
-		} else if ((!strcmp(a, "--trace") || !strcmp(a, "--plugin") ||
-			    !strcmp(a, "--baselines")) &&
-			   next) {
-			if (!strcmp(a, "--trace"))
-				o->trace = next;
-			else if (!strcmp(a, "--plugin"))
-				o->plugin = next;
-			else
-				o->baselines = next;
-			i++;
-		} else if (a[0] == '-') {
-			fprintf(stderr, "ncclbpf bench: unknown or incomplete option '%s'\n%s", a,
-				usage);
+		}
+		if (!k && !(k = cli_opt(argc, argv, &i, "--trace", &o->trace)) &&
+		    !(k = cli_opt(argc, argv, &i, "--plugin", &o->plugin)))
+			k = cli_opt(argc, argv, &i, "--baselines", &o->baselines);
+		if (k < 0)
 			return -1;
-		} else if (*n_pol < 64) {
-			pol[(*n_pol)++] = argv[i];
-		} else {
-			fprintf(stderr, "ncclbpf bench: at most 64 policies\n");
+		if (k)
+			continue;
+		if (a[0] == '-') {
+			cli_usage_error("unknown option '%s'", a);
 			return -1;
 		}
+		if (*n_pol == 64) {
+			cli_usage_error("at most 64 bundles");
+			return -1;
+		}
+		pol[(*n_pol)++] = argv[i];
 	}
 	if (o->stress && *n_pol < 2) {
-		fprintf(stderr, "ncclbpf bench: --stress needs two or more VERSION.o bundles\n%s",
-			usage);
+		cli_usage_error("--stress needs two or more VERSION.o bundles");
 		return -1;
 	}
 	return 0;
@@ -460,13 +427,8 @@ static int cmd_bench(int argc, char **argv)
 	    .rounds = 21, .reloads = 200, .threads = 8, .stress_reloads = 1000, .calls = 200000};
 	char *pol[64];
 	int n_pol = 0;
-	int pr = parse(argc, argv, &o, pol, &n_pol);
-	if (pr > 0) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	if (pr < 0)
-		return 2;
+	if (parse(argc, argv, &o, pol, &n_pol))
+		return CLI_USAGE;
 	setenv("NCCLBPF_WATCH", "0", 1);
 	unsetenv("NCCLBPF_TRACE");
 	if (o.stress)
@@ -608,6 +570,29 @@ static int cmd_bench(int argc, char **argv)
 	return 0;
 }
 
-NCCLBPF_COMMAND(bench_cmd, .name = "bench", .args = "[--json] [--rounds N] [POLICY.o ...]",
-		.summary = "what our library costs per call against native plugins (A/B)",
-		.run = cmd_bench);
+NCCLBPF_COMMAND(
+    bench_cmd, .name = "bench",
+    .args = "[--rounds N] [--calls N] [--reloads N] [--trace FILE] [--plugin LIB] "
+	    "[--baselines DIR] [--interp] [--json] [POLICY.o ...] | --stress [--threads T] "
+	    "[--stress-reloads R] VERSION.o ...",
+    .summary = "what our library costs per call against native plugins (A/B)",
+    .help =
+	"Measures what our library costs per call against a native plugin making the same\n"
+	"decisions, both loaded as NCCL loads them, in interleaved rounds in this process.\n"
+	"  POLICY.o          tuner or profiler bundles (default: the shipped noop, size_aware,\n"
+	"                    table_tuner, profiler_latency and the benchmark's two_lookups)\n"
+	"  --rounds N        interleaved rounds per case (default 21)\n"
+	"  --calls N         calls per round and side (default 200000; profiler: collectives)\n"
+	"  --reloads N       reloads per policy for the reload cost (default 200; 0: none)\n"
+	"  --trace FILE      cost tables for the tuner calls (default: the shipped DGX H100 "
+	"trace)\n"
+	"  --plugin LIB      our library (default: ../lib/libnccl-ncclbpf.so from this program)\n"
+	"  --baselines DIR   native baselines libnccl-native-<policy>.so (default:\n"
+	"                    ../lib/" BASELINES ")\n"
+	"  --interp          run our policies on the interpreter instead of the JIT\n"
+	"  --json            one JSON object on stdout instead of the tables\n"
+	"  --stress          threads run the runtime while it reloads VERSION.o bundles in turn\n"
+	"                    (tests/version_policies): every call must see one whole version\n"
+	"  --threads T       --stress: calling threads (default 8)\n"
+	"  --stress-reloads R  --stress: reloads (default 1000)\n",
+    .run = cmd_bench);

@@ -44,13 +44,10 @@ static const char *shipped(const char *rel, char *out, size_t len)
 
 static int cmd_demo(int argc, char **argv)
 {
-	if (argc > 1) {
-		int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-		fprintf(help ? stdout : stderr,
-			"usage: ncclbpf demo\nVerifies the shipped policies, replays the shipped "
-			"trace with a hot reload and measures the overhead per decision.\n");
-		return help ? 0 : 2;
-	}
+	if (argc > 1)
+		return cli_usage_error("%s '%s'",
+				       argv[1][0] == '-' ? "unknown option" : "unexpected argument",
+				       argv[1]);
 	static const char *const good[] = {"noop", "size_aware", "table_tuner", "profiler_latency"};
 	char path[4096], rel[256];
 	int rc = 0;
@@ -106,4 +103,7 @@ static int cmd_demo(int argc, char **argv)
 
 NCCLBPF_COMMAND(demo_cmd, .name = "demo", .args = "",
 		.summary = "verify, replay with a hot reload, measure: the one-minute tour",
+		.help =
+		    "Verifies the shipped policies, replays the shipped trace with a hot reload\n"
+		    "and measures the overhead per decision against native plugins.\n",
 		.run = cmd_demo);
