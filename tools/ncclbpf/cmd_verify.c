@@ -366,7 +366,7 @@ NCCLBPF_COMMAND(
 	    "| --compare BEFORE AFTER",
     .summary = "run the static verifier over policy objects, one row per program",
     .help =
-	"  -o FORMAT            table (default), csv or json (--json: the same as -o json;\n"
+	"  -o, --output FORMAT  table (default), csv or json (--json: the same as -o json;\n"
 	"                       docs/cli-json.md)\n"
 	"  --prog NAME          only this program (function or section name)\n"
 	"  --log                print the verifier's per-instruction state trace\n"
