@@ -38,6 +38,29 @@ grep -q "would not load, the job is not started: .*may be 0; check it first" "$t
 	fail "run with a rejected policy: $(cat "$tmp/err")"
 "$bin" run --dir "$tmp/d0" -- /nonexistent/cmd 2>/dev/null; [ $? -eq 127 ] || fail "run: exec failure"
 
+# run: an option left out takes what the environment already says, checked as the option is.
+# (The inherited policy was passed on unchecked while the banner said "none", and an inherited
+# control-plane directory was replaced by a host-local one.)
+NCCLBPF_POLICY=$divz "$bin" run --dir "$tmp/d0" --plugin "$plugin" -- touch "$tmp/started" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "run with a rejected NCCLBPF_POLICY: exit status"
+[ -e "$tmp/started" ] && fail "run with a rejected NCCLBPF_POLICY started the command"
+grep -q "would not load, the job is not started" "$tmp/err" ||
+	fail "run with a rejected NCCLBPF_POLICY: $(cat "$tmp/err")"
+mkdir -m 700 "$tmp/shared"
+out=$(cd "$vdir" && NCCLBPF_POLICY=version1.o NCCLBPF_CP_DIR=$tmp/shared NCCLBPF_JOB=j7 \
+	"$bin" run --plugin "$plugin" -- sh -c 'echo $NCCLBPF_POLICY $NCCLBPF_CP_DIR $NCCLBPF_JOB' 2>"$tmp/err")
+[ "$out" = "$(realpath "$vdir/version1.o") $tmp/shared j7" ] || fail "run: inherited settings: '$out'"
+grep -q "policy $(realpath "$vdir/version1.o"), control plane $tmp/shared (job j7)" "$tmp/err" ||
+	fail "run: the banner does not name the inherited settings: $(cat "$tmp/err")"
+out=$(NCCLBPF_CP_DIR=$tmp/shared NCCLBPF_JOB=j7 "$bin" run --dir "$tmp/d0" --job j8 --plugin "$plugin" \
+	-- sh -c 'echo $NCCLBPF_CP_DIR $NCCLBPF_JOB' 2>/dev/null)
+[ "$out" = "$tmp/d0 j8" ] || fail "run: options override the environment: '$out'"
+NCCLBPF_JOB=../x "$bin" run --plugin "$plugin" -- true 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "NCCLBPF_JOB '../x'" "$tmp/err" || fail "run: bad NCCLBPF_JOB: $(cat "$tmp/err")"
+NCCL_TUNER_PLUGIN=/opt/other/libtuner.so "$bin" run --dir "$tmp/d0" --plugin "$plugin" -- true 2>"$tmp/err"
+grep -q "^ncclbpf run: NCCL_TUNER_PLUGIN was /opt/other/libtuner.so; the job gets $(realpath "$plugin") instead" \
+	"$tmp/err" || fail "run: a replaced NCCL_TUNER_PLUGIN is not said: $(cat "$tmp/err")"
+
 # A job of 3 ranks through ncclbpf run.
 # A rank waits this long for a reload decision before it aborts it: long enough that a loaded
 # machine never turns a commit into a time-out abort.
