@@ -37,6 +37,7 @@ has "good policy" "$tmp/own/p.o (loads: 1 program verified)"
 chmod 666 own/p.o
 env_run 1 "policy others can change" NCCLBPF_POLICY="$tmp/own/p.o"
 has "policy others can change" "refused: $tmp/own/p.o is writable by its group and others (mode 0666)"
+chmod 644 own/p.o
 env_run 0 "native policy" NCCLBPF_POLICY=native:noop
 has "native policy" "NCCLBPF_POLICY               native:noop"
 
@@ -66,6 +67,11 @@ env_run 1 "inner net plugin by name" NCCLBPF_NET_INNER=libnccl-net.so
 has "inner net plugin by name" "refused: libnccl-net.so is not a path (give the library's path)"
 env_run 1 "inner net plugin missing" NCCLBPF_NET_INNER="$tmp/own/libnone.so"
 has "inner net plugin missing" "refused: $tmp/own/libnone.so: No such file"
+
+# Loading the policy to check it starts nothing of the control plane: no directory, no log.
+env_run 0 "policy with a control plane" NCCLBPF_POLICY="$tmp/own/p.o" NCCLBPF_CP_DIR="$tmp/own/cp2" \
+	NCCLBPF_CP_LOG="$tmp/own/cp2.log"
+[ -e own/cp2 ] || [ -e own/cp2.log ] && fail "checking the policy created the control plane's files"
 
 # Every refusal is counted once, the accepted ones still listed.
 env_run 1 "several" NCCLBPF_POLICY="$pol/size_aware.o" NCCLBPF_CP_DIR="$tmp/open" NCCLBPF_CP_POLL_MS=abc
