@@ -6,8 +6,9 @@
  * counted; JSON lines are sampled every Nth above a size floor and parse as JSON with the
  * documented fields; the textfile is replaced atomically (a reader never sees a partial file
  * while it is rewritten a hundred times and more) and removed at the end; a directory that cannot
- * be written or fills up degrades to one WARN; HTTP /metrics answers only GET /metrics, within
- * bounds.
+ * be written or fills up degrades to one WARN; a FIFO or another user's file planted at the JSON
+ * lines file's name in a shared directory is refused with a WARN, never waited on or written;
+ * HTTP /metrics answers only GET /metrics, within bounds.
  *
  * usage: test_telemetry */
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "check.h"
 #include "json_tree.h"
@@ -377,6 +379,65 @@ static void test_jsonl(void)
 	free(text);
 	unlink(path);
 	rmdir(dir);
+}
+
+/* Another local user can create the JSON lines file's name first (it is predictable: host and
+ * pid) in a shared directory such as /tmp: a FIFO held the exporter thread in open() for good,
+ * and with it the finalize that stops the thread (the job's exit); a file of theirs got our
+ * lines appended. Both must be refused with a WARN. Runs in a child (a hang fails, after 20 s,
+ * instead of hanging the test); the child plants at its own pid's name. */
+static void jsonl_planted_child(int as_fifo)
+{
+	char dir[256], path[512];
+	th_tmpdir(dir, sizeof(dir), "planted");
+	th_out_name(path, sizeof(path), dir, "jsonl");
+	if (as_fifo) {
+		CHECK(mkfifo(path, 0666) == 0);
+	} else {
+		FILE *f = fopen(path, "w");
+		CHECK(f && fclose(f) == 0);
+		CHECK(chmod(path, 0666) == 0 && chown(path, 65534, 65534) == 0);
+	}
+	th_env_clear();
+	setenv("NCCLBPF_JSONL_DIR", dir, 1);
+	th_warns = 0;
+	void *c = th_comm(0xbad, "planted", 2, 0);
+	th_coll(c, 0, 0, "AllReduce", 262144, "ncclFloat32", 1, "RING", "LL", 1, 1000);
+	th_finalize(c);
+	CHECKF(th_warns == 1 && strstr(th_last_warn, as_fifo ? "is a FIFO" : "owned by uid 65534"),
+	       "%d WARN(s), last: %s", th_warns, th_last_warn);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && st.st_size == 0); /* nothing written into it */
+	unlink(path);
+	rmdir(dir);
+	exit(check_summary(as_fifo ? "jsonl planted FIFO" : "jsonl planted file") != 0);
+}
+
+static void test_jsonl_planted(void)
+{
+	for (int as_fifo = 1; as_fifo >= 0; as_fifo--) {
+		if (!as_fifo && geteuid() != 0) {
+			printf("SKIP: a file of another uid needs root (chown)\n");
+			continue;
+		}
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0)
+			jsonl_planted_child(as_fifo);
+		int status = -1;
+		for (uint64_t t0 = th_now_ms(); th_now_ms() - t0 < 20000;) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			th_sleep_ms(10);
+		}
+		if (status == -1) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "planted %s: %s",
+		       as_fifo ? "FIFO" : "file",
+		       status == -1 ? "still hung after 20 s" : "failed (its lines above)");
+	}
 }
 
 /* --- Textfile ----------------------------------------------------------------------------------
@@ -783,6 +844,7 @@ int main(void)
 	test_overflow();
 	test_reuse_while_read();
 	test_jsonl();
+	test_jsonl_planted();
 	test_textfile_atomic();
 	test_unwritable();
 	test_full_disk();

@@ -23,6 +23,7 @@
 #define NCCLBPF_TRUSTED_PATH_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +70,12 @@ int ncclbpf_path_read_fd(int fd, const char *path, size_t max, void **buf, size_
 /* Opens path for appending (trace, log): an existing regular file of ours, never through a
  * link, or a new one (O_EXCL, mode 0600), in a trusted directory. */
 int ncclbpf_path_open_append(const char *path, char *why, size_t why_len);
+/* The file part of ncclbpf_path_open_append, for the entry name of a directory dirfd whose levels
+ * the caller has checked or does not need to trust (an export directory others read): an
+ * existing regular file owned by our effective uid, never through a link, never waiting on a
+ * FIFO, or a new one (O_EXCL, mode). shown: the name for messages (NULL: name). */
+int ncclbpf_path_append_at(int dirfd, const char *name, const char *shown, mode_t mode, char *why,
+			   size_t why_len);
 /* What ncclbpf_path_open_append would do, creating and writing nothing: 0 when it would accept
  * path (*missing: the file is not there yet, it would create it), else its error and reason. */
 int ncclbpf_path_probe_append(const char *path, int *missing, char *why, size_t why_len);

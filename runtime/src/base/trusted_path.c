@@ -401,6 +401,28 @@ int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len
 	return e;
 }
 
+int ncclbpf_path_append_at(int dirfd, const char *name, const char *shown, mode_t mode, char *why,
+			   size_t why_len)
+{
+	int fd = -1, err = 0;
+	if (!shown)
+		shown = name;
+	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+		fd = openat(dirfd, name, APPEND_FLAGS);
+		if (fd < 0 && errno == ENOENT)
+			fd = openat(dirfd, name, APPEND_FLAGS | O_CREAT | O_EXCL, mode);
+		err = errno;
+		if (fd < 0 && err != EEXIST) /* EEXIST: created meanwhile, open that one */
+			break;
+	}
+	if (fd < 0)
+		return open_failed(err, shown, why, why_len);
+	fd = check_file(fd, shown, 0, 1, why, why_len);
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, O_APPEND); /* blocking writes from here on */
+	return fd;
+}
+
 int ncclbpf_path_open_append(const char *path, char *why, size_t why_len)
 {
 	struct walk w;
@@ -408,22 +430,8 @@ int ncclbpf_path_open_append(const char *path, char *why, size_t why_len)
 	int e = walk(&w, path, 0, leaf, sizeof(leaf), 0, why, why_len);
 	if (e)
 		return e;
-	const int fl = APPEND_FLAGS;
-	int fd = -1, err = 0;
-	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-		fd = openat(w.fd, leaf, fl);
-		if (fd < 0 && errno == ENOENT)
-			fd = openat(w.fd, leaf, fl | O_CREAT | O_EXCL, 0600);
-		err = errno;
-		if (fd < 0 && err != EEXIST) /* EEXIST: created meanwhile, open that one */
-			break;
-	}
+	int fd = ncclbpf_path_append_at(w.fd, leaf, path, 0600, why, why_len);
 	close(w.fd);
-	if (fd < 0)
-		return open_failed(err, path, why, why_len);
-	fd = check_file(fd, path, 0, 1, why, why_len);
-	if (fd >= 0)
-		fcntl(fd, F_SETFL, O_APPEND); /* blocking writes from here on */
 	return fd;
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/rt_service.h"
+#include "ncclbpf/trusted_path.h"
 #include "telem_http.h"
 
 #define JSONL_PERIOD_NS (20ull * 1000000ull)
@@ -52,7 +53,7 @@ static struct telem_export ex;
 
 /* --- Failures ------------------------------------------------------------------------------- */
 
-int telem_fail_note(struct telem_fail *f, const char *what, int err)
+int telem_fail_note(struct telem_fail *f, const char *what, int err, const char *why)
 {
 	f->errors++;
 	if (f->failing)
@@ -65,7 +66,7 @@ int telem_fail_note(struct telem_fail *f, const char *what, int err)
 	rt_log(NCCLBPF_LOG_WARN,
 	       "NCCLbpf telemetry: %s: %s; its data is dropped (and counted) until it works "
 	       "again, NCCL is not affected",
-	       what, strerror(err));
+	       what, why ? why : strerror(err));
 	return 1;
 }
 
@@ -79,11 +80,17 @@ void telem_fail_ok(struct telem_fail *f, const char *what)
 
 static char fail_what[3][4400];
 
-/* A failed write on an output: counted, WARNed as telem_fail_note says. */
-static void export_error(struct telem_export *x, int out, int err)
+/* A failed write on an output: counted, WARNed as telem_fail_note says (why: the reason, when
+ * the error number alone does not say it; NULL: strerror(err)). */
+static void export_error_why(struct telem_export *x, int out, int err, const char *why)
 {
 	atomic_fetch_add(&telem_stats.errors[out], 1);
-	telem_fail_note(&x->fail[out], fail_what[out], err);
+	telem_fail_note(&x->fail[out], fail_what[out], err, why);
+}
+
+static void export_error(struct telem_export *x, int out, int err)
+{
+	export_error_why(x, out, err, NULL);
 }
 
 static void export_ok(struct telem_export *x, int out)
@@ -189,21 +196,25 @@ static void textfile_remove(struct telem_export *x)
 	x->prom_dirfd = -1;
 }
 
+/* The directory is meant to be shared (log shippers read it), so another user may have created
+ * our file's name first (host and pid are predictable): only a regular file of ours is
+ * appended to, and a FIFO is refused instead of waited on (it held this thread, and with it
+ * the finalize that stops it, for good). */
 static void jsonl_open(struct telem_export *x)
 {
 	int dfd = open_dir(telem_cfg.jsonl_dir);
 	int err = dfd < 0 ? -dfd : 0;
+	char why[600] = "";
 	if (!err) {
 		char name[256];
 		snprintf(name, sizeof(name), "ncclbpf_%.128s_%d.jsonl", telem_cfg.id.host,
 			 telem_cfg.id.pid);
-		x->jsonl_fd =
-		    openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-		err = x->jsonl_fd < 0 ? errno : 0;
+		x->jsonl_fd = ncclbpf_path_append_at(dfd, name, NULL, 0644, why, sizeof(why));
+		err = x->jsonl_fd < 0 ? -x->jsonl_fd : 0;
 		close(dfd);
 	}
 	if (err)
-		export_error(x, TELEM_OUT_JSONL, err);
+		export_error_why(x, TELEM_OUT_JSONL, err, why[0] ? why : NULL);
 }
 
 /* Writes the buffered lines (n of them). */

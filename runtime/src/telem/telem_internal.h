@@ -143,7 +143,7 @@ struct telem_fail {
 	uint64_t warned_ns;
 	uint64_t errors;
 };
-int telem_fail_note(struct telem_fail *f, const char *what, int err);
+int telem_fail_note(struct telem_fail *f, const char *what, int err, const char *why);
 void telem_fail_ok(struct telem_fail *f, const char *what);
 
 #endif
