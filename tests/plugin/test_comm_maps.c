@@ -6,6 +6,11 @@
  * Without the binding (the same calls through the process-wide entry, which runs on the one
  * template instance) the streams differ, which is what makes the comparison mean something. The
  * same policy with a plain ARRAY does not load.
+ *
+ * Memory: every communicator's instances together are held to NCCLBPF_MAX_MAP_BYTES (the bundle
+ * limit counts the map once; a thousand communicators made a thousand copies). Under a 1 MiB
+ * limit exactly as many communicators as fit run the policy, the next runs without it (and
+ * stays so, also when memory frees up), and a communicator created after one is freed fits.
  * usage: test_comm_maps EXPLORE.o EXPLORE_PLAIN.o */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +19,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ebpf/maps.h"
+#include "ebpf/object.h"
+#include "ncclbpf/nccl_platform.h"
 #include "ncclbpf/runtime.h"
 
 #define CALLS	40
@@ -118,6 +126,84 @@ static int same(const struct stream *a, const struct stream *b)
 	return a->n == b->n && !memcmp(a->protocol, b->protocol, sizeof(a->protocol[0]) * a->n);
 }
 
+/* The memory of one communicator's instances of policy's per-communicator maps. */
+static uint64_t per_comm_bytes(const char *policy)
+{
+	char err[256];
+	struct ebpf_object *o = ncclbpf_object_open_file(policy, NULL, err, sizeof(err));
+	uint64_t b = 0;
+	CHECKF(o != NULL, "%s", err);
+	for (uint32_t i = 0; o && i < ebpf_object__map_cnt(o); i++) {
+		struct ebpf_map_def d = *ebpf_object_map__def(ebpf_object__map(o, i));
+		if (d.flags & EBPF_MAP_F_PER_COMM) {
+			d.flags &= ~EBPF_MAP_F_PER_COMM;
+			b += ebpf_map__def_memory(&d);
+		}
+	}
+	ebpf_object__close(o);
+	return b;
+}
+
+/* Whether c's program runs (its per-communicator maps exist). */
+static int runs(struct ncclbpf_comm *c)
+{
+	struct call k = {0, NCCLBPF_COLL_ALLREDUCE, 1 << 10};
+	struct ncclbpf_tuner_ctx x;
+	memset(&x, 0, sizeof(x));
+	x.coll_type = k.coll;
+	x.n_bytes = k.bytes;
+	x.num_algo = NCCLBPF_NUM_ALGOS;
+	x.num_proto = NCCLBPF_NUM_PROTOS;
+	x.algorithm = x.protocol = -1;
+	x.seq = ncclbpf_comm__tick(c);
+	uint64_t v;
+	return ncclbpf_rt_run_tuner_comm(c, &x, &v) == 0;
+}
+
+#define MAX_COMMS 4096
+static void budget_child(const char *policy)
+{
+	static struct ncclbpf_comm *c[MAX_COMMS];
+	struct ncclbpf_reload_report r = {.sz = sizeof(r)};
+	uint64_t each = per_comm_bytes(policy), fit = each ? (1u << 20) / each : 0;
+	CHECKF(each > 0 && fit >= 2 && fit + 1 < MAX_COMMS, "%llu bytes per communicator",
+	       (unsigned long long)each);
+	setenv("NCCLBPF_MAX_MAP_BYTES", "1M", 1);
+	CHECKF(ncclbpf_rt_reload(policy, &r) == 0, "%s", r.msg);
+	uint32_t n = 0;
+	for (; n <= fit && n < MAX_COMMS; n++)
+		c[n] = ncclbpf_comm__new(0x5000ull + n, 2, 1, 5);
+	for (uint32_t i = 0; i < fit; i++)
+		CHECKF(runs(c[i]), "communicator %u of %llu that fit does not run", i,
+		       (unsigned long long)fit);
+	CHECKF(!runs(c[fit]), "communicator %llu runs past the limit", (unsigned long long)fit);
+	ncclbpf_comm__free(c[0]);
+	CHECKF(!runs(c[fit]), "the communicator over the limit switched to the policy halfway");
+	struct ncclbpf_comm *late = ncclbpf_comm__new(0x6000, 2, 1, 5);
+	CHECK(runs(late));
+	/* a reload: every communicator's new instances replace its old ones within the limit */
+	CHECKF(ncclbpf_rt_reload(policy, &r) == 0, "%s", r.msg);
+	for (uint32_t i = 1; i < fit; i++)
+		CHECKF(runs(c[i]), "communicator %u does not run after a reload", i);
+	CHECK(runs(late));
+	ncclbpf_comm__free(late);
+	for (uint32_t i = 1; i < n; i++)
+		ncclbpf_comm__free(c[i]);
+	_exit(check_failures ? 1 : 0);
+}
+
+/* In a child: the limit is read once per process, and the parent must keep the default. */
+static void test_budget(const char *policy)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0)
+		budget_child(policy);
+	int status = 0;
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the memory limit phase failed");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -129,6 +215,7 @@ int main(int argc, char **argv)
 	unsetenv("NCCLBPF_POLICY");
 	unsetenv("NCCLBPF_CP_DIR");
 	ncclbpf_rt_acquire();
+	test_budget(argv[1]);
 
 	struct stream lone[2] = {alone(argv[1], 0), alone(argv[1], 1)}, both[2], shared[2];
 	CHECK(lone[0].n == 25 && lone[1].n == 15);

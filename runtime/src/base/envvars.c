@@ -41,7 +41,8 @@ static const struct ncclbpf_env_var vars[] = {
      1u << 30, "1G",
      "memory all maps of one bundle may declare; a bundle over it, or over the other fixed "
      "limits, is refused before anything is allocated or verified (docs/security.md, "
-     "\"Limits\")"},
+     "\"Limits\"). The instances of per-communicator maps, all communicators together, are "
+     "held to it too"},
     {"NCCLBPF_EPOCH_MEMBARRIER", B, NCCLBPF_ENV_PLUGIN, 0, 1, NULL, 1, "1",
      "0: epoch readers use a full barrier instead of relying on `membarrier(2)` (chosen "
      "automatically where the kernel lacks it; costs a few ns per hook call; for diagnosing a "
