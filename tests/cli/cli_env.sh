@@ -2,7 +2,8 @@
 # `ncclbpf env` checks a path setting the way the plugin will use it when the job starts, and
 # creates nothing: the policy bundle is loaded and verified (a missing or rejected one used to
 # pass with exit 0 while every rank would run NCCL's own tuning), the control-plane directory,
-# the decision log, the trace and the inner net plugin under the trusted-path rules.
+# the decision log, the trace and the inner net plugin under the trusted-path rules, the
+# telemetry export directories as the exporter opens them.
 #   cli_env.sh NCCLBPF POLICY_DIR
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 pol=$2
@@ -67,6 +68,17 @@ env_run 1 "inner net plugin by name" NCCLBPF_NET_INNER=libnccl-net.so
 has "inner net plugin by name" "refused: libnccl-net.so is not a path (give the library's path)"
 env_run 1 "inner net plugin missing" NCCLBPF_NET_INNER="$tmp/own/libnone.so"
 has "inner net plugin missing" "refused: $tmp/own/libnone.so: No such file"
+
+# Telemetry export directories: there, a directory, not a link (the exporter would drop every
+# export until it could write there).
+env_run 0 "export directory" NCCLBPF_PROM_DIR="$tmp/open" NCCLBPF_JSONL_DIR="$tmp/own"
+env_run 1 "missing export directory" NCCLBPF_PROM_DIR="$tmp/own/none"
+has "missing export directory" "refused: $tmp/own/none: No such file or directory"
+env_run 1 "export directory is a file" NCCLBPF_JSONL_DIR="$tmp/own/p.o"
+has "export directory is a file" "refused: $tmp/own/p.o: Not a directory"
+ln -s open linkdir
+env_run 1 "export directory through a link" NCCLBPF_PROM_DIR="$tmp/linkdir"
+has "export directory through a link" "refused: $tmp/linkdir is a symbolic link (the exporter does not follow it)"
 
 # Loading the policy to check it starts nothing of the control plane: no directory, no log.
 env_run 0 "policy with a control plane" NCCLBPF_POLICY="$tmp/own/p.o" NCCLBPF_CP_DIR="$tmp/own/cp2" \

@@ -7,13 +7,16 @@
  * --markdown prints the table as docs/deploying.md carries it ("Environment"; a test compares
  * the two). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bundle_check.h"
 #include "cli.h"
 #include "ncclbpf/envvars.h"
+#include "ncclbpf/telemetry.h"
 #include "ncclbpf/trace.h"
 #include "ncclbpf/trusted_path.h"
 
@@ -106,6 +109,7 @@ static int check_use(const struct ncclbpf_env_var *v, const char *value, char *m
 {
 	char why[600] = "", path[4096];
 	int missing = 0, e = 0, fd;
+	struct stat st;
 	struct ncclbpf_reload_report r;
 
 	msg[0] = 0;
@@ -127,6 +131,24 @@ static int check_use(const struct ncclbpf_env_var *v, const char *value, char *m
 		if (fd >= 0)
 			close(fd);
 		e = fd < 0 ? fd : 0;
+		break;
+	case NCCLBPF_ENV_USE_EXPORT:
+		/* The exporter retries every interval (the directory may come later), but until
+		 * it can write there every export is dropped: refused here, so that a job script
+		 * stops before it runs without its metrics. */
+		fd = ncclbpf_telem_open_dir(value);
+		if (fd >= 0 && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0)
+			e = -errno;
+		else if (fd < 0)
+			e = fd;
+		if (fd >= 0)
+			close(fd);
+		if (e == -ENOTDIR && lstat(value, &st) == 0 && S_ISLNK(st.st_mode))
+			snprintf(why, sizeof(why),
+				 "%s is a symbolic link (the exporter does not follow it)", value);
+		else if (e)
+			snprintf(why, sizeof(why), "%s: %s%s", value, strerror(-e),
+				 e == -EACCES ? " (the exporter cannot write there)" : "");
 		break;
 	case NCCLBPF_ENV_USE_DIR:
 		e = ncclbpf_path_probe_dir(value, NCCLBPF_PATH_CREATE, &missing, why, sizeof(why));

@@ -47,6 +47,7 @@ enum ncclbpf_env_use {
 	NCCLBPF_ENV_USE_DIR,	 /* a directory, created when missing (ncclbpf_path_open_dir) */
 	NCCLBPF_ENV_USE_APPEND,	 /* a file appended to, created when missing (open_append) */
 	NCCLBPF_ENV_USE_TEMPLATE, /* the same, named by a template (ncclbpf_trace_path) */
+	NCCLBPF_ENV_USE_EXPORT,	  /* a telemetry export directory we write into (telemetry.h) */
 };
 
 struct ncclbpf_env_var {

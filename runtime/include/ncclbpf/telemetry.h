@@ -90,6 +90,11 @@ void ncclbpf_telem_coll(struct ncclbpf_telem_comm *t, uint32_t coll, uint64_t se
  * it while a communicator holds the runtime: the job labels are read again when the first
  * communicator opens. */
 size_t ncclbpf_telem_prometheus(char *buf, size_t cap);
+/* An export directory (NCCLBPF_PROM_DIR, NCCLBPF_JSONL_DIR) as the exporter opens it, never
+ * through a link at its last component: a descriptor, or -errno. It is meant to be shared
+ * (node_exporter, log shippers read it), so it is not held to the trusted-path rules; what the
+ * exporter writes there is (telem_export.c). */
+int ncclbpf_telem_open_dir(const char *path);
 
 /* --- Definitions shared by every reader (exporter, inspection, `ncclbpf top`) ------------- */
 /* nccl-tests' size of a collective of msg_bytes on n_ranks (AllGather, ReduceScatter: the

@@ -186,6 +186,8 @@ static const struct {
     {"NCCLBPF_CP_DIR", NCCLBPF_ENV_USE_DIR},	    /* cp/cp_state.c */
     {"NCCLBPF_CP_LOG", NCCLBPF_ENV_USE_APPEND},	    /* cp/cp_state.c */
     {"NCCLBPF_NET_INNER", NCCLBPF_ENV_USE_LIBRARY}, /* adapters/nccl/src/net_inner.c */
+    {"NCCLBPF_PROM_DIR", NCCLBPF_ENV_USE_EXPORT},   /* telem/telem_export.c */
+    {"NCCLBPF_JSONL_DIR", NCCLBPF_ENV_USE_EXPORT},  /* telem/telem_export.c */
 };
 
 enum ncclbpf_env_use ncclbpf_env_use(const struct ncclbpf_env_var *v)

@@ -130,8 +130,7 @@ static const struct tbuf *scrape_body(void *x)
 
 /* --- Files ---------------------------------------------------------------------------------- */
 
-/* The directory, never through a link at its last component. */
-static int open_dir(const char *path)
+int ncclbpf_telem_open_dir(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
@@ -154,7 +153,7 @@ static int write_all(int fd, const char *p, size_t len)
 static void textfile_write(struct telem_export *x)
 {
 	if (x->prom_dirfd < 0) {
-		int fd = open_dir(telem_cfg.prom_dir);
+		int fd = ncclbpf_telem_open_dir(telem_cfg.prom_dir);
 		if (fd < 0) {
 			export_error(x, TELEM_OUT_TEXTFILE, -fd);
 			return;
@@ -202,7 +201,7 @@ static void textfile_remove(struct telem_export *x)
  * the finalize that stops it, for good). */
 static void jsonl_open(struct telem_export *x)
 {
-	int dfd = open_dir(telem_cfg.jsonl_dir);
+	int dfd = ncclbpf_telem_open_dir(telem_cfg.jsonl_dir);
 	int err = dfd < 0 ? -dfd : 0;
 	char why[600] = "";
 	if (!err) {
