@@ -156,10 +156,7 @@ static int check_use(const struct ncclbpf_env_var *v, const char *value, char *m
 	case NCCLBPF_ENV_USE_TEMPLATE:
 		e = ncclbpf_trace_path(value, path, sizeof(path));
 		if (e) {
-			snprintf(msg, len, "refused: %s",
-				 e == -EINVAL ? "only %p (process id), %h (host name) and %% may "
-						"follow a %"
-					      : "the path is too long");
+			snprintf(msg, len, "refused: %s", ncclbpf_trace_path_why(e));
 			return -1;
 		}
 		value = path;

@@ -125,6 +125,8 @@ void ncclbpf_trace_name(char dst[NCCLBPF_TRACE_NAME_LEN], const char *s);
  * host name ('/' as '_') and %% a '%'. Returns 0, or -EINVAL (another %-sequence) or
  * -ENAMETOOLONG. */
 int ncclbpf_trace_path(const char *tmpl, char *out, size_t len);
+/* What is wrong with a template ncclbpf_trace_path refused with err (for messages). */
+const char *ncclbpf_trace_path_why(int err);
 
 /* 1 while NCCLBPF_TRACE recording is on. */
 extern int ncclbpf_trace_fd;

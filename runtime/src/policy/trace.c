@@ -53,6 +53,12 @@ int ncclbpf_trace_path(const char *tmpl, char *out, size_t len)
 	return 0;
 }
 
+const char *ncclbpf_trace_path_why(int err)
+{
+	return err == -EINVAL ? "only %p (process id), %h (host name) and %% may follow a %"
+			      : "the path is too long";
+}
+
 void rt_trace_open(const char *tmpl)
 {
 	if (ncclbpf_trace_on())
@@ -61,8 +67,7 @@ void rt_trace_open(const char *tmpl)
 	int e = ncclbpf_trace_path(tmpl, path, sizeof(path));
 	if (e) {
 		rt_log(NCCLBPF_LOG_WARN, "NCCLbpf: NCCLBPF_TRACE=%s: %s, not recording", tmpl,
-		       e == -EINVAL ? "only %p (process id), %h (host name) and %% may follow a %"
-				    : "the path is too long");
+		       ncclbpf_trace_path_why(e));
 		return;
 	}
 	/* Never through a link, never a FIFO or someone else's file: trusted_path.h. */
