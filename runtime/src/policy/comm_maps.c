@@ -94,7 +94,7 @@ static void comm_maps_free(void *ptr)
 	struct rt_comm_maps *m = ptr;
 	if (!m)
 		return;
-	unreserve(m); /* a set that never became current still holds its reservation */
+	unreserve(m); /* 0 once replaced or given back; a failure marker never holds any */
 	for (uint32_t i = 0; m->b && i < m->b->n; i++)
 		ebpf_map__free(m->b->e[i].inst);
 	free(m->b);
@@ -133,18 +133,12 @@ static int comm_maps_new(const struct rt_policy *p, struct rt_comm_maps *old,
 	if (reserve(*need, credit, *limit))
 		return -E2BIG;
 	struct rt_comm_maps *m = calloc(1, sizeof(*m));
-	if (!m) {
-		atomic_fetch_add_explicit(&live_bytes, credit - *need, memory_order_relaxed);
-		return -ENOMEM;
-	}
+	if (!m)
+		goto nomem;
 	m->version = p->hot.version;
-	m->bytes = *need;
 	m->b = calloc(1, sizeof(*m->b) + n * sizeof(m->b->e[0]));
-	if (!m->b) {
-		atomic_fetch_add_explicit(&live_bytes, credit, memory_order_relaxed);
-		comm_maps_free(m); /* takes its *need back */
-		return -ENOMEM;
-	}
+	if (!m->b)
+		goto nomem;
 	for (uint32_t i = 0; i < n; i++) {
 		struct ebpf_map *t = p->comm_tmpl[i];
 		struct ebpf_map_def d = inst_def(t);
@@ -153,18 +147,21 @@ static int comm_maps_new(const struct rt_policy *p, struct rt_comm_maps *old,
 		struct ebpf_map *o = inst && old && !old->err ? old_match(old, inst) : NULL;
 		if (!inst || (o && rt_bundle_copy_map(inst, o) != 0)) {
 			ebpf_map__free(inst);
-			atomic_fetch_add_explicit(&live_bytes, credit, memory_order_relaxed);
-			comm_maps_free(m); /* takes its *need back */
-			return -ENOMEM;
+			goto nomem;
 		}
 		m->b->e[i].tmpl = t;
 		m->b->e[i].inst = inst;
 		m->b->n = i + 1;
 	}
+	m->bytes = *need; /* the reservation is the new set's now, and no longer the old one's */
 	if (old)
-		old->bytes = 0; /* counted no more (reserve) */
+		old->bytes = 0;
 	*out = m;
 	return 0;
+nomem:
+	comm_maps_free(m); /* m->bytes is still 0: it gives nothing back */
+	atomic_fetch_add_explicit(&live_bytes, credit - *need, memory_order_relaxed); /* undo */
+	return -ENOMEM;
 }
 
 int ncclbpf_rt__comm_maps_bind(struct ncclbpf_comm *c, const struct ncclbpf_rt_policy_hot *hot)
