@@ -401,15 +401,15 @@ int ncclbpf_path_read_file(const char *path, size_t max, void **buf, size_t *len
 	return e;
 }
 
-int ncclbpf_path_append_at(int dirfd, const char *name, const char *shown, mode_t mode, char *why,
-			   size_t why_len)
+/* The file part of append: an existing regular file of ours, never through a link, never waiting
+ * on a FIFO, or (create) a new one, O_EXCL. Without create a missing file is -ENOENT. */
+static int append_at(int dirfd, const char *name, const char *shown, int create, mode_t mode,
+		     char *why, size_t why_len)
 {
 	int fd = -1, err = 0;
-	if (!shown)
-		shown = name;
 	for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
 		fd = openat(dirfd, name, APPEND_FLAGS);
-		if (fd < 0 && errno == ENOENT)
+		if (fd < 0 && errno == ENOENT && create)
 			fd = openat(dirfd, name, APPEND_FLAGS | O_CREAT | O_EXCL, mode);
 		err = errno;
 		if (fd < 0 && err != EEXIST) /* EEXIST: created meanwhile, open that one */
@@ -421,6 +421,12 @@ int ncclbpf_path_append_at(int dirfd, const char *name, const char *shown, mode_
 	if (fd >= 0)
 		fcntl(fd, F_SETFL, O_APPEND); /* blocking writes from here on */
 	return fd;
+}
+
+int ncclbpf_path_append_at(int dirfd, const char *name, const char *shown, mode_t mode, char *why,
+			   size_t why_len)
+{
+	return append_at(dirfd, name, shown ? shown : name, 1, mode, why, why_len);
 }
 
 int ncclbpf_path_open_append(const char *path, char *why, size_t why_len)
@@ -443,18 +449,13 @@ int ncclbpf_path_probe_append(const char *path, int *missing, char *why, size_t 
 	int e = walk(&w, path, 0, leaf, sizeof(leaf), 0, why, why_len);
 	if (e)
 		return e;
-	/* open_append's first open, without O_CREAT: an existing file is opened (nothing is
-	 * written, nothing truncated), a missing one is what open_append would create */
-	int fd = openat(w.fd, leaf, APPEND_FLAGS);
-	int err = errno;
+	/* open_append's open without its creation: nothing is written, nothing truncated */
+	int fd = append_at(w.fd, leaf, path, 0, 0, why, why_len);
 	close(w.fd);
-	if (fd < 0 && err == ENOENT) {
-		*missing = 1;
+	if (fd == -ENOENT) {
+		*missing = 1; /* what open_append would create */
 		return 0;
 	}
-	if (fd < 0)
-		return open_failed(err, path, why, why_len);
-	fd = check_file(fd, path, 0, 1, why, why_len);
 	if (fd < 0)
 		return fd;
 	close(fd);
