@@ -9,9 +9,8 @@
 
 #include "state.h"
 
-#define MAX_STATES_PER_INSN 64
-#define MAX_CHECKPOINTS	    65536
-#define CHECKPOINT_EVERY    8
+#define MAX_CHECKPOINTS	 65536
+#define CHECKPOINT_EVERY 8
 
 struct idmap {
 	uint32_t n;
@@ -267,31 +266,101 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st)
 			h ^= h >> 29;
 		}
 	}
-	/* mixed once more so that every input reaches the top byte (sig_maybe_stored) */
+	/* mixed once more so that every input reaches the high half (sig_find indexes by it) */
 	h = (h ^ h >> 32) * 0x9e3779b97f4a7c15ull;
 	h ^= h >> 29;
 	return (h & ~SIG_EXACT_ONLY) | (exact_only ? SIG_EXACT_ONLY : 0);
 }
 
-/* A visit whose signature no stored state has (by its top byte), where no stored state
- * matches any signature, need not scan them: in a loop whose iterations never prune one another,
- * most visits are such, and a scan of all earlier iterations' states at each of them made the
- * analysis quadratic in the trip count. */
-static bool sig_maybe_stored(const struct insn_aux *aux, uint64_t sig)
-{
-	uint32_t b = (uint32_t)(sig >> 56);
+/* Which stored states of an instruction have a given signature: an index from (pc, signature)
+ * to the newest such state, each state linking to the previous one with its signature. A visit
+ * walks only the states it could equal. A scan of all states of the instruction instead was
+ * quadratic in a loop's trip count: each iteration stores a state where its paths meet, and the
+ * iteration's side branches, explored after all later iterations, passed over every later
+ * iteration's state to reach their own (4,378 comparisons per verification of
+ * policies/tuned_table.c, 64 iterations). That cost was why an instruction kept at most 64
+ * states, and with that cap a loop of more than 64 iterations lost its pruning: a 256-row
+ * version of tuned_table.c ran into the 1,000,000-instruction budget. What is capped now is
+ * what a visit walks: the states of one signature (a loop whose states differ only in what the
+ * signature does not hash, such as a counter on the stack, stores them all under one) and the
+ * SIG_EXACT_ONLY ones of an instruction. */
+#define MAX_STATES_PER_SIG 64
 
-	return (aux->sig_seen[b >> 6] >> (b & 63)) & 1;
+struct sig_slot {
+	uint64_t sig;
+	uint32_t pc;
+	uint32_t count;		   /* states linked from newest */
+	struct checkpoint *newest; /* NULL: slot unused */
+};
+
+static struct sig_slot *sig_find(const struct env *env, uint32_t pc, uint64_t sig)
+{
+	uint32_t mask = env->sig_cap - 1;
+
+	for (uint32_t i = (uint32_t)((sig ^ pc * 0x9e3779b97f4a7c15ull) >> 32) & mask;;
+	     i = (i + 1) & mask) {
+		struct sig_slot *e = &env->sig_tab[i];
+		if (!e->newest || (e->sig == sig && e->pc == pc))
+			return e;
+	}
 }
 
-static void sig_note_stored(struct insn_aux *aux, uint64_t sig)
+static struct checkpoint *sig_newest(const struct env *env, uint32_t pc, uint64_t sig)
 {
-	uint32_t b = (uint32_t)(sig >> 56);
+	return env->sig_cap ? sig_find(env, pc, sig)->newest : NULL;
+}
 
-	if (sig & SIG_EXACT_ONLY) /* may match any signature */
-		memset(aux->sig_seen, 0xff, sizeof(aux->sig_seen));
-	else
-		aux->sig_seen[b >> 6] |= 1ull << (b & 63);
+/* The index entry of (pc, sig), added (empty) when missing; NULL when out of memory. */
+static struct sig_slot *sig_slot(struct env *env, uint32_t pc, uint64_t sig)
+{
+	struct sig_slot *e;
+
+	if ((env->sig_used + 1) * 2 > env->sig_cap) {
+		struct sig_slot *old = env->sig_tab;
+		uint32_t old_cap = env->sig_cap, cap = old_cap ? old_cap * 2 : 64;
+		size_t bytes;
+		struct sig_slot *t = arena_block(&env->arena, cap * sizeof(*t), &bytes);
+		if (!t)
+			return NULL;
+		memset(t, 0, cap * sizeof(*t));
+		env->sig_tab = t;
+		env->sig_cap = cap;
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].newest)
+				*sig_find(env, old[i].pc, old[i].sig) = old[i];
+		arena_unblock(&env->arena, old, old_cap * sizeof(*old));
+	}
+	e = sig_find(env, pc, sig);
+	if (!e->newest) {
+		e->sig = sig;
+		e->pc = pc;
+		e->count = 0;
+	}
+	return e;
+}
+
+/* 1: the current state is subsumed by complete state cp (pruned), 0: not, <0: an infinite
+ * loop (cp is on the current path and the state repeats exactly). */
+static int visit_one(struct env *env, uint32_t pc, struct checkpoint *cp, uint64_t sig)
+{
+	if (cp->branches) {
+		if (cp->sig == sig &&
+		    cp->st.frames[cp->st.curframe]->callsite ==
+			env->cur.frames[env->cur.curframe]->callsite &&
+		    states_equal(env, cp, &env->cur, true))
+			return verr(
+			    env, pc, -EACCES,
+			    "infinite loop detected at insn %u: the loop state repeats exactly",
+			    pc);
+		return 0;
+	}
+	if (!states_equal(env, cp, &env->cur, false))
+		return 0;
+	cp->hit = true;
+	/* what mattered from old matters here too: mark it in our checkpoints */
+	precise_from(env, cp);
+	prune_path_done(env, env->cur.cost + cp->max_rem);
+	return 1;
 }
 
 int prune_visit(struct env *env, uint32_t pc)
@@ -300,59 +369,49 @@ int prune_visit(struct env *env, uint32_t pc)
 	struct checkpoint *cp;
 	bool store;
 	uint64_t sig;
+	struct sig_slot *e;
+	int err;
 
 	if (!aux->prune_point)
 		return 0;
 	store =
 	    (env->cur.since_checkpoint >= CHECKPOINT_EVERY || (aux->prune_point & PRUNE_JOIN)) &&
-	    aux->n_states < MAX_STATES_PER_INSN && env->n_checkpoints < MAX_CHECKPOINTS;
+	    env->n_checkpoints < MAX_CHECKPOINTS;
 	if (!aux->n_states && !store)
 		return 0; /* nothing to compare with, nothing to store */
 	sig = state_sig(env, &env->cur);
-	for (uint32_t k = sig_maybe_stored(aux, sig) ? aux->n_states : 0; k-- > 0;) {
-		const struct cp_ref *ref = &aux->states[k];
-		/* a different signature rules out equality, exact or not, unless the stored
-		 * state's uninitialised registers would have matched anything */
-		if (ref->sig != sig && !(ref->sig & SIG_EXACT_ONLY))
-			continue;
-		cp = ref->cp;
-		if (cp->branches) {
-			if (ref->sig == sig &&
-			    cp->st.frames[cp->st.curframe]->callsite ==
-				env->cur.frames[env->cur.curframe]->callsite &&
-			    states_equal(env, cp, &env->cur, true))
-				return verr(env, pc, -EACCES,
-					    "infinite loop detected at insn %u: the loop state "
-					    "repeats exactly",
-					    pc);
-			continue;
-		}
-		if (states_equal(env, cp, &env->cur, false)) {
-			cp->hit = true;
-			/* what mattered from old matters here too: mark it in our checkpoints */
-			precise_from(env, cp);
-			prune_path_done(env, env->cur.cost + cp->max_rem);
-			return 1;
-		}
-	}
-	if (!store)
+	/* a different signature rules out equality, exact or not, unless the stored state's
+	 * uninitialised registers would have matched anything: those with the same signature
+	 * are compared, newest first, then such states with another signature */
+	for (cp = sig_newest(env, pc, sig); cp; cp = cp->prev_same)
+		if ((err = visit_one(env, pc, cp, sig)))
+			return err;
+	for (cp = aux->exact_only; cp; cp = cp->prev_exact_only)
+		if (cp->sig != sig && (err = visit_one(env, pc, cp, sig)))
+			return err;
+	if (!store || ((sig & SIG_EXACT_ONLY) && aux->n_exact_only >= MAX_STATES_PER_SIG))
 		return 0;
-	if (aux->n_states == aux->cap_states) {
-		size_t bytes;
-		struct cp_ref *a = arena_regrow(
-		    &env->arena, aux->states, aux->cap_states * sizeof(*a),
-		    aux->n_states * sizeof(*a), (aux->n_states + 1) * sizeof(*a), &bytes);
-		if (!a)
-			return verr(env, pc, -ENOMEM, "out of memory storing states");
-		aux->states = a;
-		aux->cap_states = (uint32_t)(bytes / sizeof(*a));
-	}
+	e = sig_slot(env, pc, sig);
+	if (!e)
+		return verr(env, pc, -ENOMEM, "out of memory storing states");
+	if (e->count >= MAX_STATES_PER_SIG)
+		return 0;
 	cp = arena_zalloc(&env->arena, sizeof(*cp));
 	if (!cp || state_copy(env, &cp->st, &env->cur))
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
+	if (!e->newest)
+		env->sig_used++;
+	cp->sig = sig;
+	cp->prev_same = e->newest;
+	e->newest = cp;
+	e->count++;
 	cp->branches = 1;
-	aux->states[aux->n_states++] = (struct cp_ref){sig, cp};
-	sig_note_stored(aux, sig);
+	aux->n_states++;
+	if (sig & SIG_EXACT_ONLY) {
+		cp->prev_exact_only = aux->exact_only;
+		aux->exact_only = cp;
+		aux->n_exact_only++;
+	}
 	env->cur.parent = cp;
 	env->cur.since_checkpoint = 0;
 	env->cur.n_hist = 0; /* the history up to here now belongs to the checkpoint */

@@ -111,6 +111,10 @@ struct checkpoint {
 	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
 	bool rem_set;
 	bool hit;
+	/* prune.c: the state's signature, and the previous state of its insn with the same
+	 * signature and (for SIG_EXACT_ONLY ones) with that bit */
+	uint64_t sig;
+	struct checkpoint *prev_same, *prev_exact_only;
 	/* Registers of the checkpoint's own frame whose exact range mattered to some explored
 	 * path (the rest match any scalar); all_precise when that could not be tracked. */
 	uint16_t precise[EBPF_MAX_FRAMES]; /* by frame number */
@@ -123,19 +127,12 @@ struct checkpoint {
 #define PRUNE_POINT 1u
 #define PRUNE_JOIN  2u
 
-/* A stored state and what prune.c compares first (kept together so that a visit scans one
- * array of 16-byte entries instead of chasing every state). */
-struct cp_ref {
-	uint64_t sig; /* state_sig() of the state (bit 0: SIG_EXACT_ONLY, prune.c) */
-	struct checkpoint *cp;
-};
-
 struct insn_aux {
-	struct cp_ref *states; /* newest last */
-	uint32_t n_states, cap_states;
-	uint64_t sig_seen[4]; /* prune.c: which top bytes the states' signatures have */
-	uint16_t live_in;     /* registers that may be read before written from here on */
-	uint8_t prune_point;  /* PRUNE_* */
+	uint32_t n_states;	       /* stored here */
+	uint32_t n_exact_only;	       /* ... of them SIG_EXACT_ONLY (prune.c) */
+	struct checkpoint *exact_only; /* prune.c: the newest of those */
+	uint16_t live_in;	       /* registers that may be read before written from here on */
+	uint8_t prune_point;	       /* PRUNE_* */
 	uint8_t seen;
 	uint32_t subprog;
 	uint32_t ipdom;	       /* conditional jumps: immediate post-dominator, UINT32_MAX = exit */
@@ -193,6 +190,8 @@ struct env {
 	 * loop's analysis copies states at every branch and checkpoint). */
 	struct arena arena;
 	struct frame *free_frames;
+	struct sig_slot *sig_tab; /* prune.c: stored states by (insn, signature) */
+	uint32_t sig_cap, sig_used;
 
 	char *err;
 	size_t err_len;
