@@ -4,6 +4,8 @@
  *   EXPECT-REJECT: text                loading fails with a message containing text (each line)
  *   EXPECT-CLASS: map rank-local|uniform|per-comm   how loading classified the map
  *   EXPECT-PROCESSED-MAX: n            no program took more than n processed instructions
+ *   EXPECT-MEMORY-MAX-MB: n            no program's verification (accepted or not) took more
+ *                                      than n MiB of verifier memory
  * In a REJECT text, @text@ stands for the number of the first source line containing text (the
  * line a message must name). One expectation per comment: clang-format reflows long comments.
  * Usage: test_verifier_objects SOURCE_DIR OBJECT_DIR */
@@ -20,7 +22,7 @@
 
 struct expect {
 	int accept;
-	unsigned long max_processed;
+	unsigned long max_processed, max_memory_mb;
 	int n_reject, n_class;
 	char reject[MAX_EXPECT][256];
 	char class_map[MAX_EXPECT][64], class_name[MAX_EXPECT][32];
@@ -72,6 +74,8 @@ static void parse(FILE *f, struct expect *e)
 		}
 		if ((p = strstr(line, "EXPECT-PROCESSED-MAX: ")))
 			e->max_processed = strtoul(p + strlen("EXPECT-PROCESSED-MAX: "), NULL, 10);
+		if ((p = strstr(line, "EXPECT-MEMORY-MAX-MB: ")))
+			e->max_memory_mb = strtoul(p + strlen("EXPECT-MEMORY-MAX-MB: "), NULL, 10);
 	}
 }
 
@@ -130,6 +134,13 @@ static void check_object(const char *src_dir, const char *obj_dir, const char *n
 		       ebpf_program__name(p),
 		       (unsigned long long)ebpf_program__verify_stats(p)->processed,
 		       e.max_processed);
+	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && e.max_memory_mb;
+	     p = ebpf_object__next_program(obj, p))
+		CHECKF(ebpf_program__verify_stats(p)->memory_bytes <= (e.max_memory_mb << 20),
+		       "%s: %s took %llu bytes of verifier memory, expected at most %lu MiB", name,
+		       ebpf_program__name(p),
+		       (unsigned long long)ebpf_program__verify_stats(p)->memory_bytes,
+		       e.max_memory_mb);
 	printf("%s: %s\n", name, rc ? err : "loaded");
 	ebpf_object__close(obj);
 }

@@ -71,6 +71,7 @@ struct ebpf_verify_stats {
 	uint32_t peak_states;	   /* largest number of stored states */
 	uint64_t worst_case_insns; /* maximum instructions any execution can run */
 	uint64_t time_ns;
+	uint64_t memory_bytes; /* the analysis's memory at its largest */
 	/* Context fields the program may read: bit i for type->fields[i] (i < 63), bit 63 for any
 	 * field from index 63 on. Reads happen only through context loads (no helper takes the
 	 * context pointer), so a clear bit means no execution can observe that field. */

@@ -360,6 +360,26 @@ int cfg_check_calls(struct env *env, bool use_stack)
 	return err;
 }
 
+/* The registers a helper call reads: its prototype's arguments (all of r1-r5 for a helper
+ * the verifier will reject anyway). Taking every call to read r1-r5 left registers a program
+ * never set live across the calls of a loop body: every stored state there then had a live
+ * uninitialised register, which matches any state, so none could be told apart by signature
+ * (a 128-entry array map scan took 42,889 processed instructions instead of 2,057). */
+static uint16_t helper_reads(const struct env *env, const struct ebpf_insn *insn)
+{
+	const struct ebpf_helper_proto *p = NULL;
+	uint16_t use = 0;
+
+	if (insn->imm >= 0 && insn->imm < EBPF_MAX_HELPERS && env->opts->helpers)
+		p = env->opts->helpers->by_id[insn->imm];
+	if (!p)
+		return 0x3e;
+	for (int a = 0; a < 5; a++)
+		if (p->args[a] != EBPF_ARG_NONE)
+			use |= (uint16_t)(1u << (a + 1));
+	return use;
+}
+
 static void liveness(struct env *env, const uint8_t *half)
 {
 	bool changed = true;
@@ -377,6 +397,9 @@ static void liveness(struct env *env, const uint8_t *half)
 			for (int j = 0; j < ns; j++)
 				out |= env->aux[succ[j]].live_in;
 			ebpf_insn_use_def(&env->insns[k], &use, &def);
+			if (env->insns[k].code == (EBPF_JMP | EBPF_CALL) &&
+			    env->insns[k].src_reg == 0)
+				use = helper_reads(env, &env->insns[k]);
 			in = (uint16_t)(use | (out & ~def)) | (1u << EBPF_REG_10);
 			if (in != env->aux[k].live_in) {
 				env->aux[k].live_in = in;

@@ -11,6 +11,14 @@
 
 #define MAX_CHECKPOINTS	 65536
 #define CHECKPOINT_EVERY 8
+/* The verifier's memory (arena.c) past which no more states are stored: the analysis goes on
+ * without them, and a program that would need more runs into the complexity budget. Without
+ * it, a loop whose paths carry many distinct values (a counter whose range decides a branch)
+ * stored states up to MAX_CHECKPOINTS: 116 MB before the budget rejected the program. A
+ * loop of 1,000 iterations that stores 4 states each needs about 6 MB. */
+#define STORE_MEMORY (16u << 20)
+/* The most stored states one visit compares in each of its walks (prune_visit). */
+#define MAX_WALK 64
 
 struct idmap {
 	uint32_t n;
@@ -217,6 +225,7 @@ static void path_end(struct env *env)
 		struct checkpoint *up = cp->st.parent;
 		if (--cp->branches)
 			break;
+		index_complete(env, cp);
 		if (up && cp->rem_set)
 			rem_raise(up, cp->st.cost - up->st.cost + cp->max_rem);
 	}
@@ -272,73 +281,6 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st)
 	return (h & ~SIG_EXACT_ONLY) | (exact_only ? SIG_EXACT_ONLY : 0);
 }
 
-/* Which stored states of an instruction have a given signature: an index from (pc, signature)
- * to the newest such state, each state linking to the previous one with its signature. A visit
- * walks only the states it could equal. A scan of all states of the instruction instead was
- * quadratic in a loop's trip count: each iteration stores a state where its paths meet, and the
- * iteration's side branches, explored after all later iterations, passed over every later
- * iteration's state to reach their own (4,378 comparisons per verification of
- * policies/tuned_table.c, 64 iterations). That cost was why an instruction kept at most 64
- * states, and with that cap a loop of more than 64 iterations lost its pruning: a 256-row
- * version of tuned_table.c ran into the 1,000,000-instruction budget. What is capped now is
- * what a visit walks: the states of one signature (a loop whose states differ only in what the
- * signature does not hash, such as a counter on the stack, stores them all under one) and the
- * SIG_EXACT_ONLY ones of an instruction. */
-#define MAX_STATES_PER_SIG 64
-
-struct sig_slot {
-	uint64_t sig;
-	uint32_t pc;
-	uint32_t count;		   /* states linked from newest */
-	struct checkpoint *newest; /* NULL: slot unused */
-};
-
-static struct sig_slot *sig_find(const struct env *env, uint32_t pc, uint64_t sig)
-{
-	uint32_t mask = env->sig_cap - 1;
-
-	for (uint32_t i = (uint32_t)((sig ^ pc * 0x9e3779b97f4a7c15ull) >> 32) & mask;;
-	     i = (i + 1) & mask) {
-		struct sig_slot *e = &env->sig_tab[i];
-		if (!e->newest || (e->sig == sig && e->pc == pc))
-			return e;
-	}
-}
-
-static struct checkpoint *sig_newest(const struct env *env, uint32_t pc, uint64_t sig)
-{
-	return env->sig_cap ? sig_find(env, pc, sig)->newest : NULL;
-}
-
-/* The index entry of (pc, sig), added (empty) when missing; NULL when out of memory. */
-static struct sig_slot *sig_slot(struct env *env, uint32_t pc, uint64_t sig)
-{
-	struct sig_slot *e;
-
-	if ((env->sig_used + 1) * 2 > env->sig_cap) {
-		struct sig_slot *old = env->sig_tab;
-		uint32_t old_cap = env->sig_cap, cap = old_cap ? old_cap * 2 : 64;
-		size_t bytes;
-		struct sig_slot *t = arena_block(&env->arena, cap * sizeof(*t), &bytes);
-		if (!t)
-			return NULL;
-		memset(t, 0, cap * sizeof(*t));
-		env->sig_tab = t;
-		env->sig_cap = cap;
-		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i].newest)
-				*sig_find(env, old[i].pc, old[i].sig) = old[i];
-		arena_unblock(&env->arena, old, old_cap * sizeof(*old));
-	}
-	e = sig_find(env, pc, sig);
-	if (!e->newest) {
-		e->sig = sig;
-		e->pc = pc;
-		e->count = 0;
-	}
-	return e;
-}
-
 /* 1: the current state is subsumed by complete state cp (pruned), 0: not, <0: an infinite
  * loop (cp is on the current path and the state repeats exactly). */
 static int visit_one(struct env *env, uint32_t pc, struct checkpoint *cp, uint64_t sig)
@@ -356,7 +298,7 @@ static int visit_one(struct env *env, uint32_t pc, struct checkpoint *cp, uint64
 	}
 	if (!states_equal(env, cp, &env->cur, false))
 		return 0;
-	cp->hit = true;
+	cp->hits++;
 	/* what mattered from old matters here too: mark it in our checkpoints */
 	precise_from(env, cp);
 	prune_path_done(env, env->cur.cost + cp->max_rem);
@@ -369,43 +311,53 @@ int prune_visit(struct env *env, uint32_t pc)
 	struct checkpoint *cp;
 	bool store;
 	uint64_t sig;
-	struct sig_slot *e;
+	struct checkpoint *done, *active, *next;
+	struct sig_slot *slot;
+	uint32_t n;
 	int err;
 
 	if (!aux->prune_point)
 		return 0;
 	store =
 	    (env->cur.since_checkpoint >= CHECKPOINT_EVERY || (aux->prune_point & PRUNE_JOIN)) &&
-	    env->n_checkpoints < MAX_CHECKPOINTS;
+	    env->n_checkpoints < MAX_CHECKPOINTS && env->arena.total < STORE_MEMORY;
 	if (!aux->n_states && !store)
 		return 0; /* nothing to compare with, nothing to store */
 	sig = state_sig(env, &env->cur);
-	/* a different signature rules out equality, exact or not, unless the stored state's
-	 * uninitialised registers would have matched anything: those with the same signature
-	 * are compared, newest first, then such states with another signature */
-	for (cp = sig_newest(env, pc, sig); cp; cp = cp->prev_same)
+	/* A different signature rules out equality, exact or not, unless the stored state's
+	 * uninitialised registers would have matched anything. Compared: the complete states of
+	 * this signature, most recently completed first (a loop iteration's side branches meet
+	 * their own iteration's state there, completed just before them), then those still being
+	 * explored, newest first, for an exact repeat (an infinite loop), then the states that
+	 * match any signature. Each walk is capped: a state past the caps is only not used. */
+	index_lookup(env, pc, sig, &done, &active);
+	for (n = 0, cp = done; cp && n < MAX_WALK; cp = next, n++) {
+		next = cp->older;
+		if ((err = visit_one(env, pc, cp, sig)))
+			return err;
+		/* a complete state that keeps failing to match is compared no more (Linux's
+		 * rule): the walk stays with the states that prune */
+		if (++cp->misses > 3 * cp->hits + 3)
+			index_forget(env, cp);
+	}
+	for (n = 0, cp = active; cp && n < MAX_WALK; cp = cp->older, n++)
 		if ((err = visit_one(env, pc, cp, sig)))
 			return err;
 	for (cp = aux->exact_only; cp; cp = cp->prev_exact_only)
 		if (cp->sig != sig && (err = visit_one(env, pc, cp, sig)))
 			return err;
-	if (!store || ((sig & SIG_EXACT_ONLY) && aux->n_exact_only >= MAX_STATES_PER_SIG))
+	if (!store || ((sig & SIG_EXACT_ONLY) && aux->n_exact_only >= MAX_WALK))
 		return 0;
-	e = sig_slot(env, pc, sig);
-	if (!e)
+	slot = index_slot(env, pc, sig);
+	if (!slot)
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
-	if (e->count >= MAX_STATES_PER_SIG)
+	if (!index_has_room(slot))
 		return 0;
 	cp = arena_zalloc(&env->arena, sizeof(*cp));
 	if (!cp || state_copy(env, &cp->st, &env->cur))
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
-	if (!e->newest)
-		env->sig_used++;
-	cp->sig = sig;
-	cp->prev_same = e->newest;
-	e->newest = cp;
-	e->count++;
 	cp->branches = 1;
+	index_add(slot, cp, sig);
 	aux->n_states++;
 	if (sig & SIG_EXACT_ONLY) {
 		cp->prev_exact_only = aux->exact_only;

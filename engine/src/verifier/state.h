@@ -110,11 +110,12 @@ struct checkpoint {
 	uint32_t branches;
 	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
 	bool rem_set;
-	bool hit;
-	/* prune.c: the state's signature, and the previous state of its insn with the same
-	 * signature and (for SIG_EXACT_ONLY ones) with that bit */
+	uint32_t hits, misses; /* prune.c: visits it pruned, complete visits it did not */
+	/* state_index.c: the state's signature, and its neighbours in the list of its
+	 * instruction and signature it is on (being explored, or complete) */
 	uint64_t sig;
-	struct checkpoint *prev_same, *prev_exact_only;
+	struct checkpoint *newer, *older;
+	struct checkpoint *prev_exact_only; /* prune.c: SIG_EXACT_ONLY ones of its insn */
 	/* Registers of the checkpoint's own frame whose exact range mattered to some explored
 	 * path (the rest match any scalar); all_precise when that could not be tracked. */
 	uint16_t precise[EBPF_MAX_FRAMES]; /* by frame number */
@@ -190,7 +191,7 @@ struct env {
 	 * loop's analysis copies states at every branch and checkpoint). */
 	struct arena arena;
 	struct frame *free_frames;
-	struct sig_slot *sig_tab; /* prune.c: stored states by (insn, signature) */
+	struct sig_slot *sig_tab; /* state_index.c: stored states by (insn, signature) */
 	uint32_t sig_cap, sig_used;
 
 	char *err;
@@ -296,6 +297,23 @@ void taint_source_map(struct env *env, uint32_t pc, uint32_t idx, const char *wh
 int prune_visit(struct env *env, uint32_t pc);
 void prune_path_done(struct env *env, uint64_t exit_cost);
 void prune_path_dead(struct env *env);
+
+/* --- state_index.c: stored states by (instruction, signature) ------------------------------- */
+struct sig_slot;
+/* The states stored at pc with signature sig: the complete ones, most recently completed first,
+ * and those still being explored, newest first (each list continues through ->older). */
+void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,
+		  struct checkpoint **active);
+/* The entry of (pc, sig), made when missing; NULL when out of memory. */
+struct sig_slot *index_slot(struct env *env, uint32_t pc, uint64_t sig);
+/* Whether another state may be stored there (a cap on states still being explored). */
+bool index_has_room(const struct sig_slot *slot);
+/* cp (being explored, signature sig) joins its entry. */
+void index_add(struct sig_slot *slot, struct checkpoint *cp, uint64_t sig);
+/* cp's last path ended: it moves to its entry's complete states. */
+void index_complete(struct env *env, struct checkpoint *cp);
+/* Complete state cp is compared no more (it stays in memory: later states link to it). */
+void index_forget(struct env *env, struct checkpoint *cp);
 
 /* --- precise.c: which scalar ranges matter (Linux's precision tracking) ----------------- */
 /* Records pc in the current path's history. */

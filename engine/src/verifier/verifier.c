@@ -595,6 +595,7 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	struct ebpf_verify_opts opts;
 	struct timespec t0, t1;
 	struct env env;
+	uint64_t memory;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -662,6 +663,7 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	/* -EINVAL from structural checks, -E2BIG from budgets; everything else rejects */
 	if (rc && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM)
 		rc = -EACCES;
+	memory = env.arena.total;  /* the arena only grows until released */
 	arena_release(&env.arena); /* every state, the aux data and the pending stack */
 	free(env.subprogs);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -670,6 +672,7 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 		stats->insns = n_insns;
 		stats->processed = env.processed;
 		stats->peak_states = env.peak_states;
+		stats->memory_bytes = memory;
 		stats->worst_case_insns = env.worst_cost;
 		stats->ctx_read = env.ctx_read;
 		stats->ctx_words = env.ctx_words;

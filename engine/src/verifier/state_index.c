@@ -1,0 +1,128 @@
+/* Stored states by (instruction, signature). A visit compares only the stored states that could
+ * equal it: those of its instruction with its signature (prune.c state_sig). Each entry keeps
+ * two lists: the states still being explored (compared exactly, for an infinite loop) and the
+ * complete ones (compared for subsumption), the most recently completed first.
+ *
+ * Why: a visit used to scan every state of its instruction. In a loop, each iteration stores a
+ * state where its paths meet, and the iteration's side branches, explored after every later
+ * iteration, passed over all later iterations' states to reach their own: quadratic in the trip
+ * count (4,378 comparisons per verification of policies/tuned_table.c, 64 iterations). That
+ * cost was why an instruction kept at most 64 states, and with that cap a loop of more than 64
+ * iterations lost its pruning: a first-fit scan of 256 rows, or a scan of a 256-entry array
+ * map, ran into the 1,000,000-instruction budget. Now the side branches meet their own
+ * iteration's state first (it completed just before they are explored), and what is capped is
+ * the states of one entry still being explored (MAX_ACTIVE, memory for a loop that never ends)
+ * and the states one visit walks (prune.c). */
+#include <string.h>
+
+#include "state.h"
+
+/* States of one (instruction, signature) being explored at once: a loop that stores one state
+ * per iteration there stops storing after this many iterations (and a loop that never ends
+ * runs into the complexity budget, as before). A loop within a program type's instruction
+ * budget (4096) has fewer iterations. */
+#define MAX_ACTIVE 1024
+
+struct sig_slot {
+	uint64_t sig;
+	uint32_t pc1; /* pc + 1; 0: entry unused */
+	uint32_t n_active;
+	struct checkpoint *active, *done; /* list heads: newest, most recently completed */
+};
+
+static struct sig_slot *find(const struct env *env, uint32_t pc, uint64_t sig)
+{
+	uint32_t mask = env->sig_cap - 1;
+
+	/* the signature is well mixed in its high half (state_sig) */
+	for (uint32_t i = (uint32_t)((sig ^ pc * 0x9e3779b97f4a7c15ull) >> 32) & mask;;
+	     i = (i + 1) & mask) {
+		struct sig_slot *e = &env->sig_tab[i];
+		if (!e->pc1 || (e->sig == sig && e->pc1 == pc + 1))
+			return e;
+	}
+}
+
+void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,
+		  struct checkpoint **active)
+{
+	const struct sig_slot *e = env->sig_cap ? find(env, pc, sig) : NULL;
+
+	*done = e ? e->done : NULL;
+	*active = e ? e->active : NULL;
+}
+
+struct sig_slot *index_slot(struct env *env, uint32_t pc, uint64_t sig)
+{
+	struct sig_slot *e;
+
+	if ((env->sig_used + 1) * 2 > env->sig_cap) { /* at most half full */
+		struct sig_slot *old = env->sig_tab;
+		uint32_t old_cap = env->sig_cap, cap = old_cap ? old_cap * 2 : 64;
+		size_t bytes;
+		struct sig_slot *t = arena_block(&env->arena, cap * sizeof(*t), &bytes);
+		if (!t)
+			return NULL;
+		memset(t, 0, cap * sizeof(*t));
+		env->sig_tab = t;
+		env->sig_cap = cap;
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].pc1)
+				*find(env, old[i].pc1 - 1, old[i].sig) = old[i];
+		arena_unblock(&env->arena, old, old_cap * sizeof(*old));
+	}
+	e = find(env, pc, sig);
+	if (!e->pc1) {
+		e->sig = sig;
+		e->pc1 = pc + 1;
+		env->sig_used++;
+	}
+	return e;
+}
+
+bool index_has_room(const struct sig_slot *slot)
+{
+	return slot->n_active < MAX_ACTIVE;
+}
+
+void index_add(struct sig_slot *slot, struct checkpoint *cp, uint64_t sig)
+{
+	cp->sig = sig;
+	cp->newer = NULL;
+	cp->older = slot->active;
+	if (slot->active)
+		slot->active->newer = cp;
+	slot->active = cp;
+	slot->n_active++;
+}
+
+void index_complete(struct env *env, struct checkpoint *cp)
+{
+	struct sig_slot *e = find(env, cp->st.insn, cp->sig);
+
+	if (cp->newer)
+		cp->newer->older = cp->older;
+	else
+		e->active = cp->older;
+	if (cp->older)
+		cp->older->newer = cp->newer;
+	e->n_active--;
+	cp->newer = NULL;
+	cp->older = e->done;
+	if (e->done)
+		e->done->newer = cp;
+	e->done = cp;
+}
+
+void index_forget(struct env *env, struct checkpoint *cp)
+{
+	struct sig_slot *e = find(env, cp->st.insn, cp->sig);
+
+	if (cp->newer)
+		cp->newer->older = cp->older;
+	else
+		e->done = cp->older;
+	if (cp->older)
+		cp->older->newer = cp->newer;
+	cp->newer = cp->older = NULL;
+}
