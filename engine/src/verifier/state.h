@@ -148,10 +148,6 @@ struct subprog {
 	bool called;
 };
 
-struct pending {
-	struct vstate st;
-};
-
 /* The memory of one verification (arena.c): chunks freed together at the end, and blocks of
  * power-of-two sizes reused by class while it runs. */
 #define ARENA_CLASSES 32
@@ -175,7 +171,7 @@ struct env {
 	uint32_t n_subprogs;
 
 	struct vstate cur;
-	struct pending *stack;
+	struct vstate **stack; /* pending branches (verifier.c push_branch) */
 	uint32_t n_stack, cap_stack;
 
 	uint32_t next_id;
