@@ -4,6 +4,7 @@
  * the process that verifies it (a job, at its start): it stored states until the limit of
  * 65,536, 116 MB, before states were stored only while the verifier's memory stays under 16 MiB. */
 /* EXPECT-REJECT: program too complex */
+/* EXPECT-REJECT: this loop compares against 64: */
 /* EXPECT-MEMORY-MAX-MB: 24 */
 #include "ncclbpf.h"
 
