@@ -195,6 +195,41 @@ static void check_platform_words(const char *obj_dir)
 		}
 }
 
+/* Loads obj_dir/name.o; its load result, message and first program's processed instructions
+ * and peak stored states (in one number). */
+static int load_verdict(const char *obj_dir, const char *name, char *err, size_t len,
+			unsigned long long *work)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s.o", obj_dir, name);
+	struct ebpf_object *obj = ncclbpf_object_open_file(path, NULL, err, len);
+	CHECKF(obj != NULL, "%s: %s", path, err);
+	if (!obj)
+		return -1;
+	int rc = ebpf_object__load(obj, NULL, err, len);
+	const struct ebpf_verify_stats *st =
+	    ebpf_program__verify_stats(ebpf_object__next_program(obj, NULL));
+	*work = st->processed << 20 | st->peak_states;
+	ebpf_object__close(obj);
+	return rc;
+}
+
+/* A verdict depends on the program only, not on what the process verified before: the memory
+ * the verifier keeps from one verification for the next once counted toward the limit on
+ * stored states, so a program that reaches it went another way after a large verification. */
+static void check_repeatable(const char *obj_dir)
+{
+	static char e1[1024], e2[1024], e3[1024];
+	unsigned long long p1, p2, p3;
+	int r1 = load_verdict(obj_dir, "prec_counter_paths", e1, sizeof(e1), &p1);
+	load_verdict(obj_dir, "prec_long_table_scan", e3, sizeof(e3), &p3);
+	int r2 = load_verdict(obj_dir, "prec_counter_paths", e2, sizeof(e2), &p2);
+	CHECKF(r1 == r2 && p1 == p2 && !strcmp(e1, e2),
+	       "prec_counter_paths: verified differently the second time (%d, %llu: %s) / (%d, "
+	       "%llu: %s)",
+	       r1, p1, e1, r2, p2, e2);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -216,5 +251,6 @@ int main(int argc, char **argv)
 	CHECK(n > 0);
 	printf("%d policies\n", n);
 	check_platform_words(argv[2]);
+	check_repeatable(argv[2]);
 	return check_summary("test_verifier_objects");
 }

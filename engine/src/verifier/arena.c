@@ -159,6 +159,7 @@ void *arena_alloc(struct arena *a, size_t asked)
 	}
 	p = c->data + c->used;
 	c->used += size;
+	a->allocated += size;
 	UNPOISON(p, asked);
 	return p;
 }

@@ -11,7 +11,9 @@
 
 #define MAX_CHECKPOINTS	 65536
 #define CHECKPOINT_EVERY 8
-/* The verifier's memory (arena.c) past which no more states are stored: the analysis goes on
+/* The memory this verification allocated (arena.c) past which no more states are stored (not
+ * the arena's size, which holds what the last verification left: the verdict must not depend
+ * on what the process verified before): the analysis goes on
  * without them, and a program that would need more runs into the complexity budget. Without
  * it, a loop whose paths carry many distinct values (a counter whose range decides a branch)
  * stored states up to MAX_CHECKPOINTS: 116 MB before the budget rejected the program. A
@@ -320,7 +322,7 @@ int prune_visit(struct env *env, uint32_t pc)
 		return 0;
 	store =
 	    (env->cur.since_checkpoint >= CHECKPOINT_EVERY || (aux->prune_point & PRUNE_JOIN)) &&
-	    env->n_checkpoints < MAX_CHECKPOINTS && env->arena.total < STORE_MEMORY;
+	    env->n_checkpoints < MAX_CHECKPOINTS && env->arena.allocated < STORE_MEMORY;
 	if (!aux->n_states && !store)
 		return 0; /* nothing to compare with, nothing to store */
 	sig = state_sig(env, &env->cur);

@@ -157,6 +157,9 @@ struct arena {
 	struct arena_chunk *head;  /* the chunks allocated from, newest first */
 	struct arena_chunk *spare; /* kept chunks not allocated from yet, oldest first */
 	size_t total;		   /* bytes in all chunks, both lists */
+	/* bytes this verification allocated (blocks reused not counted again): unlike total,
+	 * the same for the same program whatever the process verified before */
+	size_t allocated;
 	void *free_blocks[ARENA_CLASSES];
 };
 
