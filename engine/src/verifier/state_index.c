@@ -19,8 +19,9 @@
 
 /* States of one (instruction, signature) being explored at once: a loop that stores one state
  * per iteration there stops storing after this many iterations (and a loop that never ends
- * runs into the complexity budget, as before). A loop within a program type's instruction
- * budget (4096) has fewer iterations. */
+ * runs into the complexity budget, as before). A loop that fits the 4,096 executed
+ * instructions every program type allows runs about 1,000 iterations at most (a body of 4
+ * instructions). */
 #define MAX_ACTIVE 1024
 
 struct sig_slot {
