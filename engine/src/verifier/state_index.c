@@ -86,14 +86,32 @@ bool index_has_room(const struct sig_slot *slot)
 	return slot->n_active < MAX_ACTIVE;
 }
 
+/* cp joins the list at *head, as its first. */
+static void push(struct checkpoint **head, struct checkpoint *cp)
+{
+	cp->newer = NULL;
+	cp->older = *head;
+	if (*head)
+		(*head)->newer = cp;
+	*head = cp;
+}
+
+/* cp leaves the list at *head. */
+static void unlink_from(struct checkpoint **head, struct checkpoint *cp)
+{
+	if (cp->newer)
+		cp->newer->older = cp->older;
+	else
+		*head = cp->older;
+	if (cp->older)
+		cp->older->newer = cp->newer;
+	cp->newer = cp->older = NULL;
+}
+
 void index_add(struct sig_slot *slot, struct checkpoint *cp, uint64_t sig)
 {
 	cp->sig = sig;
-	cp->newer = NULL;
-	cp->older = slot->active;
-	if (slot->active)
-		slot->active->newer = cp;
-	slot->active = cp;
+	push(&slot->active, cp);
 	slot->n_active++;
 }
 
@@ -101,29 +119,12 @@ void index_complete(struct env *env, struct checkpoint *cp)
 {
 	struct sig_slot *e = find(env, cp->st.insn, cp->sig);
 
-	if (cp->newer)
-		cp->newer->older = cp->older;
-	else
-		e->active = cp->older;
-	if (cp->older)
-		cp->older->newer = cp->newer;
+	unlink_from(&e->active, cp);
 	e->n_active--;
-	cp->newer = NULL;
-	cp->older = e->done;
-	if (e->done)
-		e->done->newer = cp;
-	e->done = cp;
+	push(&e->done, cp);
 }
 
 void index_forget(struct env *env, struct checkpoint *cp)
 {
-	struct sig_slot *e = find(env, cp->st.insn, cp->sig);
-
-	if (cp->newer)
-		cp->newer->older = cp->older;
-	else
-		e->done = cp->older;
-	if (cp->older)
-		cp->older->newer = cp->newer;
-	cp->newer = cp->older = NULL;
+	unlink_from(&find(env, cp->st.insn, cp->sig)->done, cp);
 }
