@@ -227,7 +227,7 @@ static void path_end(struct env *env)
 		struct checkpoint *up = cp->st.parent;
 		if (--cp->branches)
 			break;
-		index_complete(env, cp);
+		index_complete(cp);
 		if (up && cp->rem_set)
 			rem_raise(up, cp->st.cost - up->st.cost + cp->max_rem);
 	}
@@ -314,7 +314,7 @@ int prune_visit(struct env *env, uint32_t pc)
 	bool store;
 	uint64_t sig;
 	struct checkpoint *done, *active, *next;
-	struct sig_slot *slot;
+	struct sig_entry *entry;
 	uint32_t n;
 	int err;
 
@@ -340,7 +340,7 @@ int prune_visit(struct env *env, uint32_t pc)
 		/* a complete state that keeps failing to match is compared no more (Linux's
 		 * rule): the walk stays with the states that prune */
 		if (++cp->misses > 3 * cp->hits + 3)
-			index_forget(env, cp);
+			index_forget(cp);
 	}
 	for (n = 0, cp = active; cp && n < MAX_WALK; cp = cp->older, n++)
 		if ((err = visit_one(env, pc, cp, sig)))
@@ -350,16 +350,16 @@ int prune_visit(struct env *env, uint32_t pc)
 			return err;
 	if (!store || ((sig & SIG_EXACT_ONLY) && aux->n_exact_only >= MAX_WALK))
 		return 0;
-	slot = index_slot(env, pc, sig);
-	if (!slot)
+	entry = index_entry(env, pc, sig);
+	if (!entry)
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
-	if (!index_has_room(slot))
+	if (!index_has_room(entry))
 		return 0;
 	cp = arena_zalloc(&env->arena, sizeof(*cp));
 	if (!cp || state_copy(env, &cp->st, &env->cur))
 		return verr(env, pc, -ENOMEM, "out of memory storing states");
 	cp->branches = 1;
-	index_add(slot, cp, sig);
+	index_add(entry, cp);
 	aux->n_states++;
 	if (sig & SIG_EXACT_ONLY) {
 		cp->prev_exact_only = aux->exact_only;

@@ -114,6 +114,7 @@ struct checkpoint {
 	/* state_index.c: the state's signature, and its neighbours in the list of its
 	 * instruction and signature it is on (being explored, or complete) */
 	uint64_t sig;
+	struct sig_entry *entry;
 	struct checkpoint *newer, *older;
 	struct checkpoint *prev_exact_only; /* prune.c: SIG_EXACT_ONLY ones of its insn */
 	/* Registers of the checkpoint's own frame whose exact range mattered to some explored
@@ -132,6 +133,7 @@ struct insn_aux {
 	uint32_t n_states;	       /* stored here */
 	uint32_t n_exact_only;	       /* ... of them SIG_EXACT_ONLY (prune.c) */
 	struct checkpoint *exact_only; /* prune.c: the newest of those */
+	struct sig_entry *entry;       /* state_index.c: the first signature stored here */
 	uint16_t live_in;	       /* registers that may be read before written from here on */
 	uint8_t prune_point;	       /* PRUNE_* */
 	uint8_t seen;
@@ -190,7 +192,7 @@ struct env {
 	 * loop's analysis copies states at every branch and checkpoint). */
 	struct arena arena;
 	struct frame *free_frames;
-	struct sig_slot *sig_tab; /* state_index.c: stored states by (insn, signature) */
+	struct sig_entry **sig_tab; /* state_index.c: stored states by (insn, signature) */
 	uint32_t sig_cap, sig_used;
 
 	char *err;
@@ -298,21 +300,21 @@ void prune_path_done(struct env *env, uint64_t exit_cost);
 void prune_path_dead(struct env *env);
 
 /* --- state_index.c: stored states by (instruction, signature) ------------------------------- */
-struct sig_slot;
+struct sig_entry;
 /* The states stored at pc with signature sig: the complete ones, most recently completed first,
  * and those still being explored, newest first (each list continues through ->older). */
 void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,
 		  struct checkpoint **active);
 /* The entry of (pc, sig), made when missing; NULL when out of memory. */
-struct sig_slot *index_slot(struct env *env, uint32_t pc, uint64_t sig);
+struct sig_entry *index_entry(struct env *env, uint32_t pc, uint64_t sig);
 /* Whether another state may be stored there (a cap on states still being explored). */
-bool index_has_room(const struct sig_slot *slot);
-/* cp (being explored, signature sig) joins its entry. */
-void index_add(struct sig_slot *slot, struct checkpoint *cp, uint64_t sig);
+bool index_has_room(const struct sig_entry *e);
+/* cp (being explored) joins entry e. */
+void index_add(struct sig_entry *e, struct checkpoint *cp);
 /* cp's last path ended: it moves to its entry's complete states. */
-void index_complete(struct env *env, struct checkpoint *cp);
+void index_complete(struct checkpoint *cp);
 /* Complete state cp is compared no more (it stays in memory: later states link to it). */
-void index_forget(struct env *env, struct checkpoint *cp);
+void index_forget(struct checkpoint *cp);
 
 /* --- precise.c: which scalar ranges matter (Linux's precision tracking) ----------------- */
 /* Records pc in the current path's history. */

@@ -24,66 +24,97 @@
  * instructions). */
 #define MAX_ACTIVE 1024
 
-struct sig_slot {
+/* One (instruction, signature): its lists. Allocated once and never moved, so a state links to
+ * its entry (checkpoint.entry). The first entry of an instruction hangs off the instruction
+ * (insn_aux.entry): most instructions store states of one signature only, and those need no
+ * table; the others are in an open-addressing table by (instruction, signature). */
+struct sig_entry {
 	uint64_t sig;
-	uint32_t pc1; /* pc + 1; 0: entry unused */
+	uint32_t pc;
 	uint32_t n_active;
 	struct checkpoint *active, *done; /* list heads: newest, most recently completed */
 };
 
-static struct sig_slot *find(const struct env *env, uint32_t pc, uint64_t sig)
+static uint32_t hash(uint32_t pc, uint64_t sig, uint32_t mask)
+{
+	/* the signature is well mixed in its high half (state_sig) */
+	return (uint32_t)((sig ^ pc * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* The table's slot of (pc, sig): the entry, or the empty slot where it would go. */
+static struct sig_entry **find(const struct env *env, uint32_t pc, uint64_t sig)
 {
 	uint32_t mask = env->sig_cap - 1;
 
-	/* the signature is well mixed in its high half (state_sig) */
-	for (uint32_t i = (uint32_t)((sig ^ pc * 0x9e3779b97f4a7c15ull) >> 32) & mask;;
-	     i = (i + 1) & mask) {
-		struct sig_slot *e = &env->sig_tab[i];
-		if (!e->pc1 || (e->sig == sig && e->pc1 == pc + 1))
+	for (uint32_t i = hash(pc, sig, mask);; i = (i + 1) & mask) {
+		struct sig_entry **e = &env->sig_tab[i];
+		if (!*e || ((*e)->sig == sig && (*e)->pc == pc))
 			return e;
 	}
+}
+
+static struct sig_entry *lookup(const struct env *env, uint32_t pc, uint64_t sig)
+{
+	struct sig_entry *e = env->aux[pc].entry;
+
+	if (!e || e->sig == sig)
+		return e;
+	return env->sig_cap ? *find(env, pc, sig) : NULL;
 }
 
 void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,
 		  struct checkpoint **active)
 {
-	const struct sig_slot *e = env->sig_cap ? find(env, pc, sig) : NULL;
+	const struct sig_entry *e = lookup(env, pc, sig);
 
 	*done = e ? e->done : NULL;
 	*active = e ? e->active : NULL;
 }
 
-struct sig_slot *index_slot(struct env *env, uint32_t pc, uint64_t sig)
+/* Adds e to the table; false when out of memory. */
+static bool table_add(struct env *env, struct sig_entry *e)
 {
-	struct sig_slot *e;
-
 	if ((env->sig_used + 1) * 2 > env->sig_cap) { /* at most half full */
-		struct sig_slot *old = env->sig_tab;
+		struct sig_entry **old = env->sig_tab;
 		uint32_t old_cap = env->sig_cap, cap = old_cap ? old_cap * 2 : 64;
 		size_t bytes;
-		struct sig_slot *t = arena_block(&env->arena, cap * sizeof(*t), &bytes);
+		struct sig_entry **t = arena_block(&env->arena, cap * sizeof(*t), &bytes);
 		if (!t)
-			return NULL;
+			return false;
 		memset(t, 0, cap * sizeof(*t));
 		env->sig_tab = t;
 		env->sig_cap = cap;
 		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i].pc1)
-				*find(env, old[i].pc1 - 1, old[i].sig) = old[i];
+			if (old[i])
+				*find(env, old[i]->pc, old[i]->sig) = old[i];
 		arena_unblock(&env->arena, old, old_cap * sizeof(*old));
 	}
-	e = find(env, pc, sig);
-	if (!e->pc1) {
-		e->sig = sig;
-		e->pc1 = pc + 1;
-		env->sig_used++;
-	}
+	*find(env, e->pc, e->sig) = e;
+	env->sig_used++;
+	return true;
+}
+
+struct sig_entry *index_entry(struct env *env, uint32_t pc, uint64_t sig)
+{
+	struct sig_entry *e = lookup(env, pc, sig);
+
+	if (e)
+		return e;
+	e = arena_zalloc(&env->arena, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->sig = sig;
+	e->pc = pc;
+	if (!env->aux[pc].entry)
+		env->aux[pc].entry = e;
+	else if (!table_add(env, e))
+		return NULL;
 	return e;
 }
 
-bool index_has_room(const struct sig_slot *slot)
+bool index_has_room(const struct sig_entry *e)
 {
-	return slot->n_active < MAX_ACTIVE;
+	return e->n_active < MAX_ACTIVE;
 }
 
 /* cp joins the list at *head, as its first. */
@@ -108,23 +139,22 @@ static void unlink_from(struct checkpoint **head, struct checkpoint *cp)
 	cp->newer = cp->older = NULL;
 }
 
-void index_add(struct sig_slot *slot, struct checkpoint *cp, uint64_t sig)
+void index_add(struct sig_entry *e, struct checkpoint *cp)
 {
-	cp->sig = sig;
-	push(&slot->active, cp);
-	slot->n_active++;
+	cp->sig = e->sig;
+	cp->entry = e;
+	push(&e->active, cp);
+	e->n_active++;
 }
 
-void index_complete(struct env *env, struct checkpoint *cp)
+void index_complete(struct checkpoint *cp)
 {
-	struct sig_slot *e = find(env, cp->st.insn, cp->sig);
-
-	unlink_from(&e->active, cp);
-	e->n_active--;
-	push(&e->done, cp);
+	unlink_from(&cp->entry->active, cp);
+	cp->entry->n_active--;
+	push(&cp->entry->done, cp);
 }
 
-void index_forget(struct env *env, struct checkpoint *cp)
+void index_forget(struct checkpoint *cp)
 {
-	unlink_from(&find(env, cp->st.insn, cp->sig)->done, cp);
+	unlink_from(&cp->entry->done, cp);
 }
