@@ -11,13 +11,13 @@
 
 #define MAX_CHECKPOINTS	 65536
 #define CHECKPOINT_EVERY 8
-/* The memory this verification allocated (arena.c) past which no more states are stored (not
- * the arena's size, which holds what the last verification left: the verdict must not depend
- * on what the process verified before): the analysis goes on
- * without them, and a program that would need more runs into the complexity budget. Without
- * it, a loop whose paths carry many distinct values (a counter whose range decides a branch)
- * stored states up to MAX_CHECKPOINTS: 116 MB before the budget rejected the program. A
- * loop of 1,000 iterations that stores 4 states each needs about 6 MB. */
+/* The memory this verification allocated (arena.c) past which no more states are stored: the
+ * analysis goes on without them, and a program that would need more runs into the complexity
+ * budget. Without it, a loop whose paths carry many distinct values (a count whose range
+ * decides a branch) stored states up to MAX_CHECKPOINTS: 116 MB before the budget rejected the
+ * program. A loop of 1,000 iterations that stores 4 states each needs about 6 MB. (Not the
+ * arena's size, which holds what the last verification left: a verdict must not depend on
+ * what the process verified before.) */
 #define STORE_MEMORY (16u << 20)
 /* The most stored states one visit compares in each of its walks (prune_visit). */
 #define MAX_WALK 64
@@ -277,7 +277,7 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st)
 			h ^= h >> 29;
 		}
 	}
-	/* mixed once more so that every input reaches the high half (sig_find indexes by it) */
+	/* mixed once more so that every input reaches the high half (state_index.c hashes it) */
 	h = (h ^ h >> 32) * 0x9e3779b97f4a7c15ull;
 	h ^= h >> 29;
 	return (h & ~SIG_EXACT_ONLY) | (exact_only ? SIG_EXACT_ONLY : 0);
