@@ -288,7 +288,7 @@ static uint64_t state_sig(const struct env *env, const struct vstate *st)
 static int visit_one(struct env *env, uint32_t pc, struct checkpoint *cp, uint64_t sig)
 {
 	if (cp->branches) {
-		if (cp->sig == sig &&
+		if (cp->entry->sig == sig &&
 		    cp->st.frames[cp->st.curframe]->callsite ==
 			env->cur.frames[env->cur.curframe]->callsite &&
 		    states_equal(env, cp, &env->cur, true))
@@ -346,7 +346,7 @@ int prune_visit(struct env *env, uint32_t pc)
 		if ((err = visit_one(env, pc, cp, sig)))
 			return err;
 	for (cp = aux->exact_only; cp; cp = cp->prev_exact_only)
-		if (cp->sig != sig && (err = visit_one(env, pc, cp, sig)))
+		if (cp->entry->sig != sig && (err = visit_one(env, pc, cp, sig)))
 			return err;
 	if (!store || ((sig & SIG_EXACT_ONLY) && aux->n_exact_only >= MAX_WALK))
 		return 0;

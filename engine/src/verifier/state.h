@@ -111,9 +111,8 @@ struct checkpoint {
 	uint64_t max_rem; /* most instructions any explored path ran from here to the exit */
 	bool rem_set;
 	uint32_t hits, misses; /* prune.c: visits it pruned, complete visits it did not */
-	/* state_index.c: the state's signature, and its neighbours in the list of its
-	 * instruction and signature it is on (being explored, or complete) */
-	uint64_t sig;
+	/* state_index.c: its (instruction, signature), and its neighbours in the list of that
+	 * entry it is on (being explored, or complete) */
 	struct sig_entry *entry;
 	struct checkpoint *newer, *older;
 	struct checkpoint *prev_exact_only; /* prune.c: SIG_EXACT_ONLY ones of its insn */
@@ -300,7 +299,17 @@ void prune_path_done(struct env *env, uint64_t exit_cost);
 void prune_path_dead(struct env *env);
 
 /* --- state_index.c: stored states by (instruction, signature) ------------------------------- */
-struct sig_entry;
+/* One (instruction, signature): its lists. Allocated once and never moved, so a state links to
+ * its entry (checkpoint.entry). The first entry of an instruction hangs off the instruction
+ * (insn_aux.entry): most instructions store states of one signature only, and those need no
+ * table; the others are in an open-addressing table by (instruction, signature). */
+struct sig_entry {
+	uint64_t sig;
+	uint32_t pc;
+	uint32_t n_active;
+	struct checkpoint *active, *done; /* list heads: newest, most recently completed */
+};
+
 /* The states stored at pc with signature sig: the complete ones, most recently completed first,
  * and those still being explored, newest first (each list continues through ->older). */
 void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,

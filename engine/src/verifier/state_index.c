@@ -24,17 +24,6 @@
  * instructions). */
 #define MAX_ACTIVE 1024
 
-/* One (instruction, signature): its lists. Allocated once and never moved, so a state links to
- * its entry (checkpoint.entry). The first entry of an instruction hangs off the instruction
- * (insn_aux.entry): most instructions store states of one signature only, and those need no
- * table; the others are in an open-addressing table by (instruction, signature). */
-struct sig_entry {
-	uint64_t sig;
-	uint32_t pc;
-	uint32_t n_active;
-	struct checkpoint *active, *done; /* list heads: newest, most recently completed */
-};
-
 static uint32_t hash(uint32_t pc, uint64_t sig, uint32_t mask)
 {
 	/* the signature is well mixed in its high half (state_sig) */
@@ -141,7 +130,6 @@ static void unlink_from(struct checkpoint **head, struct checkpoint *cp)
 
 void index_add(struct sig_entry *e, struct checkpoint *cp)
 {
-	cp->sig = e->sig;
 	cp->entry = e;
 	push(&e->active, cp);
 	e->n_active++;
