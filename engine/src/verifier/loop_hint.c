@@ -5,9 +5,9 @@
  * [target, back-edge] contains the instruction the verifier was at, or, for the whole-path
  * budget and where no loop holds that instruction, any loop; among several, the one whose body
  * compares against the largest constant (the bound clang emits for `for (i = 0; i < N; i++)`). The
- * constants that count are those of the body's exits (a jump with a successor outside the body),
- * when it has any: the body's other compares test the data (`if (*v > 100)` in a loop of 64 was
- * named as the bound 100). */
+ * constants that count are those compared with a counter (a register the body steps by a
+ * constant and never loads), when there is one: the body's other compares test the data
+ * (`if (*v > 100)` in a loop of 64 was named as the bound 100). */
 #include <stdio.h>
 
 #include "state.h"
