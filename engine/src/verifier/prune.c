@@ -207,6 +207,79 @@ static bool states_equal(struct env *env, const struct checkpoint *cp, const str
 	return true;
 }
 
+/* The key of a stored state by its precise scalars: the values of those live in mask (a
+ * register mask by frame) in st, hashed; false when one of them is not a known value. A stored
+ * state whose precise scalars all hold known values subsumes only states holding the same
+ * values there (range_within), so a visit finds the states it could meet by its own key under
+ * each of its entry's masks (state_index.c). */
+static bool state_key(const struct vstate *st, const uint16_t *mask, uint64_t *key)
+{
+	uint64_t h = 0x84222325cbf29ce4ull;
+
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		for (uint32_t m = mask[f]; m; m &= m - 1) {
+			int r = __builtin_ctz(m);
+			const struct reg *x = &st->frames[f]->regs[r];
+			if (x->type != SCALAR || !scalar_is_const(x))
+				return false;
+			h = (h ^ x->var_off.value ^ (uint64_t)(f << 4 | r) << 56) *
+			    0x100000001b3ull;
+			h ^= h >> 29;
+		}
+	}
+	*key = (h ^ h >> 32) * 0x9e3779b97f4a7c15ull; /* every input in the high half */
+	return true;
+}
+
+/* Complete state cp joins the states of its entry found by the values of its precise scalars,
+ * when it has no precise stack slot and each is a known value (its precise marks are final:
+ * only the checkpoints of the path being explored gain marks). Precise registers that are not
+ * scalars, or not initialised, constrain nothing by value (regsafe). */
+static void key_state(struct env *env, struct checkpoint *cp)
+{
+	const struct vstate *st = &cp->st;
+	uint16_t mask[EBPF_MAX_FRAMES] = {0};
+	uint64_t key;
+
+	if (cp->all_precise)
+		return;
+	for (uint32_t f = 0; f <= st->curframe; f++) {
+		uint32_t m = cp->precise[f] & live_regs(env, st, f) & ((1u << EBPF_REG_10) - 1);
+		if (cp->precise_slots[f])
+			return;
+		for (; m; m &= m - 1) {
+			int r = __builtin_ctz(m);
+			if (st->frames[f]->regs[r].type == SCALAR)
+				mask[f] |= (uint16_t)(1u << r);
+		}
+	}
+	if (state_key(st, mask, &key))
+		index_key(env, cp, mask, key);
+}
+
+/* A walk of e's done list passed this many states without a match: from then on e's complete
+ * states are keyed. Most entries never get there (a loop's side branches meet their own
+ * iteration's state at the head of the list), and keying costs a hash and a list per key. */
+#define KEY_AFTER 4
+
+static void key_entry(struct env *env, struct sig_entry *e)
+{
+	struct checkpoint *cp, *next;
+
+	e->keyed = true;
+	for (cp = e->done; cp; cp = next) {
+		next = cp->older;
+		key_state(env, cp);
+	}
+}
+
+static void complete(struct env *env, struct checkpoint *cp)
+{
+	index_complete(cp);
+	if (cp->entry->keyed)
+		key_state(env, cp);
+}
+
 /* cp's longest remaining path is at least rem. */
 static void rem_raise(struct checkpoint *cp, uint64_t rem)
 {
@@ -227,7 +300,7 @@ static void path_end(struct env *env)
 		struct checkpoint *up = cp->st.parent;
 		if (--cp->branches)
 			break;
-		index_complete(cp);
+		complete(env, cp);
 		if (up && cp->rem_set)
 			rem_raise(up, cp->st.cost - up->st.cost + cp->max_rem);
 	}
@@ -307,15 +380,37 @@ static int visit_one(struct env *env, uint32_t pc, struct checkpoint *cp, uint64
 	return 1;
 }
 
+/* Compares the current state with the complete states of the list at head, most recently
+ * completed first, at most MAX_WALK of them: 1 pruned, 0 not, <0 an error. *passed: how many
+ * it compared without a match. */
+static int walk_complete(struct env *env, uint32_t pc, struct checkpoint *head, uint64_t sig,
+			 uint32_t *passed)
+{
+	struct checkpoint *cp, *next;
+	uint32_t n;
+	int err;
+
+	for (n = 0, cp = head; cp && n < MAX_WALK; cp = next, n++) {
+		next = cp->older;
+		if ((err = visit_one(env, pc, cp, sig)))
+			return err;
+		/* a complete state that keeps failing to match is compared no more (Linux's
+		 * rule): the walk stays with the states that prune */
+		if (++cp->misses > 3 * cp->hits + 3)
+			index_forget(cp);
+	}
+	*passed = n;
+	return 0;
+}
+
 int prune_visit(struct env *env, uint32_t pc)
 {
 	struct insn_aux *aux = &env->aux[pc];
 	struct checkpoint *cp;
 	bool store;
-	uint64_t sig;
-	struct checkpoint *done, *active, *next;
-	struct sig_entry *entry;
-	uint32_t n;
+	uint64_t sig, key;
+	struct sig_entry *e, *entry;
+	uint32_t n, passed;
 	int err;
 
 	if (!aux->prune_point)
@@ -328,23 +423,27 @@ int prune_visit(struct env *env, uint32_t pc)
 	sig = state_sig(env, &env->cur);
 	/* A different signature rules out equality, exact or not, unless the stored state's
 	 * uninitialised registers would have matched anything. Compared: the complete states of
-	 * this signature, most recently completed first (a loop iteration's side branches meet
-	 * their own iteration's state there, completed just before them), then those still being
-	 * explored, newest first, for an exact repeat (an infinite loop), then the states that
-	 * match any signature. Each walk is capped: a state past the caps is only not used. */
-	index_lookup(env, pc, sig, &done, &active);
-	for (n = 0, cp = done; cp && n < MAX_WALK; cp = next, n++) {
-		next = cp->older;
-		if ((err = visit_one(env, pc, cp, sig)))
+	 * this signature that hold the current state's values in their precise scalars (under
+	 * each set of precise scalars the entry's states have), then the other complete ones,
+	 * most recently completed first (a loop iteration's side branches meet their own
+	 * iteration's state there, completed just before them), then those still being explored,
+	 * newest first, for an exact repeat (an infinite loop), then the states that match any
+	 * signature. Each walk is capped: a state past the caps is only not used. */
+	e = index_find(env, pc, sig);
+	if (e) {
+		for (uint32_t k = 0; k < e->n_masks; k++)
+			if (state_key(&env->cur, e->masks[k], &key) &&
+			    (err =
+				 walk_complete(env, pc, index_keyed(env, e, k, key), sig, &passed)))
+				return err;
+		if ((err = walk_complete(env, pc, e->done, sig, &passed)))
 			return err;
-		/* a complete state that keeps failing to match is compared no more (Linux's
-		 * rule): the walk stays with the states that prune */
-		if (++cp->misses > 3 * cp->hits + 3)
-			index_forget(cp);
+		if (passed >= KEY_AFTER && !e->keyed)
+			key_entry(env, e);
+		for (n = 0, cp = e->active; cp && n < MAX_WALK; cp = cp->older, n++)
+			if ((err = visit_one(env, pc, cp, sig)))
+				return err;
 	}
-	for (n = 0, cp = active; cp && n < MAX_WALK; cp = cp->older, n++)
-		if ((err = visit_one(env, pc, cp, sig)))
-			return err;
 	for (cp = aux->exact_only; cp; cp = cp->prev_exact_only)
 		if (cp->entry->sig != sig && (err = visit_one(env, pc, cp, sig)))
 			return err;

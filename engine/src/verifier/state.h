@@ -114,6 +114,7 @@ struct checkpoint {
 	/* state_index.c: its (instruction, signature), and its neighbours in the list of that
 	 * entry it is on (being explored, or complete) */
 	struct sig_entry *entry;
+	struct checkpoint **list; /* the head of the list it is on */
 	struct checkpoint *newer, *older;
 	struct checkpoint *prev_exact_only; /* prune.c: SIG_EXACT_ONLY ones of its insn */
 	/* Registers of the checkpoint's own frame whose exact range mattered to some explored
@@ -164,6 +165,15 @@ struct arena {
 	void *free_blocks[ARENA_CLASSES];
 };
 
+/* state_index.c: an open-addressing hash table of nodes, each found by its two words. */
+struct index_node {
+	uint64_t a, b;
+};
+struct node_table {
+	struct index_node **slots;
+	uint32_t cap, used;
+};
+
 struct env {
 	const struct ebpf_insn *insns;
 	uint32_t n;
@@ -191,8 +201,8 @@ struct env {
 	 * loop's analysis copies states at every branch and checkpoint). */
 	struct arena arena;
 	struct frame *free_frames;
-	struct sig_entry **sig_tab; /* state_index.c: stored states by (insn, signature) */
-	uint32_t sig_cap, sig_used;
+	struct node_table sig_tab; /* state_index.c: stored states by (insn, signature) */
+	struct node_table key_tab; /* ... complete ones by the values of their precise scalars */
 
 	char *err;
 	size_t err_len;
@@ -302,26 +312,43 @@ void prune_path_dead(struct env *env);
 /* One (instruction, signature): its lists. Allocated once and never moved, so a state links to
  * its entry (checkpoint.entry). The first entry of an instruction hangs off the instruction
  * (insn_aux.entry): most instructions store states of one signature only, and those need no
- * table; the others are in an open-addressing table by (instruction, signature). */
+ * table; the others are in an open-addressing table by (instruction, signature). masks: the
+ * distinct sets of precise scalars (a register mask by frame) of its keyed complete states. */
+#define INDEX_MASKS 4
 struct sig_entry {
-	uint64_t sig;
-	uint32_t pc;
+	union {
+		struct index_node id;
+		struct {
+			uint64_t sig;
+			uint64_t pc;
+		};
+	};
 	uint32_t n_active;
+	uint32_t n_masks;
+	bool keyed; /* prune.c: its complete states are keyed as they complete */
 	struct checkpoint *active, *done; /* list heads: newest, most recently completed */
+	uint16_t masks[INDEX_MASKS][EBPF_MAX_FRAMES];
 };
 
-/* The states stored at pc with signature sig: the complete ones, most recently completed first,
- * and those still being explored, newest first (each list continues through ->older). */
-void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,
-		  struct checkpoint **active);
+/* The entry of (pc, sig), or NULL. Its complete states are on its done list (most recently
+ * completed first) or, once keyed, in the lists index_keyed() finds; those still being explored
+ * are on its active list (newest first). Each list continues through ->older. */
+struct sig_entry *index_find(const struct env *env, uint32_t pc, uint64_t sig);
+/* The complete states of e whose precise scalars are masks[k] and whose values of them hash to
+ * key (prune.c state_key), most recently completed first. */
+struct checkpoint *index_keyed(const struct env *env, const struct sig_entry *e, uint32_t k,
+			       uint64_t key);
 /* The entry of (pc, sig), made when missing; NULL when out of memory. */
 struct sig_entry *index_entry(struct env *env, uint32_t pc, uint64_t sig);
 /* Whether another state may be stored there (a cap on states still being explored). */
 bool index_has_room(const struct sig_entry *e);
 /* cp (being explored) joins entry e. */
 void index_add(struct sig_entry *e, struct checkpoint *cp);
-/* cp's last path ended: it moves to its entry's complete states. */
+/* cp's last path ended: it moves to its entry's done list. */
 void index_complete(struct checkpoint *cp);
+/* Complete state cp moves from the done list to the list of its key under mask (its precise
+ * scalars, by frame); false when the entry has no room for another mask, or out of memory. */
+bool index_key(struct env *env, struct checkpoint *cp, const uint16_t *mask, uint64_t key);
 /* Complete state cp is compared no more (it stays in memory: later states link to it). */
 void index_forget(struct checkpoint *cp);
 

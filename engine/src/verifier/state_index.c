@@ -1,7 +1,8 @@
 /* Stored states by (instruction, signature). A visit compares only the stored states that could
  * equal it: those of its instruction with its signature (prune.c state_sig). Each entry keeps
- * two lists: the states still being explored (compared exactly, for an infinite loop) and the
- * complete ones (compared for subsumption), the most recently completed first.
+ * the states still being explored (compared exactly, for an infinite loop) apart from the
+ * complete ones (compared for subsumption), and among the complete ones those whose precise
+ * scalars all hold known values (a loop counter, a count) are found by those values.
  *
  * Why: a visit used to scan every state of its instruction. In a loop, each iteration stores a
  * state where its paths meet, and the iteration's side branches, explored after every later
@@ -9,10 +10,15 @@
  * count (4,378 comparisons per verification of policies/tuned_table.c, 64 iterations). That
  * cost was why an instruction kept at most 64 states, and with that cap a loop of more than 64
  * iterations lost its pruning: a first-fit scan of 256 rows, or a scan of a 256-entry array
- * map, ran into the 1,000,000-instruction budget. Now the side branches meet their own
- * iteration's state first (it completed just before they are explored), and what is capped is
- * the states of one entry still being explored (MAX_ACTIVE, memory for a loop that never ends)
- * and the states one visit walks (prune.c). */
+ * map, ran into the 1,000,000-instruction budget. The complete states are walked most recently
+ * completed first (a side branch meets its own iteration's state first), at most 64 a visit.
+ * That still failed a loop whose paths carry a count that decides a branch after it: its states
+ * of one instruction differ by the count as well as the iteration (the iteration's states times
+ * the counts reached by then), the one a path could meet was rarely among the first 64, and the
+ * states the walk passed over failed to match so often that they were dropped from it (prune.c);
+ * a 12-iteration loop of tests/verifier/bpf/prec_counter_loop.c ran into the budget. A value
+ * precise in a stored state must be the same value in a state it subsumes, so states keyed by
+ * those values meet only the states they could prune. */
 #include <string.h>
 
 #include "state.h"
@@ -24,68 +30,86 @@
  * instructions). */
 #define MAX_ACTIVE 1024
 
-static uint32_t hash(uint32_t pc, uint64_t sig, uint32_t mask)
+/* The states of one entry with one set of precise scalars holding values that hash to key. */
+struct key_list {
+	union {
+		struct index_node id;
+		struct {
+			uint64_t key;
+			uint64_t
+			    owner; /* the entry's address + the index of the set in its masks */
+		};
+	};
+	struct checkpoint *head;
+};
+
+static uint32_t hash(uint64_t a, uint64_t b, uint32_t mask)
 {
-	/* the signature is well mixed in its high half (state_sig) */
-	return (uint32_t)((sig ^ pc * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+	/* a (a signature or a key) is well mixed in its high half (prune.c) */
+	return (uint32_t)((a ^ b * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-/* The table's slot of (pc, sig): the entry, or the empty slot where it would go. */
-static struct sig_entry **find(const struct env *env, uint32_t pc, uint64_t sig)
+/* The table's slot of (a, b): the node, or the empty slot where it would go. */
+static struct index_node **find(const struct node_table *t, uint64_t a, uint64_t b)
 {
-	uint32_t mask = env->sig_cap - 1;
+	uint32_t mask = t->cap - 1;
 
-	for (uint32_t i = hash(pc, sig, mask);; i = (i + 1) & mask) {
-		struct sig_entry **e = &env->sig_tab[i];
-		if (!*e || ((*e)->sig == sig && (*e)->pc == pc))
-			return e;
+	for (uint32_t i = hash(a, b, mask);; i = (i + 1) & mask) {
+		struct index_node **n = &t->slots[i];
+		if (!*n || ((*n)->a == a && (*n)->b == b))
+			return n;
 	}
 }
 
-static struct sig_entry *lookup(const struct env *env, uint32_t pc, uint64_t sig)
+static struct index_node *table_get(const struct node_table *t, uint64_t a, uint64_t b)
+{
+	return t->cap ? *find(t, a, b) : NULL;
+}
+
+/* Adds node n to t; false when out of memory. */
+static bool table_add(struct env *env, struct node_table *t, struct index_node *n)
+{
+	if ((t->used + 1) * 2 > t->cap) { /* at most half full */
+		struct node_table old = *t;
+		size_t bytes;
+		uint32_t cap = old.cap ? old.cap * 2 : 64;
+		struct index_node **s = arena_block(&env->arena, cap * sizeof(*s), &bytes);
+		if (!s)
+			return false;
+		memset(s, 0, cap * sizeof(*s));
+		t->slots = s;
+		t->cap = cap;
+		for (uint32_t i = 0; i < old.cap; i++)
+			if (old.slots[i])
+				*find(t, old.slots[i]->a, old.slots[i]->b) = old.slots[i];
+		arena_unblock(&env->arena, old.slots, old.cap * sizeof(*old.slots));
+	}
+	*find(t, n->a, n->b) = n;
+	t->used++;
+	return true;
+}
+
+struct sig_entry *index_find(const struct env *env, uint32_t pc, uint64_t sig)
 {
 	struct sig_entry *e = env->aux[pc].entry;
 
 	if (!e || e->sig == sig)
 		return e;
-	return env->sig_cap ? *find(env, pc, sig) : NULL;
+	return (struct sig_entry *)table_get(&env->sig_tab, sig, pc);
 }
 
-void index_lookup(const struct env *env, uint32_t pc, uint64_t sig, struct checkpoint **done,
-		  struct checkpoint **active)
+struct checkpoint *index_keyed(const struct env *env, const struct sig_entry *e, uint32_t k,
+			       uint64_t key)
 {
-	const struct sig_entry *e = lookup(env, pc, sig);
+	const struct key_list *l =
+	    (const struct key_list *)table_get(&env->key_tab, key, (uintptr_t)e + k);
 
-	*done = e ? e->done : NULL;
-	*active = e ? e->active : NULL;
-}
-
-/* Adds e to the table; false when out of memory. */
-static bool table_add(struct env *env, struct sig_entry *e)
-{
-	if ((env->sig_used + 1) * 2 > env->sig_cap) { /* at most half full */
-		struct sig_entry **old = env->sig_tab;
-		uint32_t old_cap = env->sig_cap, cap = old_cap ? old_cap * 2 : 64;
-		size_t bytes;
-		struct sig_entry **t = arena_block(&env->arena, cap * sizeof(*t), &bytes);
-		if (!t)
-			return false;
-		memset(t, 0, cap * sizeof(*t));
-		env->sig_tab = t;
-		env->sig_cap = cap;
-		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i])
-				*find(env, old[i]->pc, old[i]->sig) = old[i];
-		arena_unblock(&env->arena, old, old_cap * sizeof(*old));
-	}
-	*find(env, e->pc, e->sig) = e;
-	env->sig_used++;
-	return true;
+	return l ? l->head : NULL;
 }
 
 struct sig_entry *index_entry(struct env *env, uint32_t pc, uint64_t sig)
 {
-	struct sig_entry *e = lookup(env, pc, sig);
+	struct sig_entry *e = index_find(env, pc, sig);
 
 	if (e)
 		return e;
@@ -96,7 +120,7 @@ struct sig_entry *index_entry(struct env *env, uint32_t pc, uint64_t sig)
 	e->pc = pc;
 	if (!env->aux[pc].entry)
 		env->aux[pc].entry = e;
-	else if (!table_add(env, e))
+	else if (!table_add(env, &env->sig_tab, &e->id))
 		return NULL;
 	return e;
 }
@@ -109,6 +133,7 @@ bool index_has_room(const struct sig_entry *e)
 /* cp joins the list at *head, as its first. */
 static void push(struct checkpoint **head, struct checkpoint *cp)
 {
+	cp->list = head;
 	cp->newer = NULL;
 	cp->older = *head;
 	if (*head)
@@ -116,16 +141,17 @@ static void push(struct checkpoint **head, struct checkpoint *cp)
 	*head = cp;
 }
 
-/* cp leaves the list at *head. */
-static void unlink_from(struct checkpoint **head, struct checkpoint *cp)
+/* cp leaves its list. */
+static void unlink_cp(struct checkpoint *cp)
 {
 	if (cp->newer)
 		cp->newer->older = cp->older;
 	else
-		*head = cp->older;
+		*cp->list = cp->older;
 	if (cp->older)
 		cp->older->newer = cp->newer;
 	cp->newer = cp->older = NULL;
+	cp->list = NULL;
 }
 
 void index_add(struct sig_entry *e, struct checkpoint *cp)
@@ -135,14 +161,53 @@ void index_add(struct sig_entry *e, struct checkpoint *cp)
 	e->n_active++;
 }
 
+/* The list of e's states keyed by key under mask, made when missing; NULL when e has no room
+ * for another mask or out of memory. */
+static struct key_list *key_list(struct env *env, struct sig_entry *e, const uint16_t *mask,
+				 uint64_t key)
+{
+	size_t bytes = sizeof(e->masks[0]);
+	struct key_list *l;
+	uint32_t k;
+
+	for (k = 0; k < e->n_masks && memcmp(e->masks[k], mask, bytes); k++)
+		;
+	if (k == INDEX_MASKS)
+		return NULL;
+	l = (struct key_list *)table_get(&env->key_tab, key, (uintptr_t)e + k);
+	if (l)
+		return l;
+	l = arena_zalloc(&env->arena, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->key = key;
+	l->owner = (uintptr_t)e + k;
+	if (!table_add(env, &env->key_tab, &l->id))
+		return NULL;
+	if (k == e->n_masks)
+		memcpy(e->masks[e->n_masks++], mask, bytes);
+	return l;
+}
+
 void index_complete(struct checkpoint *cp)
 {
-	unlink_from(&cp->entry->active, cp);
+	unlink_cp(cp);
 	cp->entry->n_active--;
 	push(&cp->entry->done, cp);
 }
 
+bool index_key(struct env *env, struct checkpoint *cp, const uint16_t *mask, uint64_t key)
+{
+	struct key_list *l = key_list(env, cp->entry, mask, key);
+
+	if (!l)
+		return false;
+	unlink_cp(cp);
+	push(&l->head, cp);
+	return true;
+}
+
 void index_forget(struct checkpoint *cp)
 {
-	unlink_from(&cp->entry->done, cp);
+	unlink_cp(cp);
 }

@@ -1,6 +1,8 @@
 /* A count whose range decides a branch after the loop: every path through the loop carries its
- * own count, so the states of one iteration multiply with the iterations before it, and the
- * analysis runs into the complexity budget. What it may not do on the way is take the memory of
+ * own count, so the states where an iteration's paths meet number the counts reached by then
+ * (up to 2 * i + 1 at iteration i; prec_counter_loop.c, 24 iterations, is accepted). At 64
+ * iterations they do not fit the memory the verifier stores states in, and the analysis runs
+ * into the complexity budget. What it may not do on the way is take the memory of
  * the process that verifies it (a job, at its start): it stored states until the limit of
  * 65,536, 116 MB, before states were stored only while the verifier's memory stays under 16 MiB. */
 /* EXPECT-REJECT: program too complex */
