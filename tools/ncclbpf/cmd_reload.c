@@ -162,11 +162,10 @@ static int cmd_reload(int argc, char **argv)
 		struct ncclbpf_reload_report r;
 		if (bundle_check(b, &r))
 			return cli_fail("%s rejected: %s", b, r.msg);
-		printf(
-		    "%s verified: %u programs, %u maps; parse %.1f us, verify %.1f us, load %.1f "
-		    "us, JIT %.1f us; nothing changed (--check)\n",
-		    b, r.n_progs, r.n_maps, r.parse_ns / 1e3, r.verify_ns / 1e3, r.load_ns / 1e3,
-		    r.jit_ns / 1e3);
+		printf("%s verified: %u program%s, %u map%s; parse %.1f us, verify %.1f us, load "
+		       "%.1f us, JIT %.1f us; nothing changed (--check)\n",
+		       b, r.n_progs, r.n_progs == 1 ? "" : "s", r.n_maps, r.n_maps == 1 ? "" : "s",
+		       r.parse_ns / 1e3, r.verify_ns / 1e3, r.load_ns / 1e3, r.jit_ns / 1e3);
 		return CLI_OK;
 	}
 	if (job)

@@ -63,12 +63,13 @@ static void print_human(const struct insp_recs *rs)
 		       utc(insp_getu(p, "start_ns"), t, sizeof(t)));
 	const struct insp_rec *pol = first(rs, "policy");
 	if (pol) {
-		printf(
-		    "policy v%s %s (%s): %s programs, %s maps (%s carried over); loaded in parse "
-		    "%.1f us, verify %.1f us, load %.1f us, jit %.1f us\n",
-		    get(pol, "version"), get(pol, "bundle"), get(pol, "engine"), get(pol, "progs"),
-		    get(pol, "maps"), get(pol, "maps_kept"), u(pol, "parse_ns") / 1e3,
-		    u(pol, "verify_ns") / 1e3, u(pol, "load_ns") / 1e3, u(pol, "jit_ns") / 1e3);
+		printf("policy v%s %s (%s): %s program%s, %s map%s (%s carried over); loaded in "
+		       "parse %.1f us, verify %.1f us, load %.1f us, jit %.1f us\n",
+		       get(pol, "version"), get(pol, "bundle"), get(pol, "engine"),
+		       get(pol, "progs"), strcmp(get(pol, "progs"), "1") ? "s" : "",
+		       get(pol, "maps"), strcmp(get(pol, "maps"), "1") ? "s" : "",
+		       get(pol, "maps_kept"), u(pol, "parse_ns") / 1e3, u(pol, "verify_ns") / 1e3,
+		       u(pol, "load_ns") / 1e3, u(pol, "jit_ns") / 1e3);
 	} else {
 		printf("policy: none active (NCCL's own tuning)\n");
 	}

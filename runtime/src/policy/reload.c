@@ -151,9 +151,10 @@ struct rt_policy *rt_policy_load(void *image, size_t len, const char *name,
 static void log_active(const char *name, const struct ncclbpf_reload_report *r)
 {
 	rt_log(NCCLBPF_LOG_INFO,
-	       "NCCLbpf: policy %s active as version %llu (%u programs, %u maps, %u kept, %s; "
+	       "NCCLbpf: policy %s active as version %llu (%u program%s, %u map%s, %u kept, %s; "
 	       "%.1f us: parse %.1f verify %.1f load %.1f jit %.1f swap %.3f)",
-	       name, (unsigned long long)r->version, r->n_progs, r->n_maps, r->maps_kept,
+	       name, (unsigned long long)r->version, r->n_progs, r->n_progs == 1 ? "" : "s",
+	       r->n_maps, r->n_maps == 1 ? "" : "s", r->maps_kept,
 	       r->engine == NCCLBPF_ENGINE_JIT ? "jit" : "interpreter", r->total_ns / 1e3,
 	       r->parse_ns / 1e3, r->verify_ns / 1e3, r->load_ns / 1e3, r->jit_ns / 1e3,
 	       r->swap_ns / 1e3);
