@@ -207,54 +207,116 @@ static bool states_equal(struct env *env, const struct checkpoint *cp, const str
 	return true;
 }
 
-/* The key of a stored state by its precise scalars: the values of those live in mask (a
- * register mask by frame) in st, hashed; false when one of them is not a known value. A stored
- * state whose precise scalars all hold known values subsumes only states holding the same
- * values there (range_within), so a visit finds the states it could meet by its own key under
- * each of its entry's masks (state_index.c). */
-static bool state_key(const struct vstate *st, const uint16_t *mask, uint64_t *key)
+/* Mixes one value into a key. */
+static uint64_t key_mix(uint64_t h, uint64_t v, uint64_t where)
+{
+	h = (h ^ v ^ where << 48) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+/* The key of a state by its precise scalars: the values the places of mask hold in st, hashed;
+ * false when one of them does not hold a known value. A stored state whose precise scalars all
+ * hold known values subsumes only states holding the same values there (regsafe, byte_safe),
+ * so a visit finds the states it could meet by its own key under each of its entry's masks
+ * (state_index.c). */
+static bool state_key(const struct vstate *st, const struct key_mask *mask, uint64_t *key)
 {
 	uint64_t h = 0x84222325cbf29ce4ull;
 
 	for (uint32_t f = 0; f <= st->curframe; f++) {
-		for (uint32_t m = mask[f]; m; m &= m - 1) {
+		for (uint32_t m = mask->regs[f]; m; m &= m - 1) {
 			int r = __builtin_ctz(m);
 			const struct reg *x = &st->frames[f]->regs[r];
 			if (x->type != SCALAR || !scalar_is_const(x))
 				return false;
-			h = (h ^ x->var_off.value ^ (uint64_t)(f << 4 | r) << 56) *
-			    0x100000001b3ull;
-			h ^= h >> 29;
+			h = key_mix(h, x->var_off.value, f << 4 | r);
+		}
+	}
+	for (uint32_t i = 0; i < mask->n_slots; i++) {
+		const struct frame *fr = st->frames[mask->slots[i].frame];
+		uint32_t k = mask->slots[i].slot, where = 0x800 | mask->slots[i].frame << 6 | k;
+		const struct slot *sl;
+		uint8_t v;
+		if (k >= fr->nslots)
+			return false; /* never written: no known value */
+		sl = &fr->slots[k];
+		if (mask->slots[i].spill) {
+			for (int b = 0; b < 8; b++)
+				if (STACK_KIND(sl->bytes[b]) != STACK_SPILL)
+					return false;
+			if (sl->spill.type != SCALAR || !scalar_is_const(&sl->spill))
+				return false;
+			h = key_mix(h, sl->spill.var_off.value, where);
+		}
+		for (uint32_t m = mask->slots[i].const_bytes; m; m &= m - 1) {
+			int b = __builtin_ctz(m);
+			if (!byte_value(sl->bytes[b], sl, b, &v))
+				return false;
+			h = key_mix(h, v, where << 3 | (uint32_t)b);
 		}
 	}
 	*key = (h ^ h >> 32) * 0x9e3779b97f4a7c15ull; /* every input in the high half */
 	return true;
 }
 
-/* Complete state cp joins the states of its entry found by the values of its precise scalars,
- * when it has no precise stack slot and each is a known value (its precise marks are final:
- * only the checkpoints of the path being explored gain marks). Precise registers that are not
- * scalars, or not initialised, constrain nothing by value (regsafe). */
-static void key_state(struct env *env, struct checkpoint *cp)
+/* The places of cp's precise scalars that a value keys (false: a precise one holds a range,
+ * or there are more slots than a mask has room for). Precise registers that are not scalars, or
+ * not initialised, and precise stack bytes that are neither a spilled scalar nor of known value,
+ * constrain nothing by value (regsafe, byte_safe). */
+static bool key_places(const struct env *env, const struct checkpoint *cp, struct key_mask *mask)
 {
 	const struct vstate *st = &cp->st;
-	uint16_t mask[EBPF_MAX_FRAMES] = {0};
-	uint64_t key;
 
-	if (cp->all_precise)
-		return;
+	memset(mask, 0, sizeof(*mask)); /* padding too: masks are compared whole */
 	for (uint32_t f = 0; f <= st->curframe; f++) {
+		const struct frame *fr = st->frames[f];
 		uint32_t m = cp->precise[f] & live_regs(env, st, f) & ((1u << EBPF_REG_10) - 1);
-		if (cp->precise_slots[f])
-			return;
 		for (; m; m &= m - 1) {
 			int r = __builtin_ctz(m);
-			if (st->frames[f]->regs[r].type == SCALAR)
-				mask[f] |= (uint16_t)(1u << r);
+			if (fr->regs[r].type == SCALAR)
+				mask->regs[f] |= (uint16_t)(1u << r);
+		}
+		for (uint64_t p = cp->precise_slots[f]; p; p &= p - 1) {
+			uint32_t k = (uint32_t)__builtin_ctzll(p);
+			const struct slot *sl;
+			uint8_t const_bytes = 0, spill = 0;
+			if (k >= fr->nslots)
+				break; /* this slot and the ones above were never written */
+			sl = &fr->slots[k];
+			if (STACK_KIND(sl->bytes[0]) == STACK_SPILL) {
+				if (sl->spill.type != SCALAR)
+					continue;
+				if (!scalar_is_const(&sl->spill))
+					return false;
+				spill = 1;
+			} else {
+				for (int b = 0; b < 8; b++)
+					if (STACK_KIND(sl->bytes[b]) == STACK_CONST)
+						const_bytes |= (uint8_t)(1u << b);
+				if (!const_bytes)
+					continue;
+			}
+			if (mask->n_slots == KEY_SLOTS)
+				return false;
+			mask->slots[mask->n_slots].frame = (uint8_t)f;
+			mask->slots[mask->n_slots].slot = (uint8_t)k;
+			mask->slots[mask->n_slots].const_bytes = const_bytes;
+			mask->slots[mask->n_slots++].spill = spill;
 		}
 	}
-	if (state_key(st, mask, &key))
-		index_key(env, cp, mask, key);
+	return true;
+}
+
+/* Complete state cp joins the states of its entry found by the values of its precise scalars
+ * when each holds a known value (its precise marks are final: only the checkpoints of the path
+ * being explored gain marks). */
+static void key_state(struct env *env, struct checkpoint *cp)
+{
+	struct key_mask mask;
+	uint64_t key;
+
+	if (!cp->all_precise && key_places(env, cp, &mask) && state_key(&cp->st, &mask, &key))
+		index_key(env, cp, &mask, key);
 }
 
 /* A walk of e's done list passed this many states without a match: from then on e's complete
@@ -432,7 +494,7 @@ int prune_visit(struct env *env, uint32_t pc)
 	e = index_find(env, pc, sig);
 	if (e) {
 		for (uint32_t k = 0; k < e->n_masks; k++)
-			if (state_key(&env->cur, e->masks[k], &key) &&
+			if (state_key(&env->cur, &e->masks[k], &key) &&
 			    (err =
 				 walk_complete(env, pc, index_keyed(env, e, k, key), sig, &passed)))
 				return err;

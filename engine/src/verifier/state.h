@@ -313,8 +313,21 @@ void prune_path_dead(struct env *env);
  * its entry (checkpoint.entry). The first entry of an instruction hangs off the instruction
  * (insn_aux.entry): most instructions store states of one signature only, and those need no
  * table; the others are in an open-addressing table by (instruction, signature). masks: the
- * distinct sets of precise scalars (a register mask by frame) of its keyed complete states. */
+ * distinct sets of precise scalars of its keyed complete states. */
 #define INDEX_MASKS 4
+/* The precise scalars of a stored state whose values key it (prune.c): registers by frame, and
+ * stack slots: a spilled scalar, or the bytes of known value of a narrower store. Unused
+ * entries are zero (masks are compared whole). */
+#define KEY_SLOTS 8
+struct key_mask {
+	uint16_t regs[EBPF_MAX_FRAMES];
+	uint8_t n_slots;
+	struct {
+		uint8_t frame, slot;
+		uint8_t const_bytes; /* bytes that must hold a known value equal to the state's */
+		uint8_t spill;	     /* a spilled scalar of the state's value */
+	} slots[KEY_SLOTS];
+};
 struct sig_entry {
 	union {
 		struct index_node id;
@@ -327,7 +340,7 @@ struct sig_entry {
 	uint32_t n_masks;
 	bool keyed; /* prune.c: its complete states are keyed as they complete */
 	struct checkpoint *active, *done; /* list heads: newest, most recently completed */
-	uint16_t masks[INDEX_MASKS][EBPF_MAX_FRAMES];
+	struct key_mask masks[INDEX_MASKS];
 };
 
 /* The entry of (pc, sig), or NULL. Its complete states are on its done list (most recently
@@ -347,8 +360,8 @@ void index_add(struct sig_entry *e, struct checkpoint *cp);
 /* cp's last path ended: it moves to its entry's done list. */
 void index_complete(struct checkpoint *cp);
 /* Complete state cp moves from the done list to the list of its key under mask (its precise
- * scalars, by frame); false when the entry has no room for another mask, or out of memory. */
-bool index_key(struct env *env, struct checkpoint *cp, const uint16_t *mask, uint64_t key);
+ * scalars); false when the entry has no room for another mask, or out of memory. */
+bool index_key(struct env *env, struct checkpoint *cp, const struct key_mask *mask, uint64_t key);
 /* Complete state cp is compared no more (it stays in memory: later states link to it). */
 void index_forget(struct checkpoint *cp);
 

@@ -163,14 +163,14 @@ void index_add(struct sig_entry *e, struct checkpoint *cp)
 
 /* The list of e's states keyed by key under mask, made when missing; NULL when e has no room
  * for another mask or out of memory. */
-static struct key_list *key_list(struct env *env, struct sig_entry *e, const uint16_t *mask,
+static struct key_list *key_list(struct env *env, struct sig_entry *e, const struct key_mask *mask,
 				 uint64_t key)
 {
 	size_t bytes = sizeof(e->masks[0]);
 	struct key_list *l;
 	uint32_t k;
 
-	for (k = 0; k < e->n_masks && memcmp(e->masks[k], mask, bytes); k++)
+	for (k = 0; k < e->n_masks && memcmp(&e->masks[k], mask, bytes); k++)
 		;
 	if (k == INDEX_MASKS)
 		return NULL;
@@ -185,7 +185,7 @@ static struct key_list *key_list(struct env *env, struct sig_entry *e, const uin
 	if (!table_add(env, &env->key_tab, &l->id))
 		return NULL;
 	if (k == e->n_masks)
-		memcpy(e->masks[e->n_masks++], mask, bytes);
+		memcpy(&e->masks[e->n_masks++], mask, bytes);
 	return l;
 }
 
@@ -196,7 +196,7 @@ void index_complete(struct checkpoint *cp)
 	push(&cp->entry->done, cp);
 }
 
-bool index_key(struct env *env, struct checkpoint *cp, const uint16_t *mask, uint64_t key)
+bool index_key(struct env *env, struct checkpoint *cp, const struct key_mask *mask, uint64_t key)
 {
 	struct key_list *l = key_list(env, cp->entry, mask, key);
 
