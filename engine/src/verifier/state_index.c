@@ -16,9 +16,10 @@
  * of one instruction differ by the count as well as the iteration (the iteration's states times
  * the counts reached by then), the one a path could meet was rarely among the first 64, and the
  * states the walk passed over failed to match so often that they were dropped from it (prune.c);
- * a 12-iteration loop of tests/verifier/bpf/prec_counter_loop.c ran into the budget. A value
- * precise in a stored state must be the same value in a state it subsumes, so states keyed by
- * those values meet only the states they could prune. */
+ * the loop of tests/verifier/bpf/prec_counter_loop.c ran into the budget from 12 iterations. A
+ * value precise in a stored state must be the same value in a state it subsumes, so states keyed
+ * by those values meet only the states they could prune. prune.c keys an entry's complete states
+ * once a walk of them passes a few without a match (keying costs a hash and a list a key). */
 #include <string.h>
 
 #include "state.h"
@@ -30,18 +31,21 @@
  * instructions). */
 #define MAX_ACTIVE 1024
 
-/* The states of one entry with one set of precise scalars holding values that hash to key. */
+/* The states of one entry with one set of precise scalars holding values that hash to key.
+ * owner: the entry's address plus the index of the set in its masks (entries are 16-byte
+ * aligned arena blocks and an entry has at most INDEX_MASKS sets, so owners never collide). */
 struct key_list {
 	union {
 		struct index_node id;
 		struct {
 			uint64_t key;
-			uint64_t
-			    owner; /* the entry's address + the index of the set in its masks */
+			uint64_t owner;
 		};
 	};
 	struct checkpoint *head;
 };
+_Static_assert(INDEX_MASKS <= 16,
+	       "a key list's owner adds the set's index to a 16-byte aligned address");
 
 static uint32_t hash(uint64_t a, uint64_t b, uint32_t mask)
 {
