@@ -62,6 +62,21 @@ run 1 "rejected policy" --rounds 1 --calls 1000 --reloads 0 "$pol/noop.o" "$pol/
 grep -q "div_zero.o not loaded" "$tmp/err" || fail "rejected policy: $(cat "$tmp/err")"
 [ -s "$tmp/out" ] && fail "rejected policy: printed rows"
 
+# A native baseline that decides otherwise (the no-op plugin standing in for size_aware's):
+# refused before anything is measured, with one line naming the first call that differs.
+mkdir -p "$tmp/base"
+natives=$(dirname "$bin")/../lib/ncclbpf-bench
+cp "$natives/libnccl-native-noop.so" "$tmp/base/libnccl-native-noop.so"
+cp "$natives/libnccl-native-noop.so" "$tmp/base/libnccl-native-size_aware.so"
+run 1 "baseline deciding otherwise" --baselines "$tmp/base" --rounds 1 --calls 1000 --reloads 0 \
+	"$pol/size_aware.o"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "baseline deciding otherwise: not one line: $(cat "$tmp/err")"
+grep -q "size_aware.o: ours and the native baseline decide differently on call 0 of the trace" \
+	"$tmp/err" || fail "baseline deciding otherwise: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "baseline deciding otherwise: printed rows"
+# ... and the same baselines for a policy they do match (noop) measure as usual.
+run 0 "matching baseline" --baselines "$tmp/base" --rounds 1 --calls 1000 --reloads 0 "$pol/noop.o"
+
 # Two policies given by path (no '.o.o'): exactly their rows, with a native baseline each.
 run 0 "text" --rounds 3 --calls 2000 --reloads 2 "$pol/size_aware.o" "$pol/profiler_latency.o"
 for row in '(no policy)' size_aware profiler_latency; do

@@ -101,6 +101,17 @@ int tuner_side_round(void *arg, long calls)
 	return 0;
 }
 
+void tuner_side_decide(struct tuner_side *s, const struct bench_rec *r, struct tuner_decision *d)
+{
+	float t[21];
+	memcpy(t, r->table, sizeof(t));
+	d->channels = 0;
+	s->h.v5->getCollInfo(s->ctx, (ncclFunc_t)r->coll, r->bytes, 1, (float **)t, 7, 3, 0,
+			     &d->channels);
+	if (nccl_cost_winner(t, 7, 3, &d->algo, &d->proto))
+		d->algo = d->proto = -1;
+}
+
 void tuner_side_close(struct tuner_side *s)
 {
 	if (s->ctx)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "nccl_profiler.h"
+#include "nccl_tuner.h"
 #include "plugin_host.h"
 
 /* One getCollInfo call of a trace: NCCL's 7 x 3 cost table for a collective and size. */
@@ -37,6 +38,13 @@ int tuner_side_open(struct tuner_side *s, const char *lib, const char *policy, c
 /* bench_ab's round: `calls` getCollInfo calls cycling through the trace, each on a fresh copy
  * of the record's table (NCCL fills the table before every call). */
 int tuner_side_round(void *arg, long calls);
+/* What a getCollInfo call decided: the cell NCCL then runs (nccl_cost_winner; -1, -1 when none
+ * is valid) and the channel count (0: left to NCCL). */
+struct tuner_decision {
+	int algo, proto, channels;
+};
+/* One call on record r (its own copy of the table), outside any round. */
+void tuner_side_decide(struct tuner_side *s, const struct bench_rec *r, struct tuner_decision *d);
 void tuner_side_close(struct tuner_side *s);
 
 struct prof_side {

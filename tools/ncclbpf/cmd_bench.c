@@ -11,9 +11,10 @@
  * is ours minus that twin: what eBPF costs against the same logic in C inside our adapter.
  *
  * Tuner policies run getCollInfo over the cost tables of a trace (NCCL's 7 x 3 tables, copied in
- * before each call as NCCL fills them); "(no policy)" is our library without NCCLBPF_POLICY
- * against the native no-op plugin. Profiler policies run collectives of one Coll and 8 KernelCh
- * events, figures per event. Then the reload cost of each policy (this process's runtime).
+ * before each call as NCCL fills them), after a check that every side decides the same on each;
+ * "(no policy)" is our library without NCCLBPF_POLICY against the native no-op plugin. Profiler
+ * policies run collectives of one Coll and 8 KernelCh events, figures per event. Then the reload
+ * cost of each policy (this process's runtime).
  * --stress: threads calling the runtime while it reloads version-encoding bundles.
  *
  * Everything is found relative to this executable (self_path.h) or given as arguments. */
@@ -120,6 +121,28 @@ static void say_refusal(const char *what)
 	fprintf(stderr, "ncclbpf bench: %s did not start\n", what);
 }
 
+/* 0 when sides a and b decide the same on every record of the trace, each call on a fresh
+ * table (what the comparison promises); else one line naming the first call they differ on. */
+static int same_decisions(struct tuner_side *a, struct tuner_side *b, const char *what,
+			  const char *other, const struct bench_rec *recs, size_t n_recs)
+{
+	for (size_t i = 0; i < n_recs; i++) {
+		struct tuner_decision x, y;
+		tuner_side_decide(a, &recs[i], &x);
+		tuner_side_decide(b, &recs[i], &y);
+		if (x.algo != y.algo || x.proto != y.proto || x.channels != y.channels) {
+			fprintf(stderr,
+				"ncclbpf bench: %s: ours and %s decide differently on call %zu of "
+				"the trace (coll %d, %zu bytes): ours algorithm %d protocol %d "
+				"channels %d, the other %d %d %d; nothing measured\n",
+				what, other, i, recs[i].coll, recs[i].bytes, x.algo, x.proto,
+				x.channels, y.algo, y.proto, y.channels);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int run_tuner_case(const struct opts *o, struct bcase *c, const struct bench_rec *recs,
 			  size_t n_recs)
 {
@@ -145,6 +168,16 @@ static int run_tuner_case(const struct opts *o, struct bcase *c, const struct be
 	if (c->policy && access(twin_lib, R_OK) == 0 &&
 	    tuner_side_open(&sd[n], twin_lib, twin_pol, NULL, recs, n_recs) == 0)
 		c->has_twin = 1, i_twin = n++;
+	/* A difference against a plugin that decides otherwise would measure nothing. */
+	const char *what = c->policy ? c->policy : "(no policy)";
+	if ((c->has_baseline &&
+	     same_decisions(&sd[i_ours], &sd[0], what, "the native baseline", recs, n_recs)) ||
+	    (i_twin >= 0 && same_decisions(&sd[i_ours], &sd[i_twin], what,
+					   "its C twin in our adapter", recs, n_recs))) {
+		for (int k = 0; k < n; k++)
+			tuner_side_close(&sd[k]);
+		return -1;
+	}
 	for (int k = 0; k < n; k++)
 		sides[k] = (struct ab_side){tuner_side_round, &sd[k]};
 	ab_run(sides, n, o->rounds, o->calls, res);
@@ -578,7 +611,8 @@ NCCLBPF_COMMAND(
     .summary = "what our library costs per call against native plugins (A/B)",
     .help =
 	"Measures what our library costs per call against a native plugin making the same\n"
-	"decisions, both loaded as NCCL loads them, in interleaved rounds in this process.\n"
+	"decisions (checked on every table of the trace first), both loaded as NCCL loads\n"
+	"them, in interleaved rounds in this process.\n"
 	"  POLICY.o          tuner or profiler bundles (default: the shipped noop, size_aware,\n"
 	"                    table_tuner, profiler_latency and the benchmark's two_lookups)\n"
 	"  --rounds N        interleaved rounds per case (default 21)\n"
