@@ -9,7 +9,10 @@
 #     per-call cost could show). For each case, jobs with our library (NCCL_TUNER_PLUGIN, for the
 #     profiler case also NCCL_PROFILER_PLUGIN, and the policy) and jobs with the native plugin
 #     alternate, the order reversed every other repetition; per size, ours minus native in us per
-#     operation, paired per repetition (scripts/gpubench_report.py overhead). Cases: noop,
+#     operation, paired per repetition (scripts/gpubench_report.py overhead). Before that, each
+#     case runs once per side with NCCL's TUNING log on, and the algorithm, protocol and channels
+#     NCCL took at every size are compared (OUTDIR/decisions.md, also at the end of nccl.md); a
+#     case whose sides decide differently is not timed. Cases: noop,
 #     size_aware (tuner) and profiler_latency (profiler; the native side loads the native no-op
 #     tuner beside the native profiler). Job-to-job spread on a shared host is several percent:
 #     this part shows that NCCL runs both the same, (1) resolves the nanoseconds.
@@ -108,6 +111,45 @@ done
 budget_init "$BUDGET_S"
 mps_start
 : >"$OUT/skipped.txt"
+
+# Before any timing, the decisions NCCL takes with each side, from its own TUNING log (one
+# collective per size): a case whose sides differ is left out of the timing (a difference
+# against a plugin that decides otherwise would measure nothing). OUTDIR/decisions.md.
+nccl_choices() { # case side: "AllReduce: N Bytes -> Algo A proto P channel{Lo..Hi}={..}" lines
+	local c=$1 side=$2 args penv
+	args=$(${side}_args "$c")
+	penv=$(profiler_env "$c" "$side")
+	# shellcheck disable=SC2086 # args are words by construction
+	(if [ -n "$penv" ]; then export "${penv?}"; fi
+		export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING
+		gb_run "$side-choices" "$RUN_TIMEOUT_S" -n "$RANKS" -o allreduce -f 2 -b 8 -e "$MAXB" \
+			-i 1 -w 1 -r 1 --no-check $args >/dev/null) || return 1
+	cat "$RUNDIR/$side-choices.txt" "$RUNDIR/$side-choices.err" |
+		grep -oE '[A-Za-z]+: [0-9]+ Bytes -> Algo [A-Za-z_]+ proto [A-Za-z0-9_]+ channel\{Lo\.\.Hi\}=\{[0-9.]+\}' |
+		sort -u
+}
+timed=()
+{
+	echo "## Decisions NCCL takes with our library and with the native plugin ($RANKS ranks)"
+	echo
+	for c in "${cases[@]}"; do
+		RUNDIR=$OUT/$c/choices
+		mkdir -p "$RUNDIR"
+		nccl_choices "$c" ours >"$RUNDIR/ours.txt" && nccl_choices "$c" native >"$RUNDIR/native.txt"
+		if [ $? -ne 0 ] || [ ! -s "$RUNDIR/ours.txt" ]; then
+			echo "- $c: no decisions logged (see $RUNDIR); timed anyway"
+			timed+=("$c")
+		elif diff "$RUNDIR/ours.txt" "$RUNDIR/native.txt" >"$RUNDIR/diff.txt"; then
+			echo "- $c: identical at every size ($(wc -l <"$RUNDIR/ours.txt") collectives)"
+			timed+=("$c")
+		else
+			echo "- $c: **the sides decide differently** (not timed; < ours, > native):"
+			sed 's/^/      /' "$RUNDIR/diff.txt"
+		fi
+	done
+} >"$OUT/decisions.md"
+cat "$OUT/decisions.md"
+cases=("${timed[@]}")
 rep_wall=""
 for rep in $(seq 1 "$reps"); do
 	left=$(budget_left)
@@ -151,5 +193,6 @@ done
 		$REPORT overhead --baseline native "$OUT/$c"/rep*/*.csv || echo "(no complete pair)"
 		echo
 	done
+	cat "$OUT/decisions.md"
 } >"$OUT/nccl.md"
 cat "$OUT/nccl.md"

@@ -7,7 +7,9 @@ tuner program (FAKE_PROG, default tuned_table; objects named noop.o, size_aware.
 profiler_latency.o decide nothing here) gives the configuration per collective and size.
 FAKE_SLEEP=S makes every run take S seconds longer; FAKE_FAIL=TEXT makes runs whose configuration
 label contains TEXT fail after writing half of their rows (as a rank failure or --timeout leaves
-them)."""
+them). With NCCL_DEBUG=INFO and TUNING in NCCL_DEBUG_SUBSYS it prints NCCL's line per collective
+("AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..1}"); FAKE_OTHER=TEXT makes runs
+whose --plugin path contains TEXT pick another protocol (a plugin that decides otherwise)."""
 import argparse
 import os
 import random
@@ -112,6 +114,14 @@ def main():
                     algo = ALGOS[d[0]] if d[0] >= 0 else algo
                     proto = PROTOS[d[1]] if d[1] >= 0 else proto
                     ch = d[2] if d[2] > 0 else ch
+            if os.environ.get("FAKE_OTHER") and os.environ["FAKE_OTHER"] in (a.plugin or ""):
+                proto = PROTOS[(PROTOS.index(proto) + 1) % len(PROTOS)]
+            if (os.environ.get("NCCL_DEBUG") == "INFO" and
+                    "TUNING" in os.environ.get("NCCL_DEBUG_SUBSYS", "")):
+                name = {"allreduce": "AllReduce", "allgather": "AllGather",
+                        "reducescatter": "ReduceScatter", "broadcast": "Broadcast"}[op]
+                print(f"fake:1:1 [0] NCCL INFO {name}: {s} Bytes -> Algo {algo.upper()} proto "
+                      f"{proto.upper()} channel{{Lo..Hi}}={{0..{ch - 1}}}")
             t = (model(op, a.n, s, algo, proto, ch) + extra) * (1 + rnd.uniform(-0.01, 0.01))
             f = 2.0 * (a.n - 1) / a.n if op == "allreduce" else (a.n - 1) / a.n
             bw = s / t / 1e3

@@ -163,6 +163,21 @@ for p in noop size_aware profiler_latency; do
 	[ "$n" -eq 14 ] || bad "gpu-native.sh: nccl.md has $n rows for $p, want 14"
 done
 grep -q "policy:size_aware.o − baseline" "$W/gn/nccl.md" || bad "gpu-native.sh: no ours - native column"
+# The decisions NCCL logged with each side, compared before the timing: here the same.
+for p in noop size_aware profiler_latency; do
+	grep -qxF -- "- $p: identical at every size (14 collectives)" "$W/gn/decisions.md" ||
+		bad "gpu-native.sh: decisions.md does not find $p's sides identical: $(cat "$W/gn/decisions.md")"
+done
+grep -qF "## Decisions NCCL takes" "$W/gn/nccl.md" || bad "gpu-native.sh: nccl.md lacks the decisions"
+# A native plugin that makes NCCL take another protocol: its case is reported and not timed.
+FAKE_OTHER=native-size_aware BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 1 \
+	"$W/gn2" >"$W/gn2.log" 2>&1 || { bad "gpu-native.sh (other decisions) rc"; tail -20 "$W/gn2.log" >&2; }
+grep -qxF -- "- size_aware: **the sides decide differently** (not timed; < ours, > native):" \
+	"$W/gn2/decisions.md" || bad "gpu-native.sh: differing decisions not reported: $(cat "$W/gn2/decisions.md")"
+grep -qF "> AllReduce: 8 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..1}" "$W/gn2/decisions.md" ||
+	bad "gpu-native.sh: the differing decision is not shown"
+grep -q "^#### size_aware" "$W/gn2/nccl.md" && bad "gpu-native.sh: timed a case whose sides decide differently"
+grep -q "^#### noop" "$W/gn2/nccl.md" || bad "gpu-native.sh: the matching cases were not timed"
 
 [ $fail -eq 0 ] && echo "gpu_scripts: OK"
 exit $fail
