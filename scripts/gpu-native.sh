@@ -135,8 +135,8 @@ timed=()
 	for c in "${cases[@]}"; do
 		RUNDIR=$OUT/$c/choices
 		mkdir -p "$RUNDIR"
-		nccl_choices "$c" ours >"$RUNDIR/ours.txt" && nccl_choices "$c" native >"$RUNDIR/native.txt"
-		if [ $? -ne 0 ] || [ ! -s "$RUNDIR/ours.txt" ]; then
+		if ! { nccl_choices "$c" ours >"$RUNDIR/ours.txt" &&
+			nccl_choices "$c" native >"$RUNDIR/native.txt"; } || [ ! -s "$RUNDIR/ours.txt" ]; then
 			echo "- $c: no decisions logged (see $RUNDIR); timed anyway"
 			timed+=("$c")
 		elif diff "$RUNDIR/ours.txt" "$RUNDIR/native.txt" >"$RUNDIR/diff.txt"; then
