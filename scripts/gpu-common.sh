@@ -13,6 +13,10 @@
 # - gb_run NAME TIMEOUT ARGS...: one ncclbpf-gpubench run with --timeout, its output in
 #   $RUNDIR/NAME.{txt,err}; returns gpubench's status.
 # - budget_init SECONDS / budget_left: a wall-clock budget for a whole script.
+# - run_reps REPS RUNS: REPS repetitions of the runs listed in the file RUNS (a line each: NAME
+#   and gb_run's arguments after "${COMMON[@]}"), the order reversed every other repetition,
+#   each into $OUT/repN/NAME.csv; stops early when the budget would not hold another
+#   repetition, and lists the runs it had no budget for in $OUT/skipped.txt.
 # - tune_policy SWEEP.csv OUT.o LOG: `ncclbpf tune` with margin MARGIN (0.02); when the table
 #   does not fit the template (64 rows: noisy sweeps flip between near-equal configurations),
 #   again with 0.05, 0.1 and 0.2 (more sizes keep NCCL's default).
@@ -110,6 +114,35 @@ mps_stop() {
 BUDGET_END=0
 budget_init() { BUDGET_END=$(($(date +%s) + $1)); }
 budget_left() { echo $((BUDGET_END - $(date +%s))); }
+
+run_reps() {
+	local reps=$1 runs=$2 rep rep_wall="" left t t0 name args order nruns
+	nruns=$(wc -l <"$runs")
+	for rep in $(seq 1 "$reps"); do
+		left=$(budget_left)
+		if [ -n "$rep_wall" ] && [ "$left" -lt "$rep_wall" ]; then
+			log "budget: ${left}s left, a repetition takes ~${rep_wall}s: stopping after $((rep - 1))"
+			break
+		fi
+		RUNDIR=$OUT/rep$rep
+		mkdir -p "$RUNDIR"
+		t0=$(date +%s)
+		order=(cat)
+		[ $((rep % 2)) -eq 0 ] && order=(tac)
+		while read -r name args; do
+			t=$(budget_left)
+			if [ "$t" -lt 5 ]; then
+				echo "rep$rep $name (budget spent)" >>"$OUT/skipped.txt"
+				continue
+			fi
+			[ "$t" -gt "$RUN_TIMEOUT_S" ] && t=$RUN_TIMEOUT_S
+			# shellcheck disable=SC2086 # args are words by construction
+			gb_run "$name" "$t" "${COMMON[@]}" $args --csv "$RUNDIR/$name.csv"
+		done < <("${order[@]}" "$runs")
+		rep_wall=$(($(date +%s) - t0))
+		log "repetition $rep: $nruns runs in ${rep_wall}s"
+	done
+}
 
 # gb_run NAME TIMEOUT ARGS...: writes RUNDIR/NAME.txt (rank 0's table) and NAME.err.
 gb_run() {

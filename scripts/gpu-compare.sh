@@ -74,33 +74,7 @@ runs() { # one repetition's runs: "name args..."
 	done
 }
 runs >"$OUT/runs.txt"
-nruns=$(wc -l <"$OUT/runs.txt")
-rep_wall=""
-for rep in $(seq 1 "$REPS"); do
-	left=$(budget_left)
-	if [ -n "$rep_wall" ] && [ "$left" -lt "$rep_wall" ]; then
-		log "budget: ${left}s left, a repetition takes ~${rep_wall}s: stopping after $((rep - 1))"
-		break
-	fi
-	RUNDIR=$OUT/rep$rep
-	mkdir -p "$RUNDIR"
-	t0=$(date +%s)
-	order=(cat)
-	[ $((rep % 2)) -eq 0 ] && order=(tac)
-	while read -r name args; do
-		left=$(budget_left)
-		if [ "$left" -lt 5 ]; then
-			echo "rep$rep $name (budget spent)" >>"$OUT/skipped.txt"
-			continue
-		fi
-		t=$RUN_TIMEOUT_S
-		[ "$left" -lt "$t" ] && t=$left
-		# shellcheck disable=SC2086 # args are words by construction
-		gb_run "$name" "$t" "${COMMON[@]}" $args --csv "$RUNDIR/$name.csv"
-	done < <("${order[@]}" "$OUT/runs.txt")
-	rep_wall=$(($(date +%s) - t0))
-	log "repetition $rep: $nruns runs in ${rep_wall}s"
-done
+run_reps "$REPS" "$OUT/runs.txt"
 
 dec=()
 [ "$(wc -l <"$OUT/decisions.csv" 2>/dev/null || echo 0)" -gt 1 ] && dec=(--decisions "$OUT/decisions.csv")

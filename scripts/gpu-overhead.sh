@@ -41,30 +41,6 @@ none_large -b $LARGE_MINB -e $MAXB --no-plugin
 noop_large -b $LARGE_MINB -e $MAXB --plugin $PLUGIN --policy $NOOP
 size_aware_large -b $LARGE_MINB -e $MAXB --plugin $PLUGIN --policy $SIZE_AWARE
 EOF
-rep_wall=""
-for rep in $(seq 1 "$REPS"); do
-	left=$(budget_left)
-	if [ -n "$rep_wall" ] && [ "$left" -lt "$rep_wall" ]; then
-		log "budget: ${left}s left, a repetition takes ~${rep_wall}s: stopping after $((rep - 1))"
-		break
-	fi
-	RUNDIR=$OUT/rep$rep
-	mkdir -p "$RUNDIR"
-	t0=$(date +%s)
-	order=(cat)
-	[ $((rep % 2)) -eq 0 ] && order=(tac)
-	while read -r name args; do
-		t=$(budget_left)
-		if [ "$t" -lt 5 ]; then
-			echo "rep$rep $name (budget spent)" >>"$OUT/skipped.txt"
-			continue
-		fi
-		[ "$t" -gt "$RUN_TIMEOUT_S" ] && t=$RUN_TIMEOUT_S
-		# shellcheck disable=SC2086 # args are words by construction
-		gb_run "$name" "$t" "${COMMON[@]}" $args --csv "$RUNDIR/$name.csv"
-	done < <("${order[@]}" "$OUT/runs.txt")
-	rep_wall=$(($(date +%s) - t0))
-	log "repetition $rep: 6 runs in ${rep_wall}s"
-done
+run_reps "$REPS" "$OUT/runs.txt"
 $REPORT overhead --baseline default "$OUT"/rep*/*.csv >"$OUT/overhead.md" || exit 1
 cat "$OUT/overhead.md"
