@@ -112,8 +112,8 @@ budget_init "$BUDGET_S"
 mps_start
 : >"$OUT/skipped.txt"
 
-# Before any timing, the decisions NCCL takes with each side, from its own TUNING log (one
-# collective per size): a case whose sides differ is left out of the timing (a difference
+# Before any timing, the decisions NCCL takes with each side, from its own TUNING log (one short
+# run per side, every size; the same decision logged twice counts once): a case whose sides differ is left out of the timing (a difference
 # against a plugin that decides otherwise would measure nothing). OUTDIR/decisions.md.
 nccl_choices() { # case side: "AllReduce: N Bytes -> Algo A proto P channel{Lo..Hi}={..}" lines
 	local c=$1 side=$2 args penv
@@ -140,7 +140,7 @@ timed=()
 			echo "- $c: no decisions logged (see $RUNDIR); timed anyway"
 			timed+=("$c")
 		elif diff "$RUNDIR/ours.txt" "$RUNDIR/native.txt" >"$RUNDIR/diff.txt"; then
-			echo "- $c: identical at every size ($(wc -l <"$RUNDIR/ours.txt") collectives)"
+			echo "- $c: identical at every size ($(wc -l <"$RUNDIR/ours.txt") decisions)"
 			timed+=("$c")
 		else
 			echo "- $c: **the sides decide differently** (not timed; < ours, > native):"

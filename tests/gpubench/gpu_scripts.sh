@@ -165,7 +165,7 @@ done
 grep -q "policy:size_aware.o − baseline" "$W/gn/nccl.md" || bad "gpu-native.sh: no ours - native column"
 # The decisions NCCL logged with each side, compared before the timing: here the same.
 for p in noop size_aware profiler_latency; do
-	grep -qxF -- "- $p: identical at every size (14 collectives)" "$W/gn/decisions.md" ||
+	grep -qxF -- "- $p: identical at every size (14 decisions)" "$W/gn/decisions.md" ||
 		bad "gpu-native.sh: decisions.md does not find $p's sides identical: $(cat "$W/gn/decisions.md")"
 done
 grep -qF "## Decisions NCCL takes" "$W/gn/nccl.md" || bad "gpu-native.sh: nccl.md lacks the decisions"

@@ -83,19 +83,30 @@ int tuner_side_open(struct tuner_side *s, const char *lib, const char *policy, c
 	return 0;
 }
 
+typedef ncclResult_t (*coll_info_fn)(void *, ncclFunc_t, size_t, int, float **, int, int, int,
+				     int *);
+
+/* One getCollInfo call as the trace recorded it, on t (a fresh copy of its table), channels
+ * starting at 0: the call the rounds time and the decision check makes. */
+static inline void call_rec(coll_info_fn fn, void *ctx, const struct bench_rec *r, float t[21],
+			    int *ch)
+{
+	memcpy(t, r->table, sizeof(r->table));
+	*ch = 0;
+	fn(ctx, (ncclFunc_t)r->coll, r->bytes, 1, (float **)t, 7, 3, 0, ch);
+}
+
 int tuner_side_round(void *arg, long calls)
 {
 	struct tuner_side *s = arg;
-	ncclResult_t (*fn)(void *, ncclFunc_t, size_t, int, float **, int, int, int, int *) =
-	    s->h.v5->getCollInfo;
+	coll_info_fn fn = s->h.v5->getCollInfo;
 	size_t i = s->pos;
 	float t[21];
 	for (long k = 0; k < calls; k++) {
 		const struct bench_rec *r = &s->recs[i];
 		i = i + 1 == s->n_recs ? 0 : i + 1;
-		memcpy(t, r->table, sizeof(t));
-		int ch = 0;
-		fn(s->ctx, (ncclFunc_t)r->coll, r->bytes, 1, (float **)t, 7, 3, 0, &ch);
+		int ch;
+		call_rec(fn, s->ctx, r, t, &ch);
 	}
 	s->pos = i;
 	return 0;
@@ -104,10 +115,7 @@ int tuner_side_round(void *arg, long calls)
 void tuner_side_decide(struct tuner_side *s, const struct bench_rec *r, struct tuner_decision *d)
 {
 	float t[21];
-	memcpy(t, r->table, sizeof(t));
-	d->channels = 0;
-	s->h.v5->getCollInfo(s->ctx, (ncclFunc_t)r->coll, r->bytes, 1, (float **)t, 7, 3, 0,
-			     &d->channels);
+	call_rec(s->h.v5->getCollInfo, s->ctx, r, t, &d->channels);
 	if (nccl_cost_winner(t, 7, 3, &d->algo, &d->proto))
 		d->algo = d->proto = -1;
 }
