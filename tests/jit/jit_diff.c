@@ -159,9 +159,51 @@ static int compare(const struct gen_prog *gp, const struct snapshot *a, const st
 	return 0;
 }
 
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+/* Runs fn as ebpf_jit_call_keeping does, with a sentinel in each register a keeping entry must
+ * keep (rcx, rdx, r8-r11; the callee-saved ones are the plain ABI's). Returns r0; *lost is the
+ * index in KEPT_NAMES of the first register that came back changed, or -1. */
+static const char *const KEPT_NAMES[6] = {"rcx", "rdx", "r8", "r9", "r10", "r11"};
+static uint64_t call_keeping_checked(ebpf_jit_fn fn, uint64_t r1, uint64_t r2, int *lost)
+{
+	uint64_t in[6], out[6], r0;
+
+	for (int i = 0; i < 6; i++)
+		in[i] = 0x5e5e5e5e00000000ull | (uint64_t)(i + 1) * 0x01010101u;
+	register const uint64_t *pin __asm__("r12") = in;
+	register uint64_t *pout __asm__("r13") = out;
+	register ebpf_jit_fn pfn __asm__("r14") = fn;
+	register uint64_t a1 __asm__("rdi") = r1;
+	register uint64_t a2 __asm__("rsi") = r2;
+	__asm__ volatile("mov 0(%%r12), %%rcx\n\t"
+			 "mov 8(%%r12), %%rdx\n\t"
+			 "mov 16(%%r12), %%r8\n\t"
+			 "mov 24(%%r12), %%r9\n\t"
+			 "mov 32(%%r12), %%r10\n\t"
+			 "mov 40(%%r12), %%r11\n\t"
+			 "sub $128, %%rsp\n\t"
+			 "call *%%r14\n\t"
+			 "add $128, %%rsp\n\t"
+			 "mov %%rcx, 0(%%r13)\n\t"
+			 "mov %%rdx, 8(%%r13)\n\t"
+			 "mov %%r8, 16(%%r13)\n\t"
+			 "mov %%r9, 24(%%r13)\n\t"
+			 "mov %%r10, 32(%%r13)\n\t"
+			 "mov %%r11, 40(%%r13)"
+			 : "=a"(r0), "+r"(a1), "+r"(a2)
+			 : "r"(pin), "r"(pout), "r"(pfn)
+			 : "rcx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc");
+	*lost = -1;
+	for (int i = 0; i < 6 && *lost < 0; i++)
+		if (out[i] != in[i])
+			*lost = i;
+	return r0;
+}
+#endif
+
 struct totals {
 	uint64_t programs, insns, mismatches, rejected_new, rejected_jit, mode[3], inlined,
-	    no_inline, far_calls, faults;
+	    no_inline, far_calls, faults, keeping;
 	uint64_t compile_ns;
 };
 
@@ -262,9 +304,45 @@ static int run_one(uint64_t seed, uint32_t families, struct totals *t, int max_p
 	snap(&gp, buf, m, &sj);
 	if (sj.ret)
 		t->faults++;
+	/* An entry that calls nothing (an inlined lookup calls nothing) keeps registers, and
+	 * only such an entry may claim to. Run through the keeping call, it must do what the
+	 * plain call did and keep the registers. */
+	uint32_t calls = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		calls += insns[i].code == (EBPF_JMP | EBPF_CALL);
+	what[0] = 0;
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+	if (!st.keeps_regs && calls == st.n_inlined)
+		snprintf(what, sizeof(what), "calls nothing (%u inlined) but keeps_regs 0",
+			 st.n_inlined);
+#endif
+	if (st.keeps_regs) {
+		int lost = -1;
+
+		t->keeping++;
+		if (calls > st.n_inlined)
+			snprintf(what, sizeof(what), "keeps_regs with %u calls, %u inlined", calls,
+				 st.n_inlined);
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+		struct snapshot sk = {0};
+		char diff[sizeof(what)];
+
+		reset(&gp, buf, m);
+		sk.r0 =
+		    call_keeping_checked(ebpf_exec__jit_fn(prog),
+					 (uintptr_t)(gp.buf_len ? buf : NULL), gp.buf_len, &lost);
+		sk.ret = sj.ret;
+		snap(&gp, buf, m, &sk);
+		if (!what[0] && lost >= 0)
+			snprintf(what, sizeof(what), "keeping entry changed %s", KEPT_NAMES[lost]);
+		else if (!what[0] && compare(&gp, &sj, &sk, diff, sizeof(diff)))
+			snprintf(what, sizeof(what), "plain vs keeping call: %.120s", diff);
+#endif
+	}
 	ebpf_exec__free(prog);
 
-	if (compare(&gp, &si, &sj, what, sizeof(what))) {
+	if (what[0] || compare(&gp, &si, &sj, what, sizeof(what))) {
 		t->mismatches++;
 		if (t->mismatches <= (uint64_t)max_print) {
 			fprintf(stderr,
@@ -326,8 +404,9 @@ int main(int argc, char **argv)
 	       t.rejected_jit);
 	printf("  map modes none/array/hash %" PRIu64 "/%" PRIu64 "/%" PRIu64 ", %" PRIu64
 	       " lookups inlined, %" PRIu64 " no-inline, %" PRIu64 " far-call compiles, %" PRIu64
-	       " faulted runs (both engines)\n",
-	       t.mode[0], t.mode[1], t.mode[2], t.inlined, t.no_inline, t.far_calls, t.faults);
+	       " faulted runs (both engines), %" PRIu64 " register-keeping entries checked\n",
+	       t.mode[0], t.mode[1], t.mode[2], t.inlined, t.no_inline, t.far_calls, t.faults,
+	       t.keeping);
 	printf("  mean compile %.2f us, %.1f s, %.0f programs/s\n",
 	       t.programs ? (double)t.compile_ns / 1e3 / (double)t.programs : 0.0, secs,
 	       secs > 0 ? (double)t.programs / secs : 0.0);

@@ -233,6 +233,52 @@ static void test_deep_nesting(void)
 	CHECK(atomic_load(&freed_flag) == 1);
 }
 
+/* ebpf_epoch_try_enter_outer: enters only the outermost section of a registered thread, and
+ * that section protects like any other; inside a section (or unregistered) it enters nothing. */
+static void *try_enter_fresh_thread(void *arg)
+{
+	(void)arg;
+	/* A thread that never entered is not registered yet: only the slow path registers. */
+	CHECK(!ebpf_epoch_try_enter_outer());
+	CHECK(!ebpf_epoch_in_section());
+	ebpf_epoch_enter();
+	ebpf_epoch_exit();
+	return NULL;
+}
+
+static void test_try_enter_outer(void)
+{
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, try_enter_fresh_thread, NULL) == 0);
+	pthread_join(t, NULL);
+
+	ebpf_epoch_enter(); /* registered (and left) */
+	ebpf_epoch_exit();
+	if (!(atomic_load(&ebpf_epoch_tls_.state) & EBPF_EPOCH_FAST)) {
+		/* Full-barrier readers: every enter goes out of line, so the inline one refuses. */
+		CHECK(!ebpf_epoch_try_enter_outer());
+		CHECK(!ebpf_epoch_in_section());
+		return;
+	}
+	atomic_store(&freed_flag, 0);
+	CHECK(ebpf_epoch_try_enter_outer());
+	CHECK(ebpf_epoch_in_section());
+	CHECK(!ebpf_epoch_try_enter_outer()); /* nested: refused, the section stays one deep */
+	ebpf_epoch_retire(malloc(8), set_flag);
+	for (int i = 0; i < 10; i++)
+		ebpf_epoch_reclaim();
+	CHECK(atomic_load(&freed_flag) == 0); /* the section protects */
+	ebpf_epoch_exit_outer();
+	CHECK(!ebpf_epoch_in_section());
+	CHECK(ebpf_epoch_synchronize() == 0);
+	CHECK(atomic_load(&freed_flag) == 1);
+
+	ebpf_epoch_enter(); /* inside an ordinary section: refused too */
+	CHECK(!ebpf_epoch_try_enter_outer());
+	ebpf_epoch_exit();
+	CHECK(!ebpf_epoch_in_section());
+}
+
 /* Readers whose threads come and go while another thread scans their (thread-local) records:
  * a scan must never read the record of a thread that has exited (TSan/ASan builds). */
 static _Atomic int churn_stop;
@@ -293,6 +339,7 @@ int main(int argc, char **argv)
 {
 	test_basic();
 	test_deep_nesting();
+	test_try_enter_outer();
 	test_reader_blocks_free();
 	test_thread_exit_orphans();
 	test_stress(argc > 1 ? atoi(argv[1]) : 50000);

@@ -153,14 +153,19 @@ static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbp
 	tuner_fill_scalars(x, words, &k);
 }
 
-/* The inputs of x the program may read (words), and the outputs at their defaults. */
-static inline void fill_inputs(struct ncclbpf_tuner_ctx *x, const struct ncclbpf_comm *c,
-			       uint64_t seq, uint64_t words, CALL_ARGS)
+/* The inputs of x the program may read (words), and the outputs at their defaults. inline_cells:
+ * the table is 7 x 3 and the cells are converted inline (no call out of line). */
+static inline __attribute__((always_inline)) void fill_inputs(struct ncclbpf_tuner_ctx *x,
+							      const struct ncclbpf_comm *c,
+							      uint64_t seq, uint64_t words,
+							      int inline_cells, CALL_ARGS)
 {
 	if (words & TUNER_SCALAR_WORDS)
 		fill_scalars(x, c, seq, words, CALL_PASS);
 	uint32_t cells = (uint32_t)(words >> TUNER_CELL_WORD0) & TUNER_ALL_CELLS;
-	if (cells)
+	if (cells && inline_cells)
+		tuner_fill_cells_full(x, table, cells);
+	else if (cells)
 		tuner_fill_cells(x, table, num_algo, num_proto, cells);
 	x->algorithm = NCCLBPF_ALGO_DEFAULT;
 	x->protocol = NCCLBPF_PROTO_DEFAULT;
@@ -214,7 +219,7 @@ static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64
 	float input[TUNER_CELLS];
 	uint64_t ver = 0;
 	memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
-	fill_inputs(&x, c, seq, ~0ull, CALL_PASS);
+	fill_inputs(&x, c, seq, ~0ull, 0, CALL_PASS);
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, &ver);
 	int ran = 0;
 	if (h) {
@@ -246,7 +251,7 @@ static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm
 	if (!h)
 		return; /* no policy: NCCL's own decision (counted as calls - runs) */
 	struct ncclbpf_tuner_ctx x;
-	fill_inputs(&x, c, seq, h->ctx_words, CALL_PASS);
+	fill_inputs(&x, c, seq, h->ctx_words, 0, CALL_PASS);
 	int err = ncclbpf_rt_hook_run(h, &x);
 	ncclbpf_rt_hook_end();
 	if (__builtin_expect(err == 0, 1))
@@ -271,6 +276,29 @@ static __attribute__((noinline)) ncclResult_t coll_info_run(ENTRY_ARGS)
 	float *table = TABLE_OF(cost_table);
 	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
 	run_policy(c, seq, CALL_PASS, n_channels);
+	return ncclSuccess;
+}
+
+/* The common call when the policy's program is a register-keeping JIT entry (ebpf/jit.h):
+ * coll_info_run's work with no call out of line before the decision is applied, so that the
+ * compiler keeps getCollInfo's arguments in caller-saved registers (saving and restoring
+ * callee-saved ones around a plain call costs about a nanosecond, most of what running an
+ * empty program costs). Anything else - another table shape, a policy swapped meanwhile, a
+ * thread not on the epoch's fast path - goes on to coll_info_run. */
+static __attribute__((noinline)) ncclResult_t coll_info_keeping(ENTRY_ARGS)
+{
+	struct ncclbpf_comm *c = context;
+	float *table = TABLE_OF(cost_table);
+	const struct ncclbpf_rt_hook *h;
+	if (num_algo != TUNER_MAX_ALGO || num_proto != TUNER_MAX_PROTO ||
+	    !(h = ncclbpf_rt_tuner_begin_keeping()))
+		return coll_info_run(ENTRY_PASS);
+	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
+	struct ncclbpf_tuner_ctx x;
+	fill_inputs(&x, c, seq, h->ctx_words, 1, CALL_PASS); /* 7 x 3 */
+	ncclbpf_rt_hook_run_keeping(h, &x);
+	ncclbpf_rt_hook_end_keeping();
+	finish(c, &x, table, num_algo, num_proto, n_channels); /* its only call is the last thing */
 	return ncclSuccess;
 }
 
@@ -302,7 +330,9 @@ static ncclResult_t coll_info(ENTRY_ARGS)
 			     0))
 		return coll_info_full(ENTRY_PASS);
 	if (__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED))
-		return coll_info_run(ENTRY_PASS);
+		return __atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED)
+			   ? coll_info_keeping(ENTRY_PASS)
+			   : coll_info_run(ENTRY_PASS);
 	ncclbpf_comm__tick_plain(c);
 	return ncclSuccess;
 }

@@ -3,30 +3,18 @@
 
 #include <float.h>
 
-/* µs -> ns in double: 3.6e9 µs is 3.6e12 ns, far inside int64, so the signed conversion (one
- * instruction, where the unsigned one needs a range check) is exact. */
-static inline uint64_t cell_ns(float v)
-{
-	return nccl_cost_cell_valid(v) ? (uint64_t)(int64_t)((double)v * 1000.0 + 0.5)
-				       : NCCLBPF_COST_NA;
-}
-
 void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num_algo,
 		      int num_proto, uint32_t mask)
 {
 	__u64 *out = &ctx->cost_ns[0][0];
 	mask &= TUNER_ALL_CELLS;
 	if (num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO) {
-		/* NCCL 2.23+: the table has the context's shape, cell i is table[i]. */
-		for (; mask; mask &= mask - 1) {
-			int i = __builtin_ctz(mask);
-			out[i] = cell_ns(table[i]);
-		}
+		tuner_fill_cells_full(ctx, table, mask);
 		return;
 	}
 	for (; mask; mask &= mask - 1) {
 		int i = __builtin_ctz(mask), a = i / NCCLBPF_NUM_PROTOS, p = i % NCCLBPF_NUM_PROTOS;
-		out[i] = a < num_algo && p < num_proto ? cell_ns(table[a * num_proto + p])
+		out[i] = a < num_algo && p < num_proto ? tuner_cell_ns(table[a * num_proto + p])
 						       : NCCLBPF_COST_NA;
 	}
 }

@@ -65,6 +65,27 @@ static inline void tuner_fill_scalars(struct ncclbpf_tuner_ctx *x, uint64_t word
 	}
 }
 
+/* One cell: µs float -> integer ns, unusable -> NCCLBPF_COST_NA. In double: 3.6e9 µs is 3.6e12 ns,
+ * far inside int64, so the signed conversion (one instruction, where the unsigned one needs a
+ * range check) is exact. */
+static inline uint64_t tuner_cell_ns(float v)
+{
+	return nccl_cost_cell_valid(v) ? (uint64_t)(int64_t)((double)v * 1000.0 + 0.5)
+				       : NCCLBPF_COST_NA;
+}
+
+/* tuner_fill_cells for a table of the context's shape (NCCL 2.23+: 7 x 3, cell i is table[i]),
+ * inline: the tuner's hot path calls nothing out of line. */
+static inline void tuner_fill_cells_full(struct ncclbpf_tuner_ctx *ctx, const float *table,
+					 uint32_t mask)
+{
+	__u64 *out = &ctx->cost_ns[0][0];
+	for (mask &= TUNER_ALL_CELLS; mask; mask &= mask - 1) {
+		int i = __builtin_ctz(mask);
+		out[i] = tuner_cell_ns(table[i]);
+	}
+}
+
 /* Fills ctx->cost_ns[a][p] for the cells in mask (bit a * NCCLBPF_NUM_PROTOS + p) from the
  * table: µs floats -> integer ns, unusable -> NCCLBPF_COST_NA, cells beyond num_algo x
  * num_proto -> NA. Cells outside mask are not written. The shape must already be checked. */

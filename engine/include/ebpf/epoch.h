@@ -54,20 +54,44 @@ extern _Atomic uint64_t ebpf_epoch_global_;
  * sanitizer builds, depending on the code around the call). */
 #define EBPF_EPOCH_STATE (&ebpf_epoch_tls_.state)
 
+/* The outermost enter of a registered fast-path thread (state EBPF_EPOCH_FAST). */
+static inline void ebpf_epoch__enter_outer(void)
+{
+	/* Release so that a reclaimer reading this state also sees everything this thread did in
+	 * its previous section (the exit store alone may be overwritten). */
+	atomic_store_explicit(
+	    EBPF_EPOCH_STATE,
+	    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed) << EBPF_EPOCH_SHIFT) |
+		EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE,
+	    memory_order_release);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* For a hot path that must not call out of line: enters a section only when that takes no
+ * call (the thread is registered on the fast path and not inside a section) and returns 1;
+ * else enters nothing and returns 0 (use ebpf_epoch_enter). Leave with ebpf_epoch_exit_outer. */
+static inline int ebpf_epoch_try_enter_outer(void)
+{
+	if (__builtin_expect(
+		atomic_load_explicit(EBPF_EPOCH_STATE, memory_order_relaxed) != EBPF_EPOCH_FAST, 0))
+		return 0;
+	ebpf_epoch__enter_outer();
+	return 1;
+}
+
+/* Leaves an outermost section of a fast-path thread (ebpf_epoch_try_enter_outer's; the common
+ * case of ebpf_epoch_exit). Only the thread itself writes its state. */
+static inline void ebpf_epoch_exit_outer(void)
+{
+	atomic_store_explicit(EBPF_EPOCH_STATE, EBPF_EPOCH_FAST, memory_order_release);
+}
+
 static inline void ebpf_epoch_enter(void)
 {
 	uint64_t s = atomic_load_explicit(EBPF_EPOCH_STATE, memory_order_relaxed);
 
 	if (__builtin_expect(s == EBPF_EPOCH_FAST, 1)) {
-		/* Release so that a reclaimer reading this state also sees everything this thread
-		 * did in its previous section (the exit store alone may be overwritten). */
-		atomic_store_explicit(
-		    EBPF_EPOCH_STATE,
-		    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed)
-		     << EBPF_EPOCH_SHIFT) |
-			EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE,
-		    memory_order_release);
-		atomic_signal_fence(memory_order_seq_cst);
+		ebpf_epoch__enter_outer();
 	} else if ((s & (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) ==
 		   (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) {
 		/* nested: the outermost section already protects */
@@ -84,7 +108,7 @@ static inline void ebpf_epoch_exit(void)
 
 	if (__builtin_expect(
 		(uint32_t)s == (EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE), 1)) {
-		atomic_store_explicit(EBPF_EPOCH_STATE, EBPF_EPOCH_FAST, memory_order_release);
+		ebpf_epoch_exit_outer();
 	} else if ((s & (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) ==
 		       (EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE) &&
 		   (uint32_t)s > (EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE)) {
@@ -94,6 +118,7 @@ static inline void ebpf_epoch_exit(void)
 		ebpf_epoch_exit_slow();
 	}
 }
+
 #endif
 /* Non-zero when the calling thread is inside an epoch section. */
 int ebpf_epoch_in_section(void);

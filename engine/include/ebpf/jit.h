@@ -32,6 +32,7 @@ struct ebpf_jit_stats {
 	uint32_t code_size;  /* bytes of machine code */
 	uint32_t n_inlined;  /* map lookups compiled to an address computation */
 	uint32_t may_abort;  /* 1: has bpf-to-bpf calls, so a run can abort on call depth */
+	uint32_t keeps_regs; /* 1: the entry keeps registers (ebpf_jit_call_keeping) */
 	uint64_t faults;     /* runs aborted on call-depth overflow (ebpf_exec__jit_faults) */
 };
 
@@ -61,6 +62,31 @@ ebpf_jit_fn ebpf_exec__jit_fn(const struct ebpf_exec *prog);
 struct ebpf_jit_stats ebpf_exec__jit_stats(const struct ebpf_exec *prog);
 /* Number of compiled runs aborted on call-depth overflow since compilation. */
 uint64_t ebpf_exec__jit_faults(const struct ebpf_exec *prog);
+
+/* Register-keeping entries. A compiled program that calls nothing (no helper call, no
+ * bpf-to-bpf call; an inlined map lookup calls nothing) saves, besides the callee-saved
+ * registers, every caller-saved general-purpose register its code may change, except rax (the
+ * result) and rdi and rsi (r1, r2), and touches no vector or x87 register. Its stats say
+ * keeps_regs = 1. Called through
+ * ebpf_jit_call_keeping, the caller's compiler may keep values in rcx, rdx and r8-r11 across
+ * the call instead of saving callee-saved registers around it: the saves and restores are
+ * what a plain call of an otherwise empty program costs most (about a nanosecond on the
+ * tuner's hot path). Any other entry must be called as a plain C function. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define EBPF_JIT_HAVE_KEEPING_CALL 1
+static inline uint64_t ebpf_jit_call_keeping(ebpf_jit_fn fn, uint64_t r1, uint64_t r2)
+{
+	register uint64_t a1 __asm__("rdi") = r1;
+	register uint64_t a2 __asm__("rsi") = r2;
+	uint64_t r0;
+	/* The 128 bytes below rsp are the caller's red zone: the call must not push into it. */
+	__asm__ volatile("sub $128, %%rsp\n\tcall *%[fn]\n\tadd $128, %%rsp"
+			 : "=a"(r0), "+r"(a1), "+r"(a2)
+			 : [fn] "r"(fn)
+			 : "memory", "cc");
+	return r0;
+}
+#endif
 
 /* Runs with the chosen engine (EBPF_ENGINE_DEFAULT: the JIT when compiled and opts asks for
  * nothing only the interpreter does, else the interpreter). EBPF_ENGINE_JIT on a program that

@@ -452,6 +452,7 @@ int ebpf_exec__jit_opts(struct ebpf_exec *prog, const struct ebpf_jit_opts *opts
 		if (!ret) {
 			prog->jit_stats.n_inlined = an.n_inl;
 			prog->jit_stats.may_abort = an.has_bpf_calls;
+			prog->jit_stats.keeps_regs = img.keeps_regs;
 			ret = jit_mem_seal(img.mem, img.mapped);
 			if (ret) {
 				ebpf_errf(err, err_len, "mprotect of JIT code failed");

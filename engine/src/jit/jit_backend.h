@@ -62,6 +62,7 @@ struct jit_image {
 	size_t mapped; /* size of the mapping */
 	uint32_t code_size;
 	ebpf_jit_fn entry;
+	uint8_t keeps_regs; /* entry keeps every register but rax, rdi, rsi (jit.h) */
 };
 
 /* Compiles the analysed program. On success returns 0 with img filled (mem still writable:

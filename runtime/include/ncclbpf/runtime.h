@@ -88,6 +88,9 @@ struct ncclbpf_rt_hook {
 	uint64_t arg;
 	const struct ebpf_exec *prog;
 	uint32_t code_size; /* JIT machine code bytes (0: not compiled), for `ncclbpf stat` */
+	/* 1: fn is a register-keeping JIT entry (ebpf/jit.h) and this build can call it so
+	 * (ncclbpf_rt_hook_run_keeping); 0: call fn as a plain C function. */
+	uint32_t keeps_regs;
 	/* The 8-byte words of the context the program may read (the verifier's ctx_words: bit i
 	 * for bytes [8i, 8i + 8)); all ones for native policies. An adapter fills only these: a
 	 * word the program cannot read is never observed. */
@@ -108,6 +111,9 @@ struct ncclbpf_rt_policy_hot {
 /* Private to the runtime; named here only so that the inline entries can load them. */
 struct rt_policy;
 extern struct rt_policy *ncclbpf_rt_active_; /* accessed with __atomic builtins only */
+/* 1 while the active policy's tuner program can run through ncclbpf_rt_tuner_begin_keeping
+ * (set with each activation). A hint for choosing a path: that function checks again. */
+extern uint32_t ncclbpf_rt_tuner_keeps_;
 int ncclbpf_rt__run_interp(const struct ebpf_exec *prog, void *ctx);
 
 #define NCCLBPF_RT_PROF_PROGRAM 1u
@@ -146,6 +152,7 @@ int ncclbpf_rt__comm_maps_bind(struct ncclbpf_comm *c, const struct ncclbpf_rt_p
 
 #ifndef __cplusplus
 #include "ebpf/epoch.h"
+#include "ebpf/jit.h"
 #include "ebpf/maps.h"
 
 /* A hook call in three steps, for an adapter that builds its context from what the program
@@ -199,6 +206,45 @@ static inline void ncclbpf_rt_hook_end(void)
 	if (__builtin_expect(ebpf_map_binding_ != NULL, 0))
 		ebpf_map__bind(NULL); /* hook_begin bound a communicator's per-communicator maps */
 	ebpf_epoch_exit();
+}
+
+/* A tuner call that makes no call out of line, for an adapter whose hot path keeps NCCL's
+ * arguments in registers (the saves and restores a call forces are most of what running an
+ * empty program costs):
+ *   h = ncclbpf_rt_tuner_begin_keeping(): the process's active tuner hook when its program is
+ *       a register-keeping JIT entry, the policy has no per-communicator maps and the thread
+ *       enters its epoch section inline (registered, not inside one already); NULL otherwise,
+ *       with nothing entered (take ncclbpf_rt_tuner_begin's path). For communicators outside
+ *       the control plane only (their slot is the process's).
+ *   ncclbpf_rt_hook_run_keeping(h, ctx); ncclbpf_rt_hook_end_keeping(). */
+static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_keeping(void)
+{
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+	if (!ebpf_epoch_try_enter_outer())
+		return NULL;
+	const struct ncclbpf_rt_policy_hot *p =
+	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(&ncclbpf_rt_active_,
+										__ATOMIC_ACQUIRE);
+	if (__builtin_expect(p != NULL && p->tuner.keeps_regs && p->comm_maps == 0, 1))
+		return &p->tuner;
+	ebpf_epoch_exit_outer();
+#endif
+	return NULL;
+}
+
+static inline void ncclbpf_rt_hook_run_keeping(const struct ncclbpf_rt_hook *h, void *ctx)
+{
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+	ebpf_jit_call_keeping((ebpf_jit_fn)h->fn, (uint64_t)(uintptr_t)ctx, h->arg);
+#else
+	(void)h;
+	(void)ctx;
+#endif
+}
+
+static inline void ncclbpf_rt_hook_end_keeping(void)
+{
+	ebpf_epoch_exit_outer();
 }
 
 /* Runs the hook at byte offset off of the policy in *slot on a context filled whole. Returns 0,

@@ -15,6 +15,7 @@ struct rt_state rt = {
 /* The process-wide active policy (runtime.h's inline entries read it; the policy folder swaps
  * it). */
 _Alignas(64) struct rt_policy *ncclbpf_rt_active_;
+uint32_t ncclbpf_rt_tuner_keeps_; /* a hint beside it (runtime.h), set with each activation */
 /* Keeps rt (its locks are taken by slow paths) off the active pointer's cache line. */
 static _Alignas(64) char active_line_pad[64] __attribute__((used));
 

@@ -221,6 +221,9 @@ static int attach(struct rt_policy *p, struct ebpf_program *prog, size_t off, in
 	}
 	h->fn = (rt_fn)ebpf_exec__jit_fn(xp);
 	h->code_size = st.code_size;
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+	h->keeps_regs = st.keeps_regs;
+#endif
 	return 0;
 }
 

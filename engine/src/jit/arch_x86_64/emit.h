@@ -45,6 +45,9 @@ struct emitter {
 	uint32_t len;
 	uint32_t cap;
 	int overflow; /* a write past cap or a local jump out of rel8 range was attempted */
+	/* Bit r: register r is an operand of an emitted instruction (rex(), shiftx()); push and
+	 * pop, which only the prologues and epilogues use to save registers, do not count. */
+	uint16_t named;
 };
 
 static inline void e1(struct emitter *e, uint8_t b)
@@ -84,6 +87,7 @@ static inline int fits32(int64_t v)
 /* REX prefix; force emits one even when empty (byte access to spl/bpl/sil/dil). */
 static inline void rex(struct emitter *e, int w, int reg, int rm, int force)
 {
+	e->named |= (uint16_t)(1u << (reg & 15) | 1u << (rm & 15));
 	uint8_t r = 0x40 | (w ? 8 : 0) | ((reg & 8) ? 4 : 0) | ((rm & 8) ? 1 : 0);
 
 	if (r != 0x40 || force)
@@ -208,6 +212,7 @@ static inline void shift_cl(struct emitter *e, int ext, int w, int dst)
  * always write and zero-extend dst): pp 1 shlx, 3 shrx, 2 sarx. */
 static inline void shiftx(struct emitter *e, int pp, int w, int dst, int src, int count)
 {
+	e->named |= (uint16_t)(1u << (dst & 15) | 1u << (src & 15) | 1u << (count & 15));
 	e1(e, 0xc4);
 	e1(e, (uint8_t)(((dst & 8) ? 0 : 0x80) | 0x40 | ((src & 8) ? 0 : 0x20) | 0x02));
 	e1(e, (uint8_t)((w ? 0x80 : 0) | ((~count & 15) << 3) | pp));
@@ -299,13 +304,15 @@ static inline void lea(struct emitter *e, int dst, int base, int32_t disp)
 
 static inline void push(struct emitter *e, int r)
 {
-	rex(e, 0, 0, r, 0);
+	if (r & 8)
+		e1(e, 0x41); /* REX.B */
 	e1(e, (uint8_t)(0x50 + (r & 7)));
 }
 
 static inline void pop(struct emitter *e, int r)
 {
-	rex(e, 0, 0, r, 0);
+	if (r & 8)
+		e1(e, 0x41);
 	e1(e, (uint8_t)(0x58 + (r & 7)));
 }
 

@@ -9,10 +9,13 @@
  *
  * Frames. The entry function saves only the callee-saved registers it uses and reserves its
  * 512-byte stack only when it references r10 (a program like "r0 = 0; exit" compiles to
- * "xor eax, eax; ret"). Every other function has one uniform 560-byte frame (return address, five
- * saved registers, 512 bytes of stack), so the call depth is (r12 - rsp) / 560 + 1 without any
- * memory access; a call that would make it exceed EBPF_MAX_FRAMES jumps to the abort stub,
- * which resets rsp to the entry frame, counts the fault and returns EBPF_JIT_FAULT_R0.
+ * "xor eax, eax; ret"). An entry that calls nothing (no helper, no bpf-to-bpf call) also saves
+ * the caller-saved registers its code names, all but rax, rdi and rsi: its caller may keep
+ * values there across the call (keeps_regs, jit.h). Every other function has one uniform 560-byte
+ * frame (return address, five saved registers, 512 bytes of stack), so the call depth is (r12 -
+ * rsp) / 560 + 1 without any memory access; a call that would make it exceed EBPF_MAX_FRAMES jumps
+ * to the abort stub, which resets rsp to the entry frame, counts the fault and returns
+ * EBPF_JIT_FAULT_R0.
  *
  * Passes. (1) size everything with long jumps and absolute helper calls: an upper bound used to
  * map the buffer; (2) choose rel8 jumps where the pass-1 distance fits (distances only shrink
@@ -44,8 +47,9 @@ struct x86 {
 	uint64_t base; /* address of the mapping (passes 2, 3) */
 	uint32_t cap;
 	/* Entry function frame. */
-	uint8_t saved[6];
+	uint8_t saved[12];
 	uint8_t n_saved;
+	int keeps; /* the entry calls nothing: it keeps the caller-saved registers too (jit.h) */
 	uint32_t frame; /* bytes subtracted from rsp after the pushes */
 	int bmi2;	/* shlx/shrx/sarx for shifts by a register */
 	/* Peepholes within a basic block: the register whose value ZF reflects after the previous
@@ -147,7 +151,12 @@ static void emit_call_abs(struct x86 *j, uint64_t fn)
 
 /* --- Prologues and epilogues ----------------------------------------------------------------- */
 
-static void entry_setup(struct x86 *j)
+/* The caller-saved registers a register-keeping entry saves when its code may change them;
+ * rax (the result), rdi and rsi (the arguments) are the caller's to lose (jit.h). */
+static const uint8_t kept[6] = {RCX, RDX, R8, R9, R10, R11};
+
+/* keep: the registers among kept[] to save (bit per x86 register), for a keeping entry. */
+static void entry_setup(struct x86 *j, uint16_t keep)
 {
 	const struct jit_func *f = &j->an->funcs[0];
 	static const uint8_t callee[4] = {RBX, R13, R14, R15};
@@ -165,6 +174,10 @@ static void entry_setup(struct x86 *j)
 		j->saved[j->n_saved++] = RBP;
 	if (j->an->has_bpf_calls)
 		j->saved[j->n_saved++] = R12;
+	if (j->keeps)
+		for (int r = 0; r < 6; r++)
+			if (keep & (1u << kept[r]))
+				j->saved[j->n_saved++] = kept[r];
 	j->frame = f->uses_stack ? EBPF_STACK_SIZE : 0;
 	below = 8 + 8u * j->n_saved + j->frame; /* bytes from the caller's aligned rsp */
 	if (f->calls && (below & 15))
@@ -849,6 +862,7 @@ static void run_pass(struct x86 *j, int pass, uint8_t *buf)
 	j->e.len = 0;
 	j->e.cap = j->cap;
 	j->e.overflow = 0;
+	j->e.named = 0;
 	for (uint32_t f = 0; f < an->n_funcs && !j->err; f++) {
 		const struct jit_func *fn = &an->funcs[f];
 
@@ -918,10 +932,23 @@ int jit_arch_compile(const struct jit_analysis *an, struct jit_image *img, char 
 	j.addr = arrays + (n + 1);
 	j.jpos1 = arrays + 2 * (size_t)(n + 1);
 	j.fentry = arrays + 3 * (size_t)(n + 1) + n;
-	entry_setup(&j);
+	/* A program that calls nothing (an inlined map lookup calls nothing) keeps every register
+	 * but rax, rdi and rsi. Pass 1 saves all of kept[], an upper bound on the size; passes 2
+	 * and 3 only those its code names (its eBPF registers, the scratch registers its
+	 * templates use, the registers the prologue zeroes), so every distance only shrinks. */
+	j.keeps = !an->has_bpf_calls && !an->funcs[0].calls;
+	entry_setup(&j, 0xffff);
 
 	j.cap = UINT32_MAX;
 	run_pass(&j, 1, NULL);
+	if (!j.err && j.keeps) {
+		uint16_t named = j.e.named;
+
+		for (int r = 0; r < EBPF_NREGS; r++)
+			if (an->funcs[0].regs_used & (1u << r))
+				named |= (uint16_t)(1u << reg_map[r]);
+		entry_setup(&j, named);
+	}
 	if (!j.err) {
 		j.cap = j.e.len;
 		mem = jit_mem_alloc(j.cap, (const void *)&jit_arch_compile, &mapped);
@@ -955,5 +982,6 @@ int jit_arch_compile(const struct jit_analysis *an, struct jit_image *img, char 
 	img->mapped = mapped;
 	img->code_size = j.e.len;
 	img->entry = (ebpf_jit_fn)(void *)mem;
+	img->keeps_regs = (uint8_t)j.keeps;
 	return 0;
 }
