@@ -16,6 +16,11 @@
 #     size_aware (tuner) and profiler_latency (profiler; the native side loads the native no-op
 #     tuner beside the native profiler). Job-to-job spread on a shared host is several percent:
 #     this part shows that NCCL runs both the same, (1) resolves the nanoseconds.
+#     On a shared (virtual) host a CPU whose physical core another tenant keeps busy runs every
+#     plugin slower, and ours, which does more per call, about twice as slow against 1.3x for
+#     the native no-op (docs/gpu-results.md, 2026-12-06): with --cpu auto (the default) the
+#     bench runs pinned to the CPU whose native no-op call is cheapest in a short probe of each
+#     CPU (OUTDIR/cpus.txt), and bench.txt says which, with that CPU's figure before and after.
 # (3) With --before LIB: OUTDIR/bench-before.txt, (1) again right after it with LIB as our
 #     library (another build of libnccl-ncclbpf.so, e.g. of an older commit, built on a
 #     development machine and carried): a before/after on the same host (absolute figures differ
@@ -23,16 +28,17 @@
 #     REV && cmake -S /tmp/old -B /tmp/old/b -DNCCLBPF_BUILD_POLICIES=OFF -DBUILD_TESTING=OFF &&
 #     cmake --build /tmp/old/b --target nccl_ncclbpf  (then LIB is /tmp/old/b/lib/libnccl-ncclbpf.so).
 #
-# Usage: scripts/gpu-native.sh [--rounds N] [--reps N] [--no-nccl] [--before LIB] OUTDIR
+# Usage: scripts/gpu-native.sh [--rounds N] [--reps N] [--no-nccl] [--before LIB] [--cpu C] OUTDIR
 #   --rounds N  rounds of `ncclbpf bench` (default 41); --reps N repetitions of (2) (default 6);
-#   --no-nccl   only (1) (and (3)); --before LIB  also (3).
+#   --no-nccl   only (1) (and (3)); --before LIB  also (3);
+#   --cpu C     where (1) and (3) run: auto (the quietest CPU, default), a CPU number, or none.
 # Settings: POLICY_DIR (gpu-carry/policies: noop.o size_aware.o profiler_latency.o, and
 #   table_tuner.o two_lookups.o when present), RANKS 2, MAXB 64K, ITERS 200, WARMUP 5,
 #   TARGET_MS 20, BUDGET_S 300 for (2) (build excluded), RUN_TIMEOUT_S 60, MPS 1, SKIP_BUILD 0.
 set -uo pipefail
 . "$(dirname "$0")/gpu-common.sh"
 
-rounds=41 reps=6 nccl=1 before=
+rounds=41 reps=6 nccl=1 before='' cpu=auto
 usage() { sed -n '/^# Usage/,/^#   TARGET_MS/p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -40,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--reps) reps=${2:-}; shift ;;
 	--no-nccl) nccl=0 ;;
 	--before) before=${2:-}; shift ;;
+	--cpu) cpu=${2:-}; shift ;;
 	-h | --help) usage; exit 0 ;;
 	-*) echo "gpu-native: unknown option $1" >&2; usage >&2; exit 2 ;;
 	*) break ;;
@@ -50,6 +57,10 @@ done
 for n in "$rounds" "$reps"; do
 	case $n in '' | *[!0-9]*) echo "gpu-native: not a count: '$n'" >&2; exit 2 ;; esac
 done
+case $cpu in
+auto | none) ;;
+'' | *[!0-9]*) echo "gpu-native: --cpu: want auto, none or a CPU number, not '$cpu'" >&2; exit 2 ;;
+esac
 # Everything the run needs is checked before anything is built or started.
 if [ -n "$before" ] && [ ! -r "$before" ]; then
 	echo "gpu-native: --before $before: cannot read" >&2
@@ -69,20 +80,48 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then gpu_build "$OUT" || exit 1; fi
 NATIVE_DIR=$BUILD_DIR/lib/ncclbpf-bench
 
 # (1) The CPU cost per call, interleaved in one process.
-log "ncclbpf bench --rounds $rounds: ${policies[*]##*/}"
-"$NCCLBPF" bench --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.txt" 2>&1 ||
+native_noop_ns() { # CPU: the native no-op plugin's ns per call in a short bench on that CPU
+	taskset -c "$1" "$NCCLBPF" bench --reloads 0 --rounds 3 --calls 50000 --plugin "$PLUGIN" \
+		"$POLICY_DIR/noop.o" 2>/dev/null | awk '$1 == "noop" { print $3; exit }'
+}
+pin=()
+if [ "$cpu" != none ] && ! command -v taskset >/dev/null; then
+	log "taskset not found: the bench runs unpinned"
+	cpu=none
+fi
+if [ "$cpu" = auto ]; then
+	: >"$OUT/cpus.txt"
+	for c in $(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0))[:64])'); do
+		echo "$c $(native_noop_ns "$c")" >>"$OUT/cpus.txt"
+	done
+	cpu=$(awk 'NF == 2 { print $2, $1 }' "$OUT/cpus.txt" | sort -n | awk 'NR == 1 { print $2 }')
+	[ -n "$cpu" ] || { log "no CPU probe succeeded (OUTDIR/cpus.txt): the bench runs unpinned"; cpu=none; }
+fi
+if [ "$cpu" != none ]; then
+	pin=(taskset -c "$cpu")
+	pin_before=$(native_noop_ns "$cpu")
+fi
+log "ncclbpf bench --rounds $rounds${pin[*]:+ (${pin[*]})}: ${policies[*]##*/}"
+"${pin[@]}" "$NCCLBPF" bench --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.txt" 2>&1 ||
 	{ log "ncclbpf bench failed: $(tail -3 "$OUT/bench.txt" | tr '\n' ' ')"; exit 1; }
-"$NCCLBPF" bench --json --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.json" 2>/dev/null ||
+"${pin[@]}" "$NCCLBPF" bench --json --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.json" 2>/dev/null ||
 	log "ncclbpf bench --json failed (bench.txt has the figures)"
-cat "$OUT/bench.txt"
 
 # (3) The same with the other build of our library.
 if [ -n "$before" ]; then
-	"$NCCLBPF" bench --rounds "$rounds" --plugin "$before" "${policies[@]}" \
+	"${pin[@]}" "$NCCLBPF" bench --rounds "$rounds" --plugin "$before" "${policies[@]}" \
 		>"$OUT/bench-before.txt" 2>&1 ||
 		log "ncclbpf bench --plugin $before failed: $(tail -3 "$OUT/bench-before.txt" | tr '\n' ' ')"
-	cat "$OUT/bench-before.txt"
 fi
+if [ "$cpu" != none ]; then
+	note="# pinned to CPU $cpu: native no-op ${pin_before:-?} ns per call before, $(native_noop_ns "$cpu") ns after"
+	[ -s "$OUT/cpus.txt" ] && note="$note (the cheapest of $(wc -l <"$OUT/cpus.txt") CPUs probed, OUTDIR/cpus.txt)"
+	for f in bench.txt bench-before.txt; do
+		[ -f "$OUT/$f" ] && { echo "$note"; cat "$OUT/$f"; } >"$OUT/$f.tmp" && mv "$OUT/$f.tmp" "$OUT/$f"
+	done
+fi
+cat "$OUT/bench.txt"
+[ -f "$OUT/bench-before.txt" ] && cat "$OUT/bench-before.txt"
 [ "$nccl" = 1 ] || exit 0
 
 # (2) Real NCCL: case, our side's extra settings, the native side's.

@@ -133,6 +133,8 @@ bash "$GN" --bogus "$W/gn" >/dev/null 2>&1
 [ $? -eq 2 ] || bad "gpu-native.sh --bogus: want rc 2"
 bash "$GN" --rounds x "$W/gn" >/dev/null 2>&1
 [ $? -eq 2 ] || bad "gpu-native.sh --rounds x: want rc 2"
+bash "$GN" --cpu x "$W/gn" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "gpu-native.sh --cpu x: want rc 2"
 msg=$(BUILD_DIR="$W/gn-build" POLICY_DIR="$W/nopolicies" bash "$GN" "$W/gn" 2>&1)
 [ $? -eq 1 ] || bad "gpu-native.sh without policies: want rc 1"
 grep -q "nopolicies/noop.o" <<<"$msg" || bad "gpu-native.sh: the missing policy is not named: $msg"
@@ -163,6 +165,15 @@ for p in noop size_aware profiler_latency; do
 	[ "$n" -eq 14 ] || bad "gpu-native.sh: nccl.md has $n rows for $p, want 14"
 done
 grep -q "policy:size_aware.o − baseline" "$W/gn/nccl.md" || bad "gpu-native.sh: no ours - native column"
+# --cpu auto: every CPU probed (its native no-op figure), the bench pinned to the cheapest.
+ncpu=$(python3 -c 'import os; print(min(64, len(os.sched_getaffinity(0))))')
+n=$(grep -cE '^[0-9]+ [0-9]+\.[0-9]$' "$W/gn/cpus.txt")
+[ "$n" -eq "$ncpu" ] || bad "gpu-native.sh: cpus.txt has $n probed CPUs, want $ncpu: $(cat "$W/gn/cpus.txt")"
+best=$(sort -k2 -n "$W/gn/cpus.txt" | awk 'NR == 1 { print $1 }')
+for f in bench bench-before; do
+	grep -qE "^# pinned to CPU $best: native no-op [0-9.]+ ns per call before, [0-9.]+ ns after" \
+		"$W/gn/$f.txt" || bad "gpu-native.sh: $f.txt does not say it ran on CPU $best: $(head -1 "$W/gn/$f.txt")"
+done
 # The decisions NCCL logged with each side, compared before the timing: here the same.
 for p in noop size_aware profiler_latency; do
 	grep -qxF -- "- $p: identical at every size (14 decisions)" "$W/gn/decisions.md" ||
@@ -170,8 +181,9 @@ for p in noop size_aware profiler_latency; do
 done
 grep -qF "## Decisions NCCL takes" "$W/gn/nccl.md" || bad "gpu-native.sh: nccl.md lacks the decisions"
 # A native plugin that makes NCCL take another protocol: its case is reported and not timed.
-FAKE_OTHER=native-size_aware BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 1 \
+FAKE_OTHER=native-size_aware BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 1 --cpu none \
 	"$W/gn2" >"$W/gn2.log" 2>&1 || { bad "gpu-native.sh (other decisions) rc"; tail -20 "$W/gn2.log" >&2; }
+grep -q "pinned" "$W/gn2/bench.txt" && bad "gpu-native.sh --cpu none: the bench was pinned"
 grep -qxF -- "- size_aware: **the sides decide differently** (not timed; < ours, > native):" \
 	"$W/gn2/decisions.md" || bad "gpu-native.sh: differing decisions not reported: $(cat "$W/gn2/decisions.md")"
 grep -qF "> AllReduce: 8 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..1}" "$W/gn2/decisions.md" ||
