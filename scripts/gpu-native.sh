@@ -21,10 +21,11 @@
 #     the native no-op (docs/gpu-results.md, 2026-12-06): with --cpu auto (the default) the
 #     bench runs pinned to the CPU whose native no-op call is cheapest in a short probe of each
 #     CPU (OUTDIR/cpus.txt), and bench.txt says which, with that CPU's figure before and after.
-# (3) With --before LIB: OUTDIR/bench-before.txt, (1) again right after it with LIB as our
-#     library (another build of libnccl-ncclbpf.so, e.g. of an older commit, built on a
-#     development machine and carried): a before/after on the same host (absolute figures differ
-#     between hosts, and between states of one host). Build one with: git worktree add /tmp/old
+# (3) With --before LIB: (1) runs LIB (another build of libnccl-ncclbpf.so, e.g. of an older
+#     commit, built on a development machine and carried) as one more interleaved side with
+#     each policy (`ncclbpf bench --before`): bench.txt's last column is ours minus LIB per
+#     round, a before/after on the same host in one process (absolute figures differ between
+#     hosts, and between states of one host). Build one with: git worktree add /tmp/old
 #     REV && cmake -S /tmp/old -B /tmp/old/b -DNCCLBPF_BUILD_POLICIES=OFF -DBUILD_TESTING=OFF &&
 #     cmake --build /tmp/old/b --target nccl_ncclbpf  (then LIB is /tmp/old/b/lib/libnccl-ncclbpf.so).
 #
@@ -102,26 +103,19 @@ if [ "$cpu" != none ]; then
 	pin_before=$(native_noop_ns "$cpu")
 fi
 log "ncclbpf bench --rounds $rounds${pin[*]:+ (${pin[*]})}: ${policies[*]##*/}"
-"${pin[@]}" "$NCCLBPF" bench --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.txt" 2>&1 ||
+# (3) With --before: the other build of our library as one more side of the same rounds.
+bargs=(--rounds "$rounds" --plugin "$PLUGIN")
+[ -n "$before" ] && bargs+=(--before "$before")
+"${pin[@]}" "$NCCLBPF" bench "${bargs[@]}" "${policies[@]}" >"$OUT/bench.txt" 2>&1 ||
 	{ log "ncclbpf bench failed: $(tail -3 "$OUT/bench.txt" | tr '\n' ' ')"; exit 1; }
-"${pin[@]}" "$NCCLBPF" bench --json --rounds "$rounds" --plugin "$PLUGIN" "${policies[@]}" >"$OUT/bench.json" 2>/dev/null ||
+"${pin[@]}" "$NCCLBPF" bench --json "${bargs[@]}" "${policies[@]}" >"$OUT/bench.json" 2>/dev/null ||
 	log "ncclbpf bench --json failed (bench.txt has the figures)"
-
-# (3) The same with the other build of our library.
-if [ -n "$before" ]; then
-	"${pin[@]}" "$NCCLBPF" bench --rounds "$rounds" --plugin "$before" "${policies[@]}" \
-		>"$OUT/bench-before.txt" 2>&1 ||
-		log "ncclbpf bench --plugin $before failed: $(tail -3 "$OUT/bench-before.txt" | tr '\n' ' ')"
-fi
 if [ "$cpu" != none ]; then
 	note="# pinned to CPU $cpu: native no-op ${pin_before:-?} ns per call before, $(native_noop_ns "$cpu") ns after"
 	[ -s "$OUT/cpus.txt" ] && note="$note (the cheapest of $(wc -l <"$OUT/cpus.txt") CPUs probed, OUTDIR/cpus.txt)"
-	for f in bench.txt bench-before.txt; do
-		[ -f "$OUT/$f" ] && { echo "$note"; cat "$OUT/$f"; } >"$OUT/$f.tmp" && mv "$OUT/$f.tmp" "$OUT/$f"
-	done
+	{ echo "$note"; cat "$OUT/bench.txt"; } >"$OUT/bench.txt.tmp" && mv "$OUT/bench.txt.tmp" "$OUT/bench.txt"
 fi
 cat "$OUT/bench.txt"
-[ -f "$OUT/bench-before.txt" ] && cat "$OUT/bench-before.txt"
 [ "$nccl" = 1 ] || exit 0
 
 # (2) Real NCCL: case, our side's extra settings, the native side's.

@@ -31,8 +31,8 @@ for h in --help -h; do
 	[ -s "$tmp/err" ] && fail "$h: wrote to stderr"
 	grep -q 'minus a native' "$tmp/out" && fail "$h: measured something"
 	# every option is in the help (it used to show only --json and --rounds)
-	for o in --rounds --calls --reloads --trace --plugin --baselines --interp --json --stress \
-		--threads --stress-reloads; do
+	for o in --rounds --calls --reloads --trace --plugin --before --baselines --interp --json \
+		--stress --threads --stress-reloads; do
 		grep -q -- "^  $o " "$tmp/out" || fail "$h: $o is not in the help"
 	done
 done
@@ -45,7 +45,7 @@ grep -q -- '--calls needs a number' "$tmp/err" || fail "--calls abc: $(cat "$tmp
 run 2 "--calls below the minimum" --calls 10
 run 2 "--rounds 0" --rounds 0
 run 2 "--stress without bundles" --stress
-for o in --rounds --trace --plugin --baselines; do
+for o in --rounds --trace --plugin --baselines --before; do
 	run 2 "$o without a value" "$o"
 	grep -q -- "^ncclbpf bench: $o needs a value; usage: ncclbpf bench" "$tmp/err" ||
 		fail "$o without a value: $(cat "$tmp/err")"
@@ -106,6 +106,35 @@ assert "ebpf_minus_c_in_adapter_ns" in tuner[1], tuner[1]
 assert [r["policy"] for r in d["reload_us"]] == [pol + "/noop.o", pol + "/profiler_latency.o"]
 assert all(r["total"] > 0 for r in d["reload_us"])
 PY
+
+# --before LIB: another build of our library (here a copy: another file is another instance) as
+# one more interleaved side, its per-round difference in a last column and in the JSON; our
+# library itself is refused (dlopen would hand back the same instance), a missing one named.
+lib=$(dirname "$bin")/../lib/libnccl-ncclbpf.so
+cp "$lib" "$tmp/before.so"
+run 0 "--before" --before "$tmp/before.so" --rounds 3 --calls 2000 --reloads 0 \
+	"$pol/noop.o" "$pol/profiler_latency.o"
+grep -qF "last column: ours minus $tmp/before.so" "$tmp/out" || fail "--before: no header line"
+[ "$(grep -c 'ours - before$' "$tmp/out")" -eq 2 ] || fail "--before: column missing: $(cat "$tmp/out")"
+for row in '(no policy)' noop profiler_latency; do
+	grep -F "  $row " "$tmp/out" |
+		grep -qE ' [-+][0-9.]+ \[[-+][0-9.]+, [-+][0-9.]+\] .* [-+][0-9.]+ \[[-+][0-9.]+, [-+][0-9.]+\]$' ||
+		fail "--before: no ours - before for $row: $(grep -F "  $row " "$tmp/out")"
+done
+run 0 "--before json" --json --before "$tmp/before.so" --rounds 3 --calls 2000 --reloads 0 "$pol/noop.o"
+python3 - "$tmp/out" "$tmp/before.so" <<'PY' || fail "--before json: $(head -c 600 "$tmp/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["before"] == sys.argv[2], d
+for c in d["tuner"]["cases"]:
+    m = c["ours_minus_before"]
+    assert m["p25"] <= m["ns"] <= m["p75"], c
+PY
+run 2 "--before our own library" --before "$lib" --rounds 1 --calls 1000 --reloads 0 "$pol/noop.o"
+grep -q -- "--before names our library itself" "$tmp/err" || fail "--before itself: $(cat "$tmp/err")"
+run 1 "--before missing" --before "$tmp/none.so" --rounds 1 --calls 1000 --reloads 0 "$pol/noop.o"
+grep -qF -- "--before $tmp/none.so: No such file" "$tmp/err" || fail "--before missing: $(cat "$tmp/err")"
+[ -s "$tmp/out" ] && fail "--before missing: printed rows"
 
 [ $fails -eq 0 ] && echo "cli_bench: all checks passed"
 exit $((fails > 0))

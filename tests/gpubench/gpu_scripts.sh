@@ -150,15 +150,16 @@ ln -s "$SRC/tests/gpubench/fake_gpubench.py" "$GB/bin/ncclbpf-gpubench"
 ln -s "$NCCLBPF" "$GB/bin/ncclbpf"
 ln -s "$LIBDIR/libnccl-ncclbpf.so" "$GB/lib/libnccl-ncclbpf.so"
 ln -s "$LIBDIR/ncclbpf-bench" "$GB/lib/ncclbpf-bench"
-BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 2 --before "$LIBDIR/libnccl-ncclbpf.so" \
+cp "$LIBDIR/libnccl-ncclbpf.so" "$W/before.so" # another file: another instance
+BUILD_DIR=$GB BUDGET_S=100000 bash "$GN" --rounds 1 --reps 2 --before "$W/before.so" \
 	"$W/gn" >"$W/gn.log" 2>&1 ||
 	{ bad "gpu-native.sh rc"; tail -20 "$W/gn.log" >&2; }
+# --before: the other build as a further interleaved side, ours minus it in the last column.
 for p in '\(no policy\)' noop size_aware profiler_latency; do
-	for f in bench bench-before; do
-		grep -qE "^  $p .* [+-][0-9]+\.[0-9] \[" "$W/gn/$f.txt" ||
-			bad "gpu-native.sh: $f.txt has no ours - native for $p"
-	done
+	grep -qE "^  $p .* [+-][0-9]+\.[0-9] \[.* [+-][0-9]+\.[0-9] \[[-+][0-9.]+, [-+][0-9.]+\]$" \
+		"$W/gn/bench.txt" || bad "gpu-native.sh: bench.txt has no ours - native and ours - before for $p"
 done
+grep -q '"ours_minus_before"' "$W/gn/bench.json" || bad "gpu-native.sh: bench.json has no ours_minus_before"
 for p in noop size_aware profiler_latency; do
 	# one row per size, 8 B..64 KiB: 14
 	n=$(sed -n "/^#### $p\$/,/^#### [a-z]/p" "$W/gn/nccl.md" | grep -c "^| allreduce | 2 |")
@@ -170,10 +171,8 @@ ncpu=$(python3 -c 'import os; print(min(64, len(os.sched_getaffinity(0))))')
 n=$(grep -cE '^[0-9]+ [0-9]+\.[0-9]$' "$W/gn/cpus.txt")
 [ "$n" -eq "$ncpu" ] || bad "gpu-native.sh: cpus.txt has $n probed CPUs, want $ncpu: $(cat "$W/gn/cpus.txt")"
 best=$(sort -k2 -n "$W/gn/cpus.txt" | awk 'NR == 1 { print $1 }')
-for f in bench bench-before; do
-	grep -qE "^# pinned to CPU $best: native no-op [0-9.]+ ns per call before, [0-9.]+ ns after" \
-		"$W/gn/$f.txt" || bad "gpu-native.sh: $f.txt does not say it ran on CPU $best: $(head -1 "$W/gn/$f.txt")"
-done
+grep -qE "^# pinned to CPU $best: native no-op [0-9.]+ ns per call before, [0-9.]+ ns after" \
+	"$W/gn/bench.txt" || bad "gpu-native.sh: bench.txt does not say it ran on CPU $best: $(head -1 "$W/gn/bench.txt")"
 # The decisions NCCL logged with each side, compared before the timing: here the same.
 for p in noop size_aware profiler_latency; do
 	grep -qxF -- "- $p: identical at every size (14 decisions)" "$W/gn/decisions.md" ||

@@ -29,7 +29,17 @@ void ab_quartiles(double *v, size_t n, double *lo, double *mid, double *hi)
 	*hi = v[(3 * (n - 1) + 3) / 4];
 }
 
-void ab_run(const struct ab_side *sides, int n, int rounds, long calls, struct ab_result *out)
+/* Median and quartiles over the rounds of a[r] - b[r] into *mid, *lo, *hi (d: scratch). */
+static void round_diffs(const double *a, const double *b, int rounds, double *d, double *lo,
+			double *mid, double *hi)
+{
+	for (int r = 0; r < rounds; r++)
+		d[r] = a[r] - b[r];
+	ab_quartiles(d, (size_t)rounds, lo, mid, hi);
+}
+
+void ab_run(const struct ab_side *sides, int n, int rounds, long calls, int ref2,
+	    struct ab_result *out)
 {
 	double *ns[AB_MAX_SIDES] = {0};
 	int ok[AB_MAX_SIDES];
@@ -50,15 +60,18 @@ void ab_run(const struct ab_side *sides, int n, int rounds, long calls, struct a
 		}
 	/* Differences first: the medians below sort each side's samples in place. */
 	double *d = calloc((size_t)rounds, sizeof(double));
+	if (ref2 >= n)
+		ref2 = -1;
 	for (int k = 0; k < n; k++) {
 		struct ab_result *o = &out[k];
 		o->ok = ok[k] && d;
 		o->ns = o->diff = o->diff_lo = o->diff_hi = 0;
-		if (!o->ok || !ok[0])
-			continue;
-		for (int r = 0; r < rounds; r++)
-			d[r] = ns[k][r] - ns[0][r];
-		ab_quartiles(d, (size_t)rounds, &o->diff_lo, &o->diff, &o->diff_hi);
+		o->diff2 = o->diff2_lo = o->diff2_hi = 0;
+		if (o->ok && ref2 >= 0 && ok[ref2])
+			round_diffs(ns[k], ns[ref2], rounds, d, &o->diff2_lo, &o->diff2,
+				    &o->diff2_hi);
+		if (o->ok && ok[0])
+			round_diffs(ns[k], ns[0], rounds, d, &o->diff_lo, &o->diff, &o->diff_hi);
 	}
 	for (int k = 0; k < n; k++)
 		if (out[k].ok) {

@@ -22,11 +22,15 @@ struct ab_result {
 	double ns;		 /* median ns per call over the rounds */
 	double diff;		 /* median over rounds of (this side - side 0), ns per call */
 	double diff_lo, diff_hi; /* its quartiles (25th and 75th percentile) */
+	/* The same against side ref2 of ab_run (0 when it was not given or did not run). */
+	double diff2, diff2_lo, diff2_hi;
 };
 
 /* Runs one warm-up round per side, then `rounds` rounds. out[k] describes side k (out[0].diff
- * is 0). A side that fails once is not run again (ok 0). */
-void ab_run(const struct ab_side *sides, int n, int rounds, long calls, struct ab_result *out);
+ * is 0), with the per-round differences against side 0 and, when ref2 >= 0, against side
+ * ref2. A side that fails once is not run again (ok 0). */
+void ab_run(const struct ab_side *sides, int n, int rounds, long calls, int ref2,
+	    struct ab_result *out);
 
 /* Median and quartiles of v[0..n) (sorts v). */
 void ab_quartiles(double *v, size_t n, double *lo, double *mid, double *hi);

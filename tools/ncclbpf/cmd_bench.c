@@ -9,6 +9,9 @@
  * per-round difference, with its quartiles. A second column, where the policy has a native twin
  * compiled into a copy of our adapter (libncclbpf-native-tuner.so, NCCLBPF_POLICY=native:NAME),
  * is ours minus that twin: what eBPF costs against the same logic in C inside our adapter.
+ * With --before LIB, another build of our library (say, of the commit before a change) runs the
+ * same policy as one more interleaved side, and a last column gives ours minus it per round: a
+ * before/after on one host in one process, whatever state the host is in meanwhile.
  *
  * Tuner policies run getCollInfo over the cost tables of a trace (NCCL's 7 x 3 tables, copied in
  * before each call as NCCL fills them), after a check that every side decides the same on each;
@@ -48,7 +51,7 @@ struct bcase {
 	const char *policy; /* NULL: no policy */
 	char stem[256];
 	enum kind kind;
-	int has_baseline, has_twin;
+	int has_baseline, has_twin, has_before;
 	struct ab_result ours, native, twin;
 	int ran;
 };
@@ -56,7 +59,7 @@ struct bcase {
 struct opts {
 	int rounds, reloads, json, interp, stress, threads, stress_reloads;
 	long calls;
-	const char *trace, *plugin, *baselines;
+	const char *trace, *plugin, *baselines, *before;
 };
 
 /* The kind of bundle path is (its programs' sections), or -1 with a message. */
@@ -150,15 +153,15 @@ static int run_tuner_case(const struct opts *o, struct bcase *c, const struct be
 	baseline_path(o, c->policy ? c->stem : "noop", base, sizeof(base));
 	snprintf(twin_lib, sizeof(twin_lib), "%.3500s/%s", o->baselines, NCCLBPF_NATIVE_TUNER_NAME);
 	snprintf(twin_pol, sizeof(twin_pol), "native:%s", c->stem);
-	struct tuner_side sd[3];
-	struct ab_side sides[3];
-	struct ab_result res[3];
-	int n = 0, i_ours, i_twin = -1;
+	struct tuner_side sd[AB_MAX_SIDES];
+	struct ab_side sides[AB_MAX_SIDES];
+	struct ab_result res[AB_MAX_SIDES];
+	const char *engine = o->interp ? "interp" : "jit";
+	int n = 0, i_ours, i_twin = -1, i_before = -1;
 	if (access(base, R_OK) == 0 && tuner_side_open(&sd[n], base, NULL, NULL, recs, n_recs) == 0)
 		c->has_baseline = 1, n++;
 	i_ours = n;
-	if (tuner_side_open(&sd[n], o->plugin, c->policy, o->interp ? "interp" : "jit", recs,
-			    n_recs)) {
+	if (tuner_side_open(&sd[n], o->plugin, c->policy, engine, recs, n_recs)) {
 		say_refusal(c->policy ? c->policy : o->plugin);
 		for (int k = 0; k < n; k++)
 			tuner_side_close(&sd[k]);
@@ -168,19 +171,30 @@ static int run_tuner_case(const struct opts *o, struct bcase *c, const struct be
 	if (c->policy && access(twin_lib, R_OK) == 0 &&
 	    tuner_side_open(&sd[n], twin_lib, twin_pol, NULL, recs, n_recs) == 0)
 		c->has_twin = 1, i_twin = n++;
+	if (o->before) {
+		if (tuner_side_open(&sd[n], o->before, c->policy, engine, recs, n_recs)) {
+			say_refusal(o->before);
+			for (int k = 0; k < n; k++)
+				tuner_side_close(&sd[k]);
+			return -1;
+		}
+		c->has_before = 1, i_before = n++;
+	}
 	/* A difference against a plugin that decides otherwise would measure nothing. */
 	const char *what = c->policy ? c->policy : "(no policy)";
 	if ((c->has_baseline &&
 	     same_decisions(&sd[i_ours], &sd[0], what, "the native baseline", recs, n_recs)) ||
 	    (i_twin >= 0 && same_decisions(&sd[i_ours], &sd[i_twin], what,
-					   "its C twin in our adapter", recs, n_recs))) {
+					   "its C twin in our adapter", recs, n_recs)) ||
+	    (i_before >= 0 && same_decisions(&sd[i_ours], &sd[i_before], what,
+					     "the --before library", recs, n_recs))) {
 		for (int k = 0; k < n; k++)
 			tuner_side_close(&sd[k]);
 		return -1;
 	}
 	for (int k = 0; k < n; k++)
 		sides[k] = (struct ab_side){tuner_side_round, &sd[k]};
-	ab_run(sides, n, o->rounds, o->calls, res);
+	ab_run(sides, n, o->rounds, o->calls, i_before, res);
 	for (int k = 0; k < n; k++)
 		tuner_side_close(&sd[k]);
 	c->ours = res[i_ours];
@@ -199,22 +213,28 @@ static int run_profiler_case(const struct opts *o, struct bcase *c)
 {
 	char base[4096];
 	baseline_path(o, c->stem, base, sizeof(base));
-	struct prof_side sd[2];
-	struct ab_side sides[2];
-	struct ab_result res[2];
-	int n = 0;
+	struct prof_side sd[3];
+	struct ab_side sides[3];
+	struct ab_result res[3];
+	int n = 0, i_ours, i_before = -1;
 	if (access(base, R_OK) == 0 && prof_side_open(&sd[n], base, NULL) == 0)
 		c->has_baseline = 1, n++;
-	if (prof_side_open(&sd[n], o->plugin, c->policy)) {
-		say_refusal(c->policy);
-		if (n)
-			prof_side_close(&sd[0]);
-		return -1;
+	i_ours = n;
+	const char *libs[2] = {o->plugin, o->before};
+	for (int l = 0; l < 2 && libs[l]; l++) {
+		if (prof_side_open(&sd[n], libs[l], c->policy)) {
+			say_refusal(l ? o->before : c->policy);
+			for (int k = 0; k < n; k++)
+				prof_side_close(&sd[k]);
+			return -1;
+		}
+		n++;
 	}
-	n++;
+	if (o->before)
+		c->has_before = 1, i_before = i_ours + 1;
 	for (int k = 0; k < n; k++)
 		sides[k] = (struct ab_side){prof_side_round, &sd[k]};
-	ab_run(sides, n, o->rounds, o->calls, res);
+	ab_run(sides, n, o->rounds, o->calls, i_before, res);
 	for (int k = 0; k < n; k++)
 		prof_side_close(&sd[k]);
 	/* per event */
@@ -223,8 +243,11 @@ static int run_profiler_case(const struct opts *o, struct bcase *c)
 		res[k].diff /= PROF_DRIVE_EVENTS;
 		res[k].diff_lo /= PROF_DRIVE_EVENTS;
 		res[k].diff_hi /= PROF_DRIVE_EVENTS;
+		res[k].diff2 /= PROF_DRIVE_EVENTS;
+		res[k].diff2_lo /= PROF_DRIVE_EVENTS;
+		res[k].diff2_hi /= PROF_DRIVE_EVENTS;
 	}
-	c->ours = res[n - 1];
+	c->ours = res[i_ours];
 	if (c->has_baseline)
 		c->native = res[0];
 	c->ran = c->ours.ok;
@@ -289,6 +312,14 @@ static void json_case(struct json *j, const struct opts *o, const struct bcase *
 	}
 	if (c->has_twin)
 		json_kf64(j, "ebpf_minus_c_in_adapter_ns", c->twin.diff);
+	if (c->has_before) {
+		json_key(j, "ours_minus_before");
+		json_obj(j);
+		json_kf64(j, "ns", c->ours.diff2);
+		json_kf64(j, "p25", c->ours.diff2_lo);
+		json_kf64(j, "p75", c->ours.diff2_hi);
+		json_end(j);
+	}
 	json_end(j);
 }
 
@@ -304,6 +335,11 @@ static void text_case(const struct bcase *c)
 		printf(" %8s   %-24s", "-", "(no native baseline)");
 	if (c->has_twin)
 		printf("   %+7.1f", c->twin.diff);
+	else if (c->has_before)
+		printf("   %7s", "");
+	if (c->has_before)
+		printf("   %+7.1f [%+.1f, %+.1f]", c->ours.diff2, c->ours.diff2_lo,
+		       c->ours.diff2_hi);
 	printf("\n");
 }
 
@@ -430,8 +466,9 @@ static int parse(int argc, char **argv, struct opts *o, char **pol, int *n_pol)
 				o->stress_reloads = (int)v;
 		}
 		if (!k && !(k = cli_opt(argc, argv, &i, "--trace", &o->trace)) &&
-		    !(k = cli_opt(argc, argv, &i, "--plugin", &o->plugin)))
-			k = cli_opt(argc, argv, &i, "--baselines", &o->baselines);
+		    !(k = cli_opt(argc, argv, &i, "--plugin", &o->plugin)) &&
+		    !(k = cli_opt(argc, argv, &i, "--baselines", &o->baselines)))
+			k = cli_opt(argc, argv, &i, "--before", &o->before);
 		if (k < 0)
 			return -1;
 		if (k)
@@ -473,6 +510,22 @@ static int cmd_bench(int argc, char **argv)
 	o.trace = o.trace ? o.trace : trace;
 	o.baselines = o.baselines ? o.baselines : baselines;
 	o.plugin = o.plugin ? o.plugin : plugin_host_default_path();
+	if (o.before) {
+		/* dlopen of the same file returns the same instance: nothing would be compared. */
+		char a[PATH_MAX], b[PATH_MAX];
+		if (!realpath(o.before, b)) {
+			fprintf(stderr, "ncclbpf bench: --before %s: %s\n", o.before,
+				strerror(errno));
+			return 1;
+		}
+		if (realpath(o.plugin, a) && !strcmp(a, b)) {
+			cli_usage_error(
+			    "--before names our library itself (%s); give another build, "
+			    "or a copy of it",
+			    o.before);
+			return CLI_USAGE;
+		}
+	}
 	if (!n_pol) {
 		static const char *const shipped[] = {
 		    SELF_SHARE "/policies/noop.o", SELF_SHARE "/policies/size_aware.o",
@@ -532,6 +585,7 @@ static int cmd_bench(int argc, char **argv)
 		json_init(&j, stdout);
 		json_obj(&j);
 		json_kstr(&j, "plugin", o.plugin);
+		json_kstr(&j, "before", o.before);
 		json_kstr(&j, "engine", engine);
 		json_ki64(&j, "rounds", o.rounds);
 		json_ki64(&j, "calls_per_round", o.calls);
@@ -567,6 +621,10 @@ static int cmd_bench(int argc, char **argv)
 	       "NCCL loads them;\n%d interleaved rounds of %ld calls per side, thread CPU time, ns "
 	       "per call: median of the rounds [25th, 75th percentile]\n",
 	       o.plugin, engine, o.rounds, o.calls);
+	if (o.before)
+		printf("last column: ours minus %s (the same policy, a further interleaved side), "
+		       "per round\n",
+		       o.before);
 	for (int kind = K_TUNER; kind <= K_PROFILER; kind++) {
 		int any = 0;
 		for (int i = 0; i <= n_pol; i++)
@@ -580,8 +638,10 @@ static int cmd_bench(int argc, char **argv)
 			printf("\nprofiler: collectives of 1 Coll + %d KernelCh events, ns per "
 			       "event\n",
 			       PROF_DRIVE_CHANNELS);
-		printf("  %-18s %8s %8s   %-24s   %s\n", "policy", "ours", "native",
-		       "ours - native", kind == K_TUNER ? "eBPF - C in our adapter" : "");
+		printf("  %-18s %8s %8s   %-24s   %s%s\n", "policy", "ours", "native",
+		       "ours - native", kind == K_TUNER ? "eBPF - C in our adapter" : "",
+		       o.before ? (kind == K_TUNER ? "   ours - before" : "         ours - before")
+				: "");
 		for (int i = 0; i <= n_pol; i++)
 			if (cs[i].kind == (enum kind)kind && cs[i].ran)
 				text_case(&cs[i]);
@@ -606,7 +666,8 @@ static int cmd_bench(int argc, char **argv)
 NCCLBPF_COMMAND(
     bench_cmd, .name = "bench",
     .args = "[--rounds N] [--calls N] [--reloads N] [--trace FILE] [--plugin LIB] "
-	    "[--baselines DIR] [--interp] [--json] [POLICY.o ...] | --stress [--threads T] "
+	    "[--before LIB] [--baselines DIR] [--interp] [--json] [POLICY.o ...] | --stress "
+	    "[--threads T] "
 	    "[--stress-reloads R] VERSION.o ...",
     .summary = "what our library costs per call against native plugins (A/B)",
     .help =
@@ -621,6 +682,8 @@ NCCLBPF_COMMAND(
 	"  --trace FILE      cost tables for the tuner calls (default: the shipped DGX H100 "
 	"trace)\n"
 	"  --plugin LIB      our library (default: ../lib/libnccl-ncclbpf.so from this program)\n"
+	"  --before LIB      another build of our library (another file) as one more side with\n"
+	"                    the same policy: a last column, ours minus it per round\n"
 	"  --baselines DIR   native baselines libnccl-native-<policy>.so (default:\n"
 	"                    ../lib/" BASELINES ")\n"
 	"  --interp          run our policies on the interpreter instead of the JIT\n"
