@@ -208,6 +208,14 @@ static inline void ncclbpf_rt_hook_end(void)
 	ebpf_epoch_exit();
 }
 
+/* 1 when policy p's tuner program may take ncclbpf_rt_tuner_begin_keeping's path: a
+ * register-keeping JIT entry, and no per-communicator maps to bind. The one rule for that path
+ * (activate.c derives ncclbpf_rt_tuner_keeps_ from it). */
+static inline int ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_hot *p)
+{
+	return p->tuner.keeps_regs && p->comm_maps == 0;
+}
+
 /* A tuner call that makes no call out of line, for an adapter whose hot path keeps NCCL's
  * arguments in registers (the saves and restores a call forces are most of what running an
  * empty program costs):
@@ -225,7 +233,7 @@ static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_keeping(void)
 	const struct ncclbpf_rt_policy_hot *p =
 	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(&ncclbpf_rt_active_,
 										__ATOMIC_ACQUIRE);
-	if (__builtin_expect(p != NULL && p->tuner.keeps_regs && p->comm_maps == 0, 1))
+	if (__builtin_expect(p != NULL && ncclbpf_rt__tuner_keeps(p), 1))
 		return &p->tuner;
 	ebpf_epoch_exit_outer();
 #endif
