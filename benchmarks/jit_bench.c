@@ -242,14 +242,15 @@ static double per_run(const struct ebpf_exec *p, enum ebpf_engine e, long n)
 
 /* The runtime's hot-path entry (epoch section, active-policy load, JIT call) on a tuner
  * context, with the no-op policy loaded from policy_dir: inline, as the adapters' hooks use it. */
-static struct ncclbpf_tuner_ctx rt_ctx;
+static const float zero_costs[NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS];
+static struct ncclbpf_rt_tuner_ctx rt_ctx = {.cost_f32 = zero_costs};
 
 static double rt_round(long n)
 {
 	uint64_t t0 = now_ns(), r = 0, ver = 0;
 
 	for (long i = 0; i < n; i++) {
-		rt_ctx.seq = (uint64_t)i;
+		rt_ctx.x.seq = (uint64_t)i;
 		r += (uint64_t)ncclbpf_rt_run_tuner(&rt_ctx, &ver);
 	}
 	double ns = (double)(now_ns() - t0) / (double)n;
@@ -265,7 +266,7 @@ __attribute__((noinline)) static uint64_t hook_shaped(uint64_t seq, uint64_t unu
 {
 	uint64_t ver = 0;
 	(void)unused;
-	rt_ctx.seq = seq;
+	rt_ctx.x.seq = seq;
 	return (uint64_t)ncclbpf_rt_run_tuner(&rt_ctx, &ver);
 }
 

@@ -7,6 +7,7 @@
 
 #include "ebpf/disasm.h"
 #include "ebpf/exec.h"
+#include "exec_internal.h"
 
 struct out {
 	char *buf;
@@ -325,6 +326,11 @@ static int disasm_mem(struct out *o, const struct ebpf_insn *i)
 		if (mode == EBPF_MEMSX && EBPF_SIZE(i->code) != EBPF_DW) {
 			put(o, "r%u = *(%s *)(r%u %s %d)", i->dst_reg, size_name(i->code, 1),
 			    i->src_reg, sg, ab);
+			return 1;
+		}
+		if (i->code == EBPF_INTERNAL_LDX_F32) { /* only in an executable copy */
+			put(o, "r%u = f32_to_u64((*(float **)(r%u %s %d))[%d])", i->dst_reg,
+			    i->src_reg, sg, ab, i->imm / 4);
 			return 1;
 		}
 		return invalid(o, i, "load mode");

@@ -203,6 +203,46 @@ static int resolve_maps(struct ebpf_exec *prog, char *err, size_t err_len)
 	return 0;
 }
 
+/* Rewrites opts->f32_loads into EBPF_INTERNAL_LDX_F32 (exec_internal.h) after checking that each
+ * is an 8-byte load of an element of the field and the conversion is one the JIT can do. */
+static int convert_loads(struct ebpf_exec *prog, const struct ebpf_exec_opts *opts, char *err,
+			 size_t err_len)
+{
+	const struct ebpf_ctx_from_f32 *c = OPT(opts, from_f32, NULL);
+	const struct ebpf_exec_ctx_load *l = OPT(opts, f32_loads, NULL);
+	uint32_t n = l ? OPT(opts, n_f32_loads, 0) : 0;
+	if (!n)
+		return 0;
+	/* |v * scale| + 0.5 stays below 2^62 for every v in [lo, hi): the truncation is exact */
+	const double big = 4611686018427387904.0;
+	if (!c || c->src_off % 8 || !(c->lo < c->hi) ||
+	    !((double)c->lo * c->scale > -big && (double)c->lo * c->scale < big &&
+	      (double)c->hi * c->scale > -big && (double)c->hi * c->scale < big)) {
+		ebpf_errf(err, err_len, "invalid context conversion");
+		return -1;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct ebpf_insn *in = l[k].insn < prog->n_insns ? &prog->insns[l[k].insn] : NULL;
+		int64_t rel = (int64_t)l[k].ctx_off - c->field_off;
+		/* src + insn.off is the context plus ctx_off: the context starts at src + insn.off
+		 * - ctx_off */
+		int64_t disp = in ? (int64_t)in->off - l[k].ctx_off + c->src_off : 0;
+		if (!in || in->code != (EBPF_LDX | EBPF_MEM | EBPF_DW) || rel < 0 || rel % 8 ||
+		    rel / 8 >= c->n || disp < INT16_MIN || disp > INT16_MAX) {
+			ebpf_errf(err, err_len,
+				  "insn %u: not an 8-byte load of an element to convert",
+				  l[k].insn);
+			return -1;
+		}
+		in->code = EBPF_INTERNAL_LDX_F32;
+		in->off = (int16_t)disp;
+		in->imm = (int32_t)(rel / 8 * 4);
+	}
+	prog->from_f32 = *c;
+	prog->n_f32_loads = n;
+	return 0;
+}
+
 struct ebpf_exec *ebpf_exec__new(const struct ebpf_insn *insns, uint32_t n_insns,
 				 const struct ebpf_exec_opts *opts, char *err, size_t err_len)
 {
@@ -258,6 +298,10 @@ struct ebpf_exec *ebpf_exec__new(const struct ebpf_insn *insns, uint32_t n_insns
 		prog->n_maps = n_maps;
 	}
 	if (resolve_maps(prog, err, err_len)) {
+		ebpf_exec__free(prog);
+		return NULL;
+	}
+	if (convert_loads(prog, opts, err, err_len)) {
 		ebpf_exec__free(prog);
 		return NULL;
 	}

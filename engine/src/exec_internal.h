@@ -4,6 +4,7 @@
 
 #include "ebpf/jit.h"
 #include "ebpf/exec.h"
+#include "ebpf/progtype.h"
 
 /* The interpreter's copy of an instruction slot (same index as insns[]): register numbers
  * unpacked into whole bytes, so the dispatch loop extracts no bit-fields. */
@@ -17,6 +18,12 @@ struct ebpf_interp_insn {
 	int32_t imm;
 	uint32_t _pad2;
 };
+
+/* The executable copy's form of a converted context load (ebpf_exec_opts.f32_loads): an opcode
+ * no input may carry (LDX with mode 0xe0), dst and src as in the load it replaces, off the
+ * displacement from src to the host's `const float *` in the context, imm the byte offset of the
+ * element's float in that array. */
+#define EBPF_INTERNAL_LDX_F32 (EBPF_LDX | 0xe0 | EBPF_DW)
 
 struct ebpf_exec {
 	struct ebpf_exec_hot hot; /* first: read by the inline ebpf_exec__run */
@@ -37,6 +44,9 @@ struct ebpf_exec {
 	void *jit_mem;
 	size_t jit_mem_size;
 	struct ebpf_jit_stats jit_stats;
+	/* EBPF_INTERNAL_LDX_F32's conversion (valid when n_f32_loads > 0). */
+	struct ebpf_ctx_from_f32 from_f32;
+	uint32_t n_f32_loads;
 };
 
 #endif

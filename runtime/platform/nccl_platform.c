@@ -112,6 +112,9 @@ static const char *const net_names[] = {
 		.insn_budget = 4096,                                                               \
 	}
 
+/* How programs read cost_ns (the header's description: the adapter converts by it too). */
+static const struct ebpf_ctx_from_f32 tuner_cells = NCCLBPF_TUNER_CELLS_INIT;
+
 static const struct ebpf_prog_type prog_types[] = {
     {
 	.name = "tuner",
@@ -126,6 +129,7 @@ static const struct ebpf_prog_type prog_types[] = {
 	.ret_max = 0,
 	.insn_budget = 4096,
 	.flags = EBPF_PROG_TYPE_F_RANK_CONSISTENT,
+	.from_f32 = &tuner_cells,
     },
     {
 	.name = "tuner_chunk",

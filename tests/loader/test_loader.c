@@ -12,6 +12,7 @@
 #include "ebpf/elf.h"
 #include "ebpf/epoch.h"
 #include "ebpf/object.h"
+#include "ebpf/jit.h"
 #include "ncclbpf/nccl_platform.h"
 
 static const char *bpf_dir, *pol_dir;
@@ -689,6 +690,90 @@ static void test_open_memory(void)
 #endif
 }
 
+/* Converted cost-cell reads (cells_convert.c): with convert_ctx the loader converts the program
+ * that reads whole cells at fixed offsets and leaves the others reading memory; without it, none.
+ * Each program decides the same in both forms - converted on the float table, plain on the
+ * cells filled from it - with both engines, on tables with valid, tied and unusable cells. */
+static struct ebpf_object *load_cells(int convert)
+{
+	char err[512];
+	struct ebpf_object *obj =
+	    ncclbpf_object_open_file(obj_path(bpf_dir, "cells_convert.o"), NULL, err, sizeof(err));
+	struct ebpf_object_load_opts o = {.sz = sizeof(o), .convert_ctx = convert};
+	CHECKF(obj && ebpf_object__load(obj, &o, err, sizeof(err)) == 0, "%s", err);
+	return obj;
+}
+
+static struct ebpf_program *prog_named(struct ebpf_object *obj, const char *name)
+{
+	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p;
+	     p = ebpf_object__next_program(obj, p))
+		if (!strcmp(ebpf_program__name(p), name))
+			return p;
+	return NULL;
+}
+
+static void test_convert(void)
+{
+	struct ebpf_object *plain = load_cells(0), *conv = load_cells(1);
+	if (!plain || !conv)
+		goto out;
+	static const char *const names[] = {"whole", "narrow", "no_cells"};
+	static const float tables[][2] = {{1.5f, 2.0f},	  {7.25f, 3.0f}, {-1.0f, 2.0f},
+					  {5.0f, 3.6e9f}, {2.0f, 2.0f},	 {0.0004f, 1e6f}};
+	for (int k = 0; k < 3; k++) {
+		struct ebpf_program *pp = prog_named(plain, names[k]),
+				    *pc = prog_named(conv, names[k]);
+		CHECK(pp && pc);
+		if (!pp || !pc)
+			continue;
+		CHECK(!ebpf_program__ctx_converted(pp));
+		CHECKF(ebpf_program__ctx_converted(pc) == (k == 0), "%s", names[k]);
+		struct ebpf_exec *ep = ebpf_program__exec(pp), *ec = ebpf_program__exec(pc);
+		char err[160];
+		int jit = ebpf_exec__jit(ep, NULL, err, sizeof(err)) == 0 &&
+			  ebpf_exec__jit(ec, NULL, err, sizeof(err)) == 0;
+		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+			float cells[21];
+			for (int i = 0; i < 21; i++)
+				cells[i] = 1.0f + (float)i;
+			cells[NCCLBPF_ALGO_RING * 3 + NCCLBPF_PROTO_LL] = tables[t][0];
+			cells[NCCLBPF_ALGO_TREE * 3 + NCCLBPF_PROTO_SIMPLE] = tables[t][1];
+			for (int engine = EBPF_ENGINE_INTERP; engine <= (jit ? EBPF_ENGINE_JIT : 1);
+			     engine++) {
+				struct {
+					struct ncclbpf_tuner_ctx x;
+					const float *cells;
+				} a = {.x = {.n_bytes = 77, .algorithm = -1, .protocol = -1},
+				       .cells = cells},
+				  b;
+				for (int i = 0; i < 21; i++) /* the plain form reads them filled */
+					a.x.cost_ns[i / 3][i % 3] = ebpf_ctx_from_f32_value(
+					    ncclbpf_tuner_cells(), cells[i]);
+				b = a;
+				uint64_t r0;
+				CHECK(ebpf_exec__run(ep, (enum ebpf_engine)engine,
+						     (uint64_t)(uintptr_t)&a, 0, NULL, &r0) == 0);
+				memset(b.x.cost_ns, 0xa5,
+				       sizeof(b.x.cost_ns)); /* unused when converted */
+				if (k != 0)
+					memcpy(b.x.cost_ns, a.x.cost_ns, sizeof(b.x.cost_ns));
+				CHECK(ebpf_exec__run(ec, (enum ebpf_engine)engine,
+						     (uint64_t)(uintptr_t)&b, 0, NULL, &r0) == 0);
+				CHECKF(a.x.algorithm == b.x.algorithm &&
+					   a.x.protocol == b.x.protocol &&
+					   a.x.n_channels == b.x.n_channels,
+				       "%s, table %zu, engine %d: %d/%d/%d vs %d/%d/%d", names[k],
+				       t, engine, a.x.algorithm, a.x.protocol, a.x.n_channels,
+				       b.x.algorithm, b.x.protocol, b.x.n_channels);
+			}
+		}
+	}
+out:
+	ebpf_object__close(plain);
+	ebpf_object__close(conv);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -705,5 +790,6 @@ int main(int argc, char **argv)
 	test_load();
 	test_verify();
 	test_open_memory();
+	test_convert();
 	return check_summary("loader");
 }

@@ -24,6 +24,9 @@
 #include "ncclbpf/nccl_platform.h"
 #include "ncclbpf/runtime.h"
 
+/* A cost table of zeros for runs outside NCCL (ncclbpf_rt_tuner_ctx.cost_f32). */
+static const float zero_costs[NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS];
+
 #define CALLS	40
 #define MAX_DEC 64
 
@@ -56,21 +59,20 @@ struct stream {
 
 static int32_t decide(struct ncclbpf_comm *c, const struct call *k)
 {
-	struct ncclbpf_tuner_ctx x;
-	memset(&x, 0, sizeof(x));
-	x.coll_type = k->coll;
-	x.n_bytes = k->bytes;
-	x.num_algo = NCCLBPF_NUM_ALGOS;
-	x.num_proto = NCCLBPF_NUM_PROTOS;
-	x.algorithm = x.protocol = -1;
+	struct ncclbpf_rt_tuner_ctx rx = {.cost_f32 = zero_costs};
+	rx.x.coll_type = k->coll;
+	rx.x.n_bytes = k->bytes;
+	rx.x.num_algo = NCCLBPF_NUM_ALGOS;
+	rx.x.num_proto = NCCLBPF_NUM_PROTOS;
+	rx.x.algorithm = rx.x.protocol = -1;
 	uint64_t v;
 	if (c) {
-		x.seq = ncclbpf_comm__tick(c);
-		CHECK(ncclbpf_rt_run_tuner_comm(c, &x, &v) == 0);
+		rx.x.seq = ncclbpf_comm__tick(c);
+		CHECK(ncclbpf_rt_run_tuner_comm(c, &rx, &v) == 0);
 	} else {
-		CHECK(ncclbpf_rt_run_tuner(&x, &v) == 0);
+		CHECK(ncclbpf_rt_run_tuner(&rx, &v) == 0);
 	}
-	return x.protocol;
+	return rx.x.protocol;
 }
 
 /* Runs the schedule's calls of the communicators in `which` (bit 0: A, bit 1: B) and records
@@ -148,16 +150,15 @@ static uint64_t per_comm_bytes(const char *policy)
 static int runs(struct ncclbpf_comm *c)
 {
 	struct call k = {0, NCCLBPF_COLL_ALLREDUCE, 1 << 10};
-	struct ncclbpf_tuner_ctx x;
-	memset(&x, 0, sizeof(x));
-	x.coll_type = k.coll;
-	x.n_bytes = k.bytes;
-	x.num_algo = NCCLBPF_NUM_ALGOS;
-	x.num_proto = NCCLBPF_NUM_PROTOS;
-	x.algorithm = x.protocol = -1;
-	x.seq = ncclbpf_comm__tick(c);
+	struct ncclbpf_rt_tuner_ctx rx = {.cost_f32 = zero_costs};
+	rx.x.coll_type = k.coll;
+	rx.x.n_bytes = k.bytes;
+	rx.x.num_algo = NCCLBPF_NUM_ALGOS;
+	rx.x.num_proto = NCCLBPF_NUM_PROTOS;
+	rx.x.algorithm = rx.x.protocol = -1;
+	rx.x.seq = ncclbpf_comm__tick(c);
 	uint64_t v;
-	return ncclbpf_rt_run_tuner_comm(c, &x, &v) == 0;
+	return ncclbpf_rt_run_tuner_comm(c, &rx, &v) == 0;
 }
 
 #define MAX_COMMS 4096

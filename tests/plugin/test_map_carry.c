@@ -10,6 +10,9 @@
 #include "check.h"
 #include "ncclbpf/runtime.h"
 
+/* A cost table of zeros for runs outside NCCL (ncclbpf_rt_tuner_ctx.cost_f32). */
+static const float zero_costs[NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS];
+
 struct choice {
 	int32_t algorithm_plus1, protocol_plus1, n_channels;
 	uint32_t _pad;
@@ -17,16 +20,15 @@ struct choice {
 
 static void decide(int32_t *algo, int32_t *proto, int32_t *ch)
 {
-	struct ncclbpf_tuner_ctx x;
-	memset(&x, 0, sizeof(x));
-	x.coll_type = NCCLBPF_COLL_ALLREDUCE;
-	x.n_bytes = 5 << 10; /* size bucket 5 */
-	x.algorithm = x.protocol = -1;
+	struct ncclbpf_rt_tuner_ctx rx = {.cost_f32 = zero_costs};
+	rx.x.coll_type = NCCLBPF_COLL_ALLREDUCE;
+	rx.x.n_bytes = 5 << 10; /* size bucket 5 */
+	rx.x.algorithm = rx.x.protocol = -1;
 	uint64_t v = 0;
-	CHECK(ncclbpf_rt_run_tuner(&x, &v) == 0);
-	*algo = x.algorithm;
-	*proto = x.protocol;
-	*ch = x.n_channels;
+	CHECK(ncclbpf_rt_run_tuner(&rx, &v) == 0);
+	*algo = rx.x.algorithm;
+	*proto = rx.x.protocol;
+	*ch = rx.x.n_channels;
 }
 
 int main(int argc, char **argv)

@@ -354,6 +354,16 @@ static void test_bundles(const char *engine)
 	expect_decision(&p, ctx, 4, 1 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL128, 0);
 	expect_decision(&p, ctx, 3, 4 << 20, NCCL_ALGO_RING, NCCL_PROTO_LL128, 0);
 	expect_decision(&p, ctx, 4, 256u << 20, NCCL_ALGO_RING, NCCL_PROTO_SIMPLE, 0);
+	/* A table smaller than 7 x 3 (NCCL before 2.23), 2 x 2: TREE, RING x LL, LL128. The
+	 * program reads each cell at its 7 x 3 place (tuner_cells_f32), converted or not. */
+	float mid[4] = {5.0f, 6.0f, 7.0f, 8.0f}, small[4] = {-1.0f, 6.0f, 7.0f, 8.0f},
+	      big[4] = {5.0f, 6.0f, 7.0f, 8.0f};
+	call(&p, 5, ctx, 4, 1 << 20, mid, 2, 2, 0); /* RING/LL128 */
+	CHECK(mid[3] == 0.0f && mid[0] == 5.0f && mid[1] == 6.0f && mid[2] == 7.0f);
+	call(&p, 5, ctx, 4, 8, small, 2, 2, 0); /* TREE/LL unusable: RING/LL */
+	CHECK(small[2] == 0.0f && small[0] == -1.0f && small[1] == 6.0f && small[3] == 8.0f);
+	call(&p, 5, ctx, 4, 256u << 20, big, 2, 2, 0); /* no SIMPLE column: NCCL decides */
+	CHECK(big[0] == 5.0f && big[1] == 6.0f && big[2] == 7.0f && big[3] == 8.0f);
 	fini(&p, 5, ctx);
 	harness_close(&p);
 	CHECK(harness_warns == warns0);

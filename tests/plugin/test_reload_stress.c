@@ -19,6 +19,9 @@
 #include "harness.h"
 #include "ncclbpf/runtime.h"
 
+/* A cost table of zeros for runs outside NCCL (ncclbpf_rt_tuner_ctx.cost_f32). */
+static const float zero_costs[NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS];
+
 extern const ncclTuner_v5_t ncclTunerPlugin_v5;
 
 #define MAGIC 0x5eed5eed5eed5eedull
@@ -90,14 +93,14 @@ static void *caller_main(void *arg)
 				c->bad++;
 		} else {
 			/* Through the runtime: also checks the reported version and its order. */
-			struct ncclbpf_tuner_ctx x;
-			memset(&x, 0, sizeof(x));
-			x.algorithm = x.protocol = -1;
+			struct ncclbpf_rt_tuner_ctx rx = {.cost_f32 = zero_costs};
+			rx.x.algorithm = rx.x.protocol = -1;
 			uint64_t v = 0;
-			if (ncclbpf_rt_run_tuner(&x, &v) != 0)
+			if (ncclbpf_rt_run_tuner(&rx, &v) != 0)
 				c->no_decision++;
-			else if (x.algorithm != (int)(v % 2) || x.protocol != (int)((v % 6) / 2) ||
-				 x.n_channels != (int)(1 + v % 60) || v < c->last_version)
+			else if (rx.x.algorithm != (int)(v % 2) ||
+				 rx.x.protocol != (int)((v % 6) / 2) ||
+				 rx.x.n_channels != (int)(1 + v % 60) || v < c->last_version)
 				c->bad++;
 			c->last_version = v;
 		}
@@ -118,16 +121,15 @@ static void *bpf_caller_main(void *arg)
 {
 	struct bpf_caller *c = arg;
 	while (!__atomic_load_n(&bpf_stop, __ATOMIC_RELAXED)) {
-		struct ncclbpf_tuner_ctx x;
-		memset(&x, 0, sizeof(x));
-		x.algorithm = x.protocol = -1;
+		struct ncclbpf_rt_tuner_ctx rx = {.cost_f32 = zero_costs};
+		rx.x.algorithm = rx.x.protocol = -1;
 		uint64_t v = 0;
-		if (ncclbpf_rt_run_tuner(&x, &v) != 0) {
+		if (ncclbpf_rt_run_tuner(&rx, &v) != 0) {
 			c->none++;
 		} else {
-			int pv = x.n_channels - 1;
-			if (pv < 1 || pv > 4 || x.algorithm != pv % 2 ||
-			    x.protocol != (pv % 6) / 2 || v < c->last)
+			int pv = rx.x.n_channels - 1;
+			if (pv < 1 || pv > 4 || rx.x.algorithm != pv % 2 ||
+			    rx.x.protocol != (pv % 6) / 2 || v < c->last)
 				c->bad++;
 			c->last = v;
 		}

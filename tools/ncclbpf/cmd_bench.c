@@ -40,6 +40,9 @@
 #include "prof_drive.h"
 #include "self_path.h"
 
+/* A cost table of zeros for runs outside NCCL (ncclbpf_rt_tuner_ctx.cost_f32). */
+static const float zero_costs[NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS];
+
 #ifndef NCCLBPF_NATIVE_TUNER_NAME
 #define NCCLBPF_NATIVE_TUNER_NAME "libncclbpf-native-tuner.so"
 #endif
@@ -354,15 +357,14 @@ static void *stress_main(void *arg)
 {
 	struct stress_thread *s = arg;
 	while (!stress_stop) {
-		struct ncclbpf_tuner_ctx x;
-		memset(&x, 0, sizeof(x));
-		x.algorithm = x.protocol = -1;
+		struct ncclbpf_rt_tuner_ctx rx = {.cost_f32 = zero_costs};
+		rx.x.algorithm = rx.x.protocol = -1;
 		uint64_t ver = 0;
-		if (ncclbpf_rt_run_tuner(&x, &ver) != 0) {
+		if (ncclbpf_rt_run_tuner(&rx, &ver) != 0) {
 			s->none++;
 		} else {
-			int v = x.n_channels - 1; /* version.c: channels = 1 + v % 60 */
-			if (v < 1 || x.algorithm != v % 2 || x.protocol != (v % 6) / 2 ||
+			int v = rx.x.n_channels - 1; /* version.c: channels = 1 + v % 60 */
+			if (v < 1 || rx.x.algorithm != v % 2 || rx.x.protocol != (v % 6) / 2 ||
 			    ver < s->last)
 				s->mixed++;
 			s->last = ver;

@@ -153,13 +153,15 @@ static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbp
 	tuner_fill_scalars(x, words, &k);
 }
 
-/* The inputs of x the program may read (words), and the outputs at their defaults. inline_cells:
- * the table is 7 x 3 and the cells are converted inline (no call out of line). */
-static inline __attribute__((always_inline)) void fill_inputs(struct ncclbpf_tuner_ctx *x,
-							      const struct ncclbpf_comm *c,
-							      uint64_t seq, uint64_t words,
-							      int inline_cells, CALL_ARGS)
+/* The inputs of rx the program may read from memory (words), the table it reads converted cells
+ * from (cells_f32: tuner_cells_f32) and the outputs at their defaults. inline_cells: the table is
+ * 7 x 3 and the cells are converted inline (no call out of line). */
+static inline __attribute__((always_inline)) void
+fill_inputs(struct ncclbpf_rt_tuner_ctx *rx, const struct ncclbpf_comm *c, uint64_t seq,
+	    uint64_t words, int inline_cells, const float *cells_f32, CALL_ARGS)
 {
+	struct ncclbpf_tuner_ctx *x = &rx->x;
+	rx->cost_f32 = cells_f32;
 	if (words & TUNER_SCALAR_WORDS)
 		fill_scalars(x, c, seq, words, CALL_PASS);
 	uint32_t cells = (uint32_t)(words >> TUNER_CELL_WORD0) & TUNER_ALL_CELLS;
@@ -215,20 +217,21 @@ static inline void finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, f
 static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64_t seq, CALL_ARGS,
 						  int *n_channels)
 {
-	struct ncclbpf_tuner_ctx x;
-	float input[TUNER_CELLS];
+	struct ncclbpf_rt_tuner_ctx rx;
+	float input[TUNER_CELLS], pad[TUNER_CELLS];
 	uint64_t ver = 0;
 	memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
-	fill_inputs(&x, c, seq, ~0ull, 0, CALL_PASS);
+	fill_inputs(&rx, c, seq, ~0ull, 0, tuner_cells_f32(input, num_algo, num_proto, pad),
+		    CALL_PASS);
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, &ver);
 	int ran = 0;
 	if (h) {
-		ran = ncclbpf_rt_hook_run(h, &x) == 0;
+		ran = ncclbpf_rt_hook_run(h, &rx) == 0;
 		ncclbpf_rt_hook_end();
 	}
 	if (ran)
-		finish(c, &x, table, num_algo, num_proto, n_channels);
-	trace_call(c, &x, input, table, num_algo, num_proto, n_channels, ran ? ver : 0);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels);
+	trace_call(c, &rx.x, input, table, num_algo, num_proto, n_channels, ran ? ver : 0);
 }
 
 static __attribute__((noinline)) void bad_call(struct ncclbpf_comm *c, uint64_t seq, CALL_ARGS,
@@ -250,12 +253,14 @@ static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, NULL);
 	if (!h)
 		return; /* no policy: NCCL's own decision (counted as calls - runs) */
-	struct ncclbpf_tuner_ctx x;
-	fill_inputs(&x, c, seq, h->ctx_words, 0, CALL_PASS);
-	int err = ncclbpf_rt_hook_run(h, &x);
+	struct ncclbpf_rt_tuner_ctx rx;
+	float pad[TUNER_CELLS];
+	fill_inputs(&rx, c, seq, h->ctx_words, 0, tuner_cells_f32(table, num_algo, num_proto, pad),
+		    CALL_PASS);
+	int err = ncclbpf_rt_hook_run(h, &rx);
 	ncclbpf_rt_hook_end();
 	if (__builtin_expect(err == 0, 1))
-		finish(c, &x, table, num_algo, num_proto, n_channels);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels);
 }
 
 /* getCollInfo's arguments as NCCL passes them (the entries below take them unchanged, so that
@@ -294,11 +299,11 @@ static __attribute__((noinline)) ncclResult_t coll_info_keeping(ENTRY_ARGS)
 	    !(h = ncclbpf_rt_tuner_begin_keeping()))
 		return coll_info_run(ENTRY_PASS);
 	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
-	struct ncclbpf_tuner_ctx x;
-	fill_inputs(&x, c, seq, h->ctx_words, 1, CALL_PASS); /* 7 x 3 */
-	ncclbpf_rt_hook_run_keeping(h, &x);
+	struct ncclbpf_rt_tuner_ctx rx;
+	fill_inputs(&rx, c, seq, h->ctx_words, 1, table, CALL_PASS); /* 7 x 3 */
+	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
-	finish(c, &x, table, num_algo, num_proto, n_channels); /* its only call is the last thing */
+	finish(c, &rx.x, table, num_algo, num_proto, n_channels); /* its only call is the last */
 	return ncclSuccess;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "ncclbpf.h"
+#include "ncclbpf/nccl_platform.h"
 #include "nccl_tuner.h"
 
 /* Largest table the adapter accepts (NCCL 2.23+: 7 x 3). Anything else is left alone. */
@@ -65,13 +66,28 @@ static inline void tuner_fill_scalars(struct ncclbpf_tuner_ctx *x, uint64_t word
 	}
 }
 
-/* One cell: µs float -> integer ns, unusable -> NCCLBPF_COST_NA. In double: 3.6e9 µs is 3.6e12 ns,
- * far inside int64, so the signed conversion (one instruction, where the unsigned one needs a
- * range check) is exact. */
+/* One cell: µs float -> integer ns, unusable -> NCCLBPF_COST_NA, as a converted read of cost_ns
+ * does it (ncclbpf_tuner_cells; its bounds are NCCL's, nccl_cost_cell_valid). In double: 3.6e9 µs
+ * is 3.6e12 ns, far inside int64, so the signed conversion is exact. */
 static inline uint64_t tuner_cell_ns(float v)
 {
-	return nccl_cost_cell_valid(v) ? (uint64_t)(int64_t)((double)v * 1000.0 + 0.5)
-				       : NCCLBPF_COST_NA;
+	return ebpf_ctx_from_f32_value(ncclbpf_tuner_cells(), v);
+}
+
+/* NCCL's table as the 7 x 3 floats a tuner program reads its cells from (ncclbpf_rt_tuner_ctx.
+ * cost_f32): the table itself when it has that shape, else pad filled from it, NaN (read as
+ * NCCLBPF_COST_NA) in the cells NCCL did not fill. The shape must already be checked. */
+static inline const float *tuner_cells_f32(const float *table, int num_algo, int num_proto,
+					   float pad[TUNER_CELLS])
+{
+	if (num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO)
+		return table;
+	for (int a = 0; a < TUNER_MAX_ALGO; a++)
+		for (int p = 0; p < TUNER_MAX_PROTO; p++)
+			pad[a * TUNER_MAX_PROTO + p] = a < num_algo && p < num_proto
+							   ? table[a * num_proto + p]
+							   : __builtin_nanf("");
+	return pad;
 }
 
 /* tuner_fill_cells for a table of the context's shape (NCCL 2.23+: 7 x 3, cell i is table[i]),

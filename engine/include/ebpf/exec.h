@@ -58,12 +58,28 @@ struct ebpf_helper_table {
 };
 
 /* Options carry their own size so the API can grow (libbpf convention). */
+/* A context load to convert (ebpf_exec_opts.f32_loads). */
+struct ebpf_exec_ctx_load {
+	uint32_t insn;	 /* an 8-byte LDX (EBPF_MEM) */
+	int32_t ctx_off; /* the context offset it reads on every path: an element of the field */
+};
+
+struct ebpf_ctx_from_f32; /* progtype.h */
+
 struct ebpf_exec_opts {
 	size_t sz;
 	const char *name;
 	const struct ebpf_helper_table *helpers; /* NULL: no helpers */
 	struct ebpf_map *const *maps;		 /* resolves EBPF_PSEUDO_MAP_* immediates */
 	uint32_t n_maps;
+	/* Context loads that read from_f32's field, each made to return its element converted
+	 * (ebpf_ctx_from_f32_value) from the host's float array instead of context memory. The
+	 * caller vouches, from the verifier (ebpf_verify_opts.ctx_off), that each listed load
+	 * reads the context at ctx_off on every path; the program must then run on contexts that
+	 * hold the array's address at from_f32->src_off. Anything malformed is refused. */
+	const struct ebpf_ctx_from_f32 *from_f32;
+	const struct ebpf_exec_ctx_load *f32_loads;
+	uint32_t n_f32_loads;
 };
 
 struct ebpf_exec;

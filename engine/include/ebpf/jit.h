@@ -66,7 +66,8 @@ uint64_t ebpf_exec__jit_faults(const struct ebpf_exec *prog);
 /* Register-keeping entries. A compiled program that calls nothing (no helper call, no
  * bpf-to-bpf call; an inlined map lookup calls nothing) saves, besides the callee-saved
  * registers, every caller-saved general-purpose register its code may change, except rax (the
- * result) and rdi and rsi (r1, r2), and touches no vector or x87 register. Its stats say
+ * result) and rdi and rsi (r1, r2), and touches no vector or x87 register but xmm0 and xmm1
+ * (which converted context loads use, ebpf_ctx_from_f32). Its stats say
  * keeps_regs = 1. Called through
  * ebpf_jit_call_keeping, the caller's compiler may keep values in rcx, rdx and r8-r11 across
  * the call instead of saving callee-saved registers around it: the saves and restores are
@@ -83,7 +84,7 @@ static inline uint64_t ebpf_jit_call_keeping(ebpf_jit_fn fn, uint64_t r1, uint64
 	__asm__ volatile("sub $128, %%rsp\n\tcall *%[fn]\n\tadd $128, %%rsp"
 			 : "=a"(r0), "+r"(a1), "+r"(a2)
 			 : [fn] "r"(fn)
-			 : "memory", "cc");
+			 : "memory", "cc", "xmm0", "xmm1");
 	return r0;
 }
 #endif

@@ -95,6 +95,11 @@ struct ebpf_object_load_opts {
 	char *log_buf;		   /* verifier log of the failing program */
 	size_t log_size;
 	const struct ebpf_object_limits *limits; /* checked first; NULL: the hard limits only */
+	/* 1: a program whose type has a field to convert (ebpf_prog_type.from_f32) and reads it
+	 * only in whole elements at offsets the verifier found fixed is created with those reads
+	 * converted (ebpf_program__ctx_converted); the host must then run it on contexts that
+	 * hold the array's address. 0: contexts are plain memory. */
+	int convert_ctx;
 };
 
 /* Checks the object against opts->limits (before anything is created), creates the maps
@@ -157,6 +162,10 @@ const char *ebpf_program__func_at(const struct ebpf_program *p, uint32_t insn);
 /* After a successful load: the executable program and the verifier's statistics. */
 struct ebpf_exec *ebpf_program__exec(const struct ebpf_program *p);
 const struct ebpf_verify_stats *ebpf_program__verify_stats(const struct ebpf_program *p);
+/* After a successful load: 1 when the program's reads of its type's from_f32 field were
+ * converted (ebpf_object_load_opts.convert_ctx; the host need not fill the field but must give
+ * the array's address), 0 when it reads the field as memory or not at all. */
+int ebpf_program__ctx_converted(const struct ebpf_program *p);
 
 /* --- Maps ---------------------------------------------------------------------------------- */
 enum ebpf_object_map_kind {

@@ -34,6 +34,36 @@ struct ebpf_ctx_field {
 
 #define EBPF_PROG_TYPE_F_RANK_CONSISTENT 0x1u /* decisions checked for rank consistency */
 
+/* A context array of 8-byte elements that a host may leave unfilled: loaded with
+ * ebpf_object_load_opts.convert_ctx, every read of an element becomes a conversion of the float at
+ * the same index of an array the host points to (ebpf_ctx_from_f32_value), done by the read
+ * itself, so that a call pays only for the elements its path reads. The host keeps the array's
+ * address in the context's memory at src_off, past ctx_size where no program can read it. */
+struct ebpf_ctx_from_f32 {
+	uint16_t field_off; /* the array field's offset */
+	uint16_t n;	    /* its elements */
+	uint16_t src_off;   /* where the host's `const float *` is (>= ctx_size, 8-aligned) */
+	float lo, hi;	    /* v in [lo, hi) reads as round(v * scale) (NaN is outside) */
+	double scale;	    /* hi * scale + 0.5 must stay below 2^62 */
+	uint64_t none;	    /* what any other v reads as */
+};
+
+/* What a read of an element converted from v returns: (uint64_t)(int64_t)((double)v * scale +
+ * 0.5) for lo <= v < hi, else none. The interpreter calls this; the JIT emits the same IEEE
+ * operations in the same order (convert to double, multiply, add, truncate). */
+static inline uint64_t ebpf_ctx_from_f32_value(const struct ebpf_ctx_from_f32 *c, float v)
+{
+	return v >= c->lo && v < c->hi ? (uint64_t)(int64_t)((double)v * c->scale + 0.5) : c->none;
+}
+
+/* The bits of c's field in ebpf_verify_stats.ctx_words: what a host need not fill for a program
+ * whose reads of it are converted. */
+static inline uint64_t ebpf_ctx_from_f32_words(const struct ebpf_ctx_from_f32 *c)
+{
+	uint64_t w0 = c->field_off / 8u, n = c->n;
+	return w0 >= 63 ? 0 : (n >= 64 - w0 ? ~0ull : (1ull << n) - 1) << w0;
+}
+
 struct ebpf_prog_type {
 	const char *name;    /* "tuner" */
 	const char *section; /* ELF section name, or prefix when it ends in '/' ("net/") */
@@ -50,6 +80,7 @@ struct ebpf_prog_type {
 	 * section up among them (ebpf_prog_type_section_name); the loader takes any name after the
 	 * prefix and leaves refusing the others to the host. NULL: any name ("<name>"). */
 	const char *const *names;
+	const struct ebpf_ctx_from_f32 *from_f32; /* NULL: every field is plain memory */
 };
 
 struct ebpf_helper_table;

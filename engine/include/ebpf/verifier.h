@@ -63,7 +63,15 @@ struct ebpf_verify_opts {
 	const char *const *map_why;
 	/* out, may be NULL: the first instruction found writing each map (UINT32_MAX: none) */
 	uint32_t *map_write_insn;
+	/* out, may be NULL: n_insns entries, for each load (LDX) the context offset it reads on
+	 * every path that reaches it (its register's offset plus the instruction's), else
+	 * EBPF_CTX_OFF_NONE (not a load, never reached, or never from the context) or
+	 * EBPF_CTX_OFF_MIXED (the context at another offset, or other memory, on another path):
+	 * what a host needs to rewrite context reads (ebpf_ctx_from_f32) */
+	int32_t *ctx_off;
 };
+#define EBPF_CTX_OFF_NONE  (-1)
+#define EBPF_CTX_OFF_MIXED (-2)
 
 struct ebpf_verify_stats {
 	uint32_t insns;		   /* program length */

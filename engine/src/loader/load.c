@@ -109,6 +109,36 @@ int ebpf_object__verify(struct ebpf_object *obj, const struct ebpf_object_load_o
 	return ret;
 }
 
+/* The loads of p to convert (ebpf_prog_type.from_f32), from the verifier's context offsets:
+ * their number (0: p reads none of the field), or -1 when p reads the field in a way a
+ * conversion cannot serve - narrower than an element, or by an instruction that reads other
+ * memory or another offset on another path - and then none is converted: the host fills the
+ * field as plain memory. */
+static int f32_loads(const struct ebpf_program *p, struct ebpf_exec_ctx_load *out)
+{
+	const struct ebpf_ctx_from_f32 *c = p->type ? p->type->from_f32 : NULL;
+	int n = 0;
+	if (!c || !p->ctx_off)
+		return 0;
+	int64_t lo = c->field_off, hi = lo + 8 * (int64_t)c->n;
+	for (uint32_t i = 0; i < p->n_insns; i++) {
+		int32_t o = p->ctx_off[i];
+		const struct ebpf_insn *in = &p->insns[i];
+		if (o == EBPF_CTX_OFF_MIXED)
+			return -1;
+		if (o < 0 || EBPF_CLASS(in->code) != EBPF_LDX)
+			continue;
+		static const int sizes[4] = {4, 2, 1, 8}; /* EBPF_W, H, B, DW */
+		int size = sizes[EBPF_SIZE(in->code) >> 3];
+		if (o + size <= lo || o >= hi)
+			continue; /* another field */
+		if (in->code != (EBPF_LDX | EBPF_MEM | EBPF_DW) || (o - lo) % 8)
+			return -1;
+		out[n++] = (struct ebpf_exec_ctx_load){.insn = i, .ctx_off = o};
+	}
+	return n;
+}
+
 int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opts *opts, char *err,
 		      size_t err_len)
 {
@@ -123,16 +153,31 @@ int ebpf_object__load(struct ebpf_object *obj, const struct ebpf_object_load_opt
 		goto fail;
 	for (uint32_t i = 0; i < obj->n_progs; i++) {
 		struct ebpf_program *p = &obj->progs[i];
+		struct ebpf_exec_ctx_load *loads = NULL;
+		int n_loads = 0;
+		if (p->ctx_off) {
+			loads = malloc((size_t)p->n_insns * sizeof(*loads));
+			if (!loads) {
+				ret = ldr_err(err, err_len, ENOMEM, "out of memory");
+				goto fail;
+			}
+			n_loads = f32_loads(p, loads);
+		}
 		struct ebpf_exec_opts po = {
 		    .sz = sizeof(po),
 		    .name = p->name,
 		    .helpers = helpers,
 		    .maps = maps,
 		    .n_maps = obj->n_maps,
+		    .from_f32 = n_loads > 0 ? p->type->from_f32 : NULL,
+		    .f32_loads = n_loads > 0 ? loads : NULL,
+		    .n_f32_loads = n_loads > 0 ? (uint32_t)n_loads : 0,
 		};
 		msg[0] = 0;
 		errno = 0;
 		p->prog = ebpf_exec__new(p->insns, p->n_insns, &po, msg, sizeof(msg));
+		free(loads);
+		p->n_f32_loads = p->prog && n_loads > 0 ? (uint32_t)n_loads : 0;
 		if (!p->prog) {
 			int e = errno ? errno : EINVAL;
 			ret = ldr_err(err, err_len, e, "program '%s' (section '%s'): %s", p->name,

@@ -204,6 +204,10 @@ struct ebpf_program {
 	uint32_t n_funcs;
 	struct ebpf_exec *prog;
 	struct ebpf_verify_stats vstats;
+	/* With ebpf_object_load_opts.convert_ctx and a type with from_f32: the verifier's context
+	 * offset of each load (ebpf_verify_opts.ctx_off), and how many loads were converted. */
+	int32_t *ctx_off;
+	uint32_t n_f32_loads;
 };
 
 struct ebpf_object {

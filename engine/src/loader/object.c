@@ -172,6 +172,7 @@ void ebpf_object__close(struct ebpf_object *obj)
 		free(p->section);
 		free(p->insns);
 		free(p->lines);
+		free(p->ctx_off);
 		for (uint32_t k = 0; k < p->n_funcs; k++)
 			free(p->funcs[k].name);
 		free(p->funcs);
@@ -308,6 +309,11 @@ struct ebpf_exec *ebpf_program__exec(const struct ebpf_program *p)
 const struct ebpf_verify_stats *ebpf_program__verify_stats(const struct ebpf_program *p)
 {
 	return &p->vstats;
+}
+
+int ebpf_program__ctx_converted(const struct ebpf_program *p)
+{
+	return p->prog && p->n_f32_loads > 0;
 }
 
 /* --- Maps ---------------------------------------------------------------------------------- */

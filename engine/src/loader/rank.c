@@ -157,6 +157,9 @@ static int verify_prog(struct rank_pass *rp, uint32_t i, uint64_t local, char *e
 		rp->why[k] = l ? why_local(rp, k) : NULL;
 	}
 	memset(&p->vstats, 0, sizeof(p->vstats));
+	if (rp->o->convert_ctx && p->type && p->type->from_f32 && !p->ctx_off &&
+	    !(p->ctx_off = calloc(p->n_insns, sizeof(*p->ctx_off))))
+		return ldr_err(err, err_len, ENOMEM, "out of memory");
 	struct ebpf_verify_opts vo = {
 	    .sz = sizeof(vo),
 	    .type = p->type,
@@ -172,6 +175,7 @@ static int verify_prog(struct rank_pass *rp, uint32_t i, uint64_t local, char *e
 	    .log_size = rp->o->log_size,
 	    .map_why = rp->why,
 	    .map_write_insn = rp->write_insn,
+	    .ctx_off = p->ctx_off,
 	};
 	int ret = ebpf_verify(p->insns, p->n_insns, &vo, &p->vstats, err, err_len);
 	p->vstats.time_ns += spent;

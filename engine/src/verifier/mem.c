@@ -555,6 +555,21 @@ static int access(struct env *env, uint32_t pc, uint32_t regno, int16_t off, int
 	}
 }
 
+/* What load pc reads on this path, merged with the paths before (ebpf_verify_opts.ctx_off). An
+ * access the checks then reject ends the verification, so only accepted loads are reported. */
+static void note_ldx(struct env *env, uint32_t pc, const struct reg *p, int16_t off)
+{
+	int32_t now = LDX_OTHER, *seen = &env->aux[pc].ldx_ctx;
+	if (p->type == PTR_TO_CTX && tnum_is_const(p->var_off)) {
+		int64_t o = (int64_t)p->off + (int64_t)p->var_off.value + off;
+		now = o >= 0 && o < INT32_MAX - 2 ? LDX_CTX(o) : LDX_MIXED;
+	}
+	if (*seen == LDX_UNSEEN)
+		*seen = now;
+	else if (*seen != now)
+		*seen = LDX_MIXED;
+}
+
 int check_ldx(struct env *env, const struct ebpf_insn *insn)
 {
 	uint32_t pc = pc_of(env, insn);
@@ -564,6 +579,7 @@ int check_ldx(struct env *env, const struct ebpf_insn *insn)
 	int err;
 
 	reg_mark_unknown(&dst);
+	note_ldx(env, pc, &cur_regs(env)[insn->src_reg], insn->off);
 	err = access(env, pc, insn->src_reg, insn->off, size, false, sx, NULL, 0, &dst);
 	if (err)
 		return err;

@@ -142,7 +142,12 @@ struct insn_aux {
 	const char *taint_src; /* what made a value rank-local here ("ctx->reg_buff", ...) */
 	uint32_t taint_map;    /* ... read from rank-local map taint_map - 1 (0: none) */
 	char taint_buf[64];
+	int32_t ldx_ctx; /* loads: LDX_UNSEEN, LDX_OTHER, LDX_MIXED or LDX_CTX(off) (ctx_off) */
 };
+#define LDX_UNSEEN   0
+#define LDX_OTHER    1
+#define LDX_MIXED    (-1)
+#define LDX_CTX(off) ((int32_t)(off) + 2)
 
 struct subprog {
 	uint32_t start, end; /* [start, end) */

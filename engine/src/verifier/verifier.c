@@ -671,6 +671,12 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 	/* -EINVAL from structural checks, -E2BIG from budgets; everything else rejects */
 	if (rc && rc != -EINVAL && rc != -E2BIG && rc != -ENOMEM)
 		rc = -EACCES;
+	for (uint32_t i = 0; opts.ctx_off && i < n_insns; i++) {
+		int32_t v = env.aux[i].ldx_ctx;
+		opts.ctx_off[i] = v >= LDX_CTX(0)  ? v - LDX_CTX(0)
+				  : v == LDX_MIXED ? EBPF_CTX_OFF_MIXED
+						   : EBPF_CTX_OFF_NONE;
+	}
 	memory = env.arena.total;  /* the arena only grows until released */
 	arena_release(&env.arena); /* every state, the aux data and the pending stack */
 	free(env.subprogs);

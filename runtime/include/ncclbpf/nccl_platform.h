@@ -9,6 +9,7 @@
 
 #include "ebpf/object.h"
 #include "ebpf/progtype.h"
+#include "ncclbpf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,26 @@ extern "C" {
 /* The index of "complete/time_every=N" among the net type's names (ebpf_prog_type.names); the
  * events' names come first, at their NCCLBPF_NET_* number - 1. */
 #define NCCLBPF_NET_NAME_SAMPLED 5
+
+/* How a tuner program the runtime loads reads cost_ns (ebpf_ctx_from_f32): each read converts
+ * the cell of NCCL's float table (microseconds, 7 x 3) to integer nanoseconds, or to
+ * NCCLBPF_COST_NA where NCCL could not run the cell (NCCL's rule: >= 0 and below 3.6e9, NaN
+ * neither). The table's address follows the context (struct ncclbpf_rt_tuner_ctx, runtime.h).
+ * The adapter converts by the same description where it fills cost_ns itself. */
+#define NCCLBPF_TUNER_CELLS_SRC_OFF sizeof(struct ncclbpf_tuner_ctx)
+#define NCCLBPF_TUNER_CELLS_INIT                                                                   \
+	{                                                                                          \
+		.field_off = offsetof(struct ncclbpf_tuner_ctx, cost_ns),                          \
+		.n = NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS,                                       \
+		.src_off = NCCLBPF_TUNER_CELLS_SRC_OFF, .lo = 0.0f, .hi = 3.6e9f, .scale = 1000.0, \
+		.none = NCCLBPF_COST_NA,                                                           \
+	}
+/* The description as a constant the compiler folds into an inline conversion. */
+static inline const struct ebpf_ctx_from_f32 *ncclbpf_tuner_cells(void)
+{
+	static const struct ebpf_ctx_from_f32 cells = NCCLBPF_TUNER_CELLS_INIT;
+	return &cells;
+}
 
 const struct ebpf_platform *ncclbpf_platform(void);
 /* The NCCL program type called name ("tuner", "net", ...), or NULL. */

@@ -91,10 +91,22 @@ struct ncclbpf_rt_hook {
 	/* 1: fn is a register-keeping JIT entry (ebpf/jit.h) and this build can call it so
 	 * (ncclbpf_rt_hook_run_keeping); 0: call fn as a plain C function. */
 	uint32_t keeps_regs;
-	/* The 8-byte words of the context the program may read (the verifier's ctx_words: bit i
-	 * for bytes [8i, 8i + 8)); all ones for native policies. An adapter fills only these: a
-	 * word the program cannot read is never observed. */
+	/* The 8-byte words of the context the program may read from memory (the verifier's
+	 * ctx_words: bit i for bytes [8i, 8i + 8), less the cost cells when its reads of them are
+	 * converted); all ones for native policies. An adapter fills only these: a word the
+	 * program cannot read is never observed. */
 	uint64_t ctx_words;
+};
+
+/* What the runtime runs a tuner program on: the context, then NCCL's cost table (7 x 3 floats,
+ * microseconds). The runtime loads tuner programs with their cost_ns reads converted where the
+ * verifier allows (ebpf_program__ctx_converted): such a program reads each cell it needs from
+ * cost_f32 when it needs it (nccl_platform.h: ncclbpf_tuner_cells), and its hook's ctx_words
+ * leaves the cells out. cost_f32 must always point to 21 floats: NCCL's table when it is 7 x 3,
+ * else a copy with NaN in the cells NCCL did not fill. */
+struct ncclbpf_rt_tuner_ctx {
+	struct ncclbpf_tuner_ctx x;
+	const float *cost_f32;
 };
 
 /* The first member of the runtime's (private) loaded policy: what the inline entries read. */
@@ -272,7 +284,7 @@ static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, struct ncc
  * and the policy version that ran, -ENOENT when no active policy has such a program, or
  * -EFAULT when the interpreter stopped the program (call depth).
  * ctx's outputs are whatever the program wrote; the caller validates them. */
-static inline int ncclbpf_rt_run_tuner(struct ncclbpf_tuner_ctx *ctx, uint64_t *version)
+static inline int ncclbpf_rt_run_tuner(struct ncclbpf_rt_tuner_ctx *ctx, uint64_t *version)
 {
 	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
 				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);
@@ -549,8 +561,8 @@ static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin(struct ncclbp
 	return ncclbpf_rt_hook_begin(ncclbpf_rt__comm_slot(c), c,
 				     offsetof(struct ncclbpf_rt_policy_hot, tuner), version);
 }
-static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *ctx,
-					    uint64_t *version)
+static inline int ncclbpf_rt_run_tuner_comm(struct ncclbpf_comm *c,
+					    struct ncclbpf_rt_tuner_ctx *ctx, uint64_t *version)
 {
 	return ncclbpf_rt__run_hook(ncclbpf_rt__comm_slot(c), c,
 				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);

@@ -74,6 +74,8 @@ static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report
 		*in_load_ns += vs->time_ns;
 		reads[k] = vs->ctx_read;
 		words[k] = vs->ctx_words;
+		if (ebpf_program__ctx_converted(p)) /* read from the table, not the context */
+			words[k] &= ~ebpf_ctx_from_f32_words(ebpf_program__type(p)->from_f32);
 	}
 }
 
@@ -259,7 +261,8 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	}
 	struct ebpf_object_limits limits;
 	ncclbpf_rt_bundle_limits(&limits);
-	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .limits = &limits};
+	/* Tuner programs read the cost cells they need straight from NCCL's table. */
+	struct ebpf_object_load_opts lo = {.sz = sizeof(lo), .limits = &limits, .convert_ctx = 1};
 	t0 = rt_now_ns();
 	e = ebpf_object__load(obj, &lo, err, sizeof(err));
 	uint64_t load_ns = rt_now_ns() - t0;

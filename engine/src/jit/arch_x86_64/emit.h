@@ -302,6 +302,41 @@ static inline void lea(struct emitter *e, int dst, int base, int32_t disp)
 	modrm_mem(e, dst, base, disp);
 }
 
+/* SSE scalar instructions, [prefix] [REX] 0F opc ModRM, on xmm0-xmm7 (no REX bit of their own).
+ * gpr says which operands are general registers: those count as named and get REX.R/B. */
+#define SSE_REG_GPR 1
+#define SSE_RM_GPR  2
+static inline void sse_rr(struct emitter *e, uint8_t prefix, int w, uint8_t opc, int reg, int rm,
+			  int gpr)
+{
+	if (prefix)
+		e1(e, prefix);
+	if (gpr & SSE_REG_GPR)
+		e->named |= (uint16_t)(1u << (reg & 15));
+	if (gpr & SSE_RM_GPR)
+		e->named |= (uint16_t)(1u << (rm & 15));
+	uint8_t r = (uint8_t)(0x40 | (w ? 8 : 0) | ((gpr & SSE_REG_GPR) && (reg & 8) ? 4 : 0) |
+			      ((gpr & SSE_RM_GPR) && (rm & 8) ? 1 : 0));
+	if (r != 0x40)
+		e1(e, r);
+	e1(e, 0x0f);
+	e1(e, opc);
+	modrm_rr(e, reg, rm);
+}
+
+/* The same with a memory operand [base + disp] (movss xmm, m32: F3 0F 10). */
+static inline void sse_load(struct emitter *e, uint8_t prefix, uint8_t opc, int xmm, int base,
+			    int32_t disp)
+{
+	e1(e, prefix);
+	e->named |= (uint16_t)(1u << (base & 15));
+	if (base & 8)
+		e1(e, 0x41); /* REX.B */
+	e1(e, 0x0f);
+	e1(e, opc);
+	modrm_mem(e, xmm, base, disp);
+}
+
 static inline void push(struct emitter *e, int r)
 {
 	if (r & 8)

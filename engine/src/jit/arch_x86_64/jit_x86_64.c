@@ -803,6 +803,48 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 
 /* --- Driver ---------------------------------------------------------------------------------- */
 
+/* A converted context load (exec_internal.h): ebpf_ctx_from_f32_value in the same IEEE operations
+ * as the C (float to double, multiply, add, truncate), in dst and xmm0/xmm1 only (a
+ * register-keeping entry's callers are told xmm0 and xmm1 change: ebpf_jit_call_keeping). */
+static void emit_ldx_f32(struct x86 *j, const struct ebpf_insn *in)
+{
+	struct emitter *e = &j->e;
+	const struct ebpf_ctx_from_f32 *c = &j->an->prog->from_f32;
+	int d = R(in->dst_reg);
+	union {
+		float f;
+		uint32_t u;
+	} lo = {c->lo}, hi = {c->hi};
+	union {
+		double f;
+		uint64_t u;
+	} scale = {c->scale}, half = {0.5};
+
+	load(e, 8, 0, d, R(in->src_reg), in->off);   /* the host's array */
+	sse_load(e, 0xf3, 0x10, 0, d, in->imm);	     /* movss xmm0, [d + imm] */
+	mov_ri(e, 0, d, (int32_t)lo.u);		     /* the bits of lo */
+	sse_rr(e, 0x66, 0, 0x6e, 1, d, SSE_RM_GPR);  /* movd xmm1, d */
+	sse_rr(e, 0, 0, 0x2e, 0, 1, 0);		     /* ucomiss xmm0, xmm1 */
+	uint32_t below = jcc8_fwd(e, CC_B);	     /* v < lo, or NaN */
+	mov_ri(e, 0, d, (int32_t)hi.u);		     /* the bits of hi */
+	sse_rr(e, 0x66, 0, 0x6e, 1, d, SSE_RM_GPR);  /* movd xmm1, d */
+	sse_rr(e, 0, 0, 0x2e, 1, 0, 0);		     /* ucomiss xmm1, xmm0 */
+	uint32_t above = jcc8_fwd(e, CC_BE);	     /* hi <= v */
+	sse_rr(e, 0xf3, 0, 0x5a, 0, 0, 0);	     /* cvtss2sd xmm0, xmm0 */
+	mov_ri64(e, d, scale.u);		     /* the bits of scale */
+	sse_rr(e, 0x66, 1, 0x6e, 1, d, SSE_RM_GPR);  /* movq xmm1, d */
+	sse_rr(e, 0xf2, 0, 0x59, 0, 1, 0);	     /* mulsd xmm0, xmm1 */
+	mov_ri64(e, d, half.u);			     /* 0.5 */
+	sse_rr(e, 0x66, 1, 0x6e, 1, d, SSE_RM_GPR);  /* movq xmm1, d */
+	sse_rr(e, 0xf2, 0, 0x58, 0, 1, 0);	     /* addsd xmm0, xmm1 */
+	sse_rr(e, 0xf2, 1, 0x2c, d, 0, SSE_REG_GPR); /* cvttsd2si d, xmm0 */
+	uint32_t done = jcc8_fwd(e, CC_JMP);
+	patch8(e, below);
+	patch8(e, above);
+	mov_ri64(e, d, c->none);
+	patch8(e, done);
+}
+
 static void emit_insn(struct x86 *j, uint32_t i)
 {
 	const struct ebpf_insn *in = &j->insns[i];
@@ -824,6 +866,10 @@ static void emit_insn(struct x86 *j, uint32_t i)
 			 (uint32_t)in[0].imm | ((uint64_t)(uint32_t)in[1].imm << 32));
 		break;
 	case EBPF_LDX:
+		if (in->code == EBPF_INTERNAL_LDX_F32) {
+			emit_ldx_f32(j, in);
+			break;
+		}
 		if (EBPF_MODE(in->code) != EBPF_MEM && EBPF_MODE(in->code) != EBPF_MEMSX)
 			goto bad;
 		load(e, size_bytes(in->code), EBPF_MODE(in->code) == EBPF_MEMSX, R(in->dst_reg),
