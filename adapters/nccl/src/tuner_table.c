@@ -19,6 +19,15 @@ void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num
 	}
 }
 
+void tuner_pad_cells(const float *table, int num_algo, int num_proto, float pad[TUNER_CELLS])
+{
+	for (int a = 0; a < TUNER_MAX_ALGO; a++)
+		for (int p = 0; p < TUNER_MAX_PROTO; p++)
+			pad[a * TUNER_MAX_PROTO + p] = a < num_algo && p < num_proto
+							   ? table[a * num_proto + p]
+							   : __builtin_nanf("");
+}
+
 static int collnet_like(int algo, uint32_t n_nodes)
 {
 	return algo == NCCLBPF_ALGO_COLLNET_DIRECT || algo == NCCLBPF_ALGO_COLLNET_CHAIN ||

@@ -74,19 +74,19 @@ static inline uint64_t tuner_cell_ns(float v)
 	return ebpf_ctx_from_f32_value(ncclbpf_tuner_cells(), v);
 }
 
+/* Fills pad with a num_algo x num_proto table's cells at their 7 x 3 places, NaN (read as
+ * NCCLBPF_COST_NA) in the others. */
+void tuner_pad_cells(const float *table, int num_algo, int num_proto, float pad[TUNER_CELLS]);
+
 /* NCCL's table as the 7 x 3 floats a tuner program reads its cells from (ncclbpf_rt_tuner_ctx.
- * cost_f32): the table itself when it has that shape, else pad filled from it, NaN (read as
- * NCCLBPF_COST_NA) in the cells NCCL did not fill. The shape must already be checked. */
+ * cost_f32): the table itself when it has that shape (NCCL 2.23+), else pad filled from it, out
+ * of line. The shape must already be checked. */
 static inline const float *tuner_cells_f32(const float *table, int num_algo, int num_proto,
 					   float pad[TUNER_CELLS])
 {
-	if (num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO)
+	if (__builtin_expect(num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO, 1))
 		return table;
-	for (int a = 0; a < TUNER_MAX_ALGO; a++)
-		for (int p = 0; p < TUNER_MAX_PROTO; p++)
-			pad[a * TUNER_MAX_PROTO + p] = a < num_algo && p < num_proto
-							   ? table[a * num_proto + p]
-							   : __builtin_nanf("");
+	tuner_pad_cells(table, num_algo, num_proto, pad);
 	return pad;
 }
 
