@@ -134,14 +134,16 @@ if(NCCLBPF_BUILD_POLICIES)
       COMMENT "BPF version.c (version ${v})")
     list(APPEND VERSION_POLICIES ${out})
   endforeach()
-  set(out ${VERSION_POLICY_DIR}/chunk.o)
-  add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${PLUGIN_TEST_DIR}/policies/chunk.c -o ${out}
-    DEPENDS ${PLUGIN_TEST_DIR}/policies/chunk.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
-    COMMENT "BPF chunk.c")
-  list(APPEND VERSION_POLICIES ${out})
+  foreach(n chunk by_nodes)
+    set(out ${VERSION_POLICY_DIR}/${n}.o)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
+      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
+              -I${PROJECT_SOURCE_DIR}/include -c ${PLUGIN_TEST_DIR}/policies/${n}.c -o ${out}
+      DEPENDS ${PLUGIN_TEST_DIR}/policies/${n}.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF ${n}.c")
+    list(APPEND VERSION_POLICIES ${out})
+  endforeach()
   add_custom_target(version_policies ALL DEPENDS ${VERSION_POLICIES})
   set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
   if(NCCLBPF_SANITIZERS)

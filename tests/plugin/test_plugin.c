@@ -390,6 +390,20 @@ static void test_bundles(const char *engine)
 		expect_decision(&p, ctx, coll, 1 << 20, -1, -1, 0);
 	fini(&p, 6, ctx);
 	harness_close(&p);
+
+	/* A call-free program that reads n_nodes, which the register-keeping path does not fill,
+	 * sees the communicator's node count (it takes the plain path). */
+	snprintf(path, sizeof(path), "%s/by_nodes.o", test_policy_dir ? test_policy_dir : "");
+	setenv("NCCLBPF_POLICY", path, 1);
+	for (int nodes = 1; test_policy_dir && nodes <= 4; nodes += 3) {
+		CHECK(harness_open(&p, plugin_path) == 0);
+		ctx = init(&p, 5, 3, 8, nodes);
+		float t[21];
+		harness_table(t, 7, 3, 4, 1 << 20);
+		CHECKF(call(&p, 5, ctx, 4, 1 << 20, t, 7, 3, 0) == 1 + nodes, "%d nodes", nodes);
+		fini(&p, 5, ctx);
+		harness_close(&p);
+	}
 	unsetenv("NCCLBPF_ENGINE");
 }
 

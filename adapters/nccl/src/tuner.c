@@ -154,20 +154,18 @@ static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbp
 }
 
 /* The inputs of rx the program may read from memory (words), the table it reads converted cells
- * from (cells_f32: tuner_cells_f32) and the outputs at their defaults. inline_cells: the table is
- * 7 x 3 and the cells are converted inline (no call out of line). */
-static inline __attribute__((always_inline)) void
-fill_inputs(struct ncclbpf_rt_tuner_ctx *rx, const struct ncclbpf_comm *c, uint64_t seq,
-	    uint64_t words, int inline_cells, const float *cells_f32, CALL_ARGS)
+ * from (cells_f32: tuner_cells_f32) and the outputs at their defaults. */
+static inline __attribute__((always_inline)) void fill_inputs(struct ncclbpf_rt_tuner_ctx *rx,
+							      const struct ncclbpf_comm *c,
+							      uint64_t seq, uint64_t words,
+							      const float *cells_f32, CALL_ARGS)
 {
 	struct ncclbpf_tuner_ctx *x = &rx->x;
 	rx->cost_f32 = cells_f32;
 	if (words & TUNER_SCALAR_WORDS)
 		fill_scalars(x, c, seq, words, CALL_PASS);
 	uint32_t cells = (uint32_t)(words >> TUNER_CELL_WORD0) & TUNER_ALL_CELLS;
-	if (cells && inline_cells)
-		tuner_fill_cells_full(x, table, cells);
-	else if (cells)
+	if (cells)
 		tuner_fill_cells(x, table, num_algo, num_proto, cells);
 	x->algorithm = NCCLBPF_ALGO_DEFAULT;
 	x->protocol = NCCLBPF_PROTO_DEFAULT;
@@ -221,7 +219,7 @@ static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64
 	float input[TUNER_CELLS], pad[TUNER_CELLS];
 	uint64_t ver = 0;
 	memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
-	fill_inputs(&rx, c, seq, ~0ull, 0, tuner_cells_f32(input, num_algo, num_proto, pad),
+	fill_inputs(&rx, c, seq, ~0ull, tuner_cells_f32(input, num_algo, num_proto, pad),
 		    CALL_PASS);
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, &ver);
 	int ran = 0;
@@ -255,7 +253,7 @@ static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm
 		return; /* no policy: NCCL's own decision (counted as calls - runs) */
 	struct ncclbpf_rt_tuner_ctx rx;
 	float pad[TUNER_CELLS];
-	fill_inputs(&rx, c, seq, h->ctx_words, 0, tuner_cells_f32(table, num_algo, num_proto, pad),
+	fill_inputs(&rx, c, seq, h->ctx_words, tuner_cells_f32(table, num_algo, num_proto, pad),
 		    CALL_PASS);
 	int err = ncclbpf_rt_hook_run(h, &rx);
 	ncclbpf_rt_hook_end();
@@ -300,7 +298,9 @@ static __attribute__((noinline)) ncclResult_t coll_info_keeping(ENTRY_ARGS)
 		return coll_info_run(ENTRY_PASS);
 	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
 	struct ncclbpf_rt_tuner_ctx rx;
-	fill_inputs(&rx, c, seq, h->ctx_words, 1, table, CALL_PASS); /* 7 x 3 */
+	/* the rule lets through only programs that read no other words (ncclbpf_rt__tuner_keeps):
+	 * the mask tells the compiler so, and it keeps fewer registers */
+	fill_inputs(&rx, c, seq, h->ctx_words & NCCLBPF_RT_TUNER_KEEPING_WORDS, table, CALL_PASS);
 	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
 	finish(c, &rx.x, table, num_algo, num_proto, n_channels); /* its only call is the last */

@@ -7,10 +7,11 @@ void tuner_fill_cells(struct ncclbpf_tuner_ctx *ctx, const float *table, int num
 		      int num_proto, uint32_t mask)
 {
 	__u64 *out = &ctx->cost_ns[0][0];
-	mask &= TUNER_ALL_CELLS;
-	if (num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO) {
-		tuner_fill_cells_full(ctx, table, mask);
-		return;
+	int full =
+	    num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO; /* cell i: table[i] */
+	for (mask &= TUNER_ALL_CELLS; full && mask; mask &= mask - 1) {
+		int i = __builtin_ctz(mask);
+		out[i] = tuner_cell_ns(table[i]);
 	}
 	for (; mask; mask &= mask - 1) {
 		int i = __builtin_ctz(mask), a = i / NCCLBPF_NUM_PROTOS, p = i % NCCLBPF_NUM_PROTOS;

@@ -90,18 +90,6 @@ static inline const float *tuner_cells_f32(const float *table, int num_algo, int
 	return pad;
 }
 
-/* tuner_fill_cells for a table of the context's shape (NCCL 2.23+: 7 x 3, cell i is table[i]),
- * inline: the tuner's hot path calls nothing out of line. */
-static inline void tuner_fill_cells_full(struct ncclbpf_tuner_ctx *ctx, const float *table,
-					 uint32_t mask)
-{
-	__u64 *out = &ctx->cost_ns[0][0];
-	for (mask &= TUNER_ALL_CELLS; mask; mask &= mask - 1) {
-		int i = __builtin_ctz(mask);
-		out[i] = tuner_cell_ns(table[i]);
-	}
-}
-
 /* Fills ctx->cost_ns[a][p] for the cells in mask (bit a * NCCLBPF_NUM_PROTOS + p) from the
  * table: µs floats -> integer ns, unusable -> NCCLBPF_COST_NA, cells beyond num_algo x
  * num_proto -> NA. Cells outside mask are not written. The shape must already be checked. */

@@ -109,6 +109,19 @@ struct ncclbpf_rt_tuner_ctx {
 	const float *cost_f32;
 };
 
+/* The context words (ncclbpf_rt_hook.ctx_words bits) the register-keeping tuner path fills: the
+ * inputs an adapter has at hand without keeping more of getCollInfo's arguments alive across
+ * the program (comm_id, n_bytes, seq, coll_type with n_ranks, num_algo with num_proto) and the
+ * outputs. A program that may read another word from memory (n_nodes, num_pipe_ops, reg_buff,
+ * a cost cell read unconverted) takes the plain path: filling those too made GCC save three
+ * more callee-saved registers on every call of the keeping path. */
+#define NCCLBPF_RT__TUNER_WORD(f) (1ull << (offsetof(struct ncclbpf_tuner_ctx, f) / 8))
+#define NCCLBPF_RT_TUNER_KEEPING_WORDS                                                             \
+	(NCCLBPF_RT__TUNER_WORD(comm_id) | NCCLBPF_RT__TUNER_WORD(n_bytes) |                       \
+	 NCCLBPF_RT__TUNER_WORD(seq) | NCCLBPF_RT__TUNER_WORD(coll_type) |                         \
+	 NCCLBPF_RT__TUNER_WORD(num_algo) | NCCLBPF_RT__TUNER_WORD(algorithm) |                    \
+	 NCCLBPF_RT__TUNER_WORD(n_channels))
+
 /* The first member of the runtime's (private) loaded policy: what the inline entries read. */
 struct ncclbpf_rt_policy_hot {
 	uint64_t version;
@@ -221,11 +234,13 @@ static inline void ncclbpf_rt_hook_end(void)
 }
 
 /* 1 when policy p's tuner program may take ncclbpf_rt_tuner_begin_keeping's path: a
- * register-keeping JIT entry, and no per-communicator maps to bind. The one rule for that path
- * (activate.c derives ncclbpf_rt_tuner_keeps_ from it). */
+ * register-keeping JIT entry, no per-communicator maps to bind, and nothing to read from memory
+ * beyond NCCLBPF_RT_TUNER_KEEPING_WORDS. The one rule for that path (activate.c derives
+ * ncclbpf_rt_tuner_keeps_ from it). */
 static inline int ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_hot *p)
 {
-	return p->tuner.keeps_regs && p->comm_maps == 0;
+	return p->tuner.keeps_regs && p->comm_maps == 0 &&
+	       !(p->tuner.ctx_words & ~NCCLBPF_RT_TUNER_KEEPING_WORDS);
 }
 
 /* A tuner call that makes no call out of line, for an adapter whose hot path keeps NCCL's
