@@ -131,6 +131,9 @@ struct ncclbpf_rt_policy_hot {
 	    profiler;		 /* SEC("profiler"), "profiler/coll_end" or "profiler/proxy" */
 	uint32_t profiler_needs; /* NCCLBPF_RT_PROF_* (0: no profiler program) */
 	uint32_t comm_maps;	 /* per-communicator maps (NCCLBPF_F_PER_COMM) of the bundle */
+	/* ncclbpf_rt__tuner_keeps(this), worked out once when the policy is built: the keeping
+	 * path tests one word instead of three */
+	uint32_t tuner_keeps;
 };
 
 /* Private to the runtime; named here only so that the inline entries can load them. */
@@ -235,8 +238,8 @@ static inline void ncclbpf_rt_hook_end(void)
 
 /* 1 when policy p's tuner program may take ncclbpf_rt_tuner_begin_keeping's path: a
  * register-keeping JIT entry, no per-communicator maps to bind, and nothing to read from memory
- * beyond NCCLBPF_RT_TUNER_KEEPING_WORDS. The one rule for that path (activate.c derives
- * ncclbpf_rt_tuner_keeps_ from it). */
+ * beyond NCCLBPF_RT_TUNER_KEEPING_WORDS. The one rule for that path, evaluated once per policy
+ * (bundle.c, into p->tuner_keeps, which the path and activate.c's hint read). */
 static inline int ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_hot *p)
 {
 	return p->tuner.keeps_regs && p->comm_maps == 0 &&
@@ -260,7 +263,7 @@ static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_keeping(void)
 	const struct ncclbpf_rt_policy_hot *p =
 	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(&ncclbpf_rt_active_,
 										__ATOMIC_ACQUIRE);
-	if (__builtin_expect(p != NULL && ncclbpf_rt__tuner_keeps(p), 1))
+	if (__builtin_expect(p != NULL && p->tuner_keeps, 1))
 		return &p->tuner;
 	ebpf_epoch_exit_outer();
 #endif

@@ -318,6 +318,7 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	/* Report the engine actually used by the tuner hook. */
 	if (engine == NCCLBPF_ENGINE_JIT && p->hot.tuner.prog && !p->hot.tuner.fn)
 		p->engine = NCCLBPF_ENGINE_INTERP;
+	p->hot.tuner_keeps = ncclbpf_rt__tuner_keeps(&p->hot); /* the hook and its maps are set */
 	return 0;
 }
 
@@ -329,6 +330,7 @@ void rt_bundle_free(struct rt_policy *p)
 	p->hot.tuner = p->hot.chunk = p->hot.profiler = (struct rt_hook){0};
 	p->hot.profiler_needs = 0;
 	p->hot.comm_maps = 0;
+	p->hot.tuner_keeps = 0;
 	memset(p->net, 0, sizeof(p->net));
 	memset(p->net_clock, 0, sizeof(p->net_clock));
 	p->net_time_every = 0;
