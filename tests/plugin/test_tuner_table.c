@@ -274,9 +274,10 @@ static void test_apply_random(void)
 		float t[21], o[21];
 		int na = 1 + rand_r(&seed) % 7, np = 1 + rand_r(&seed) % 3;
 		for (int i = 0; i < na * np; i++) {
-			int k = rand_r(&seed) % 8;
+			int k = rand_r(&seed) % 9;
 			o[i] = k == 0	? -1.0f
 			       : k == 1 ? 0.0f
+			       : k == 8 ? -0.0f
 			       : k == 2 ? NAN
 			       : k == 3 ? 4e9f
 					: (float)(rand_r(&seed) % 1000) / 7.0f;

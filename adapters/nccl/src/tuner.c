@@ -199,7 +199,7 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
 }
 
 /* After a program ran: nothing to do but count when it left every output at its default. */
-static inline void finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table,
+static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table,
 			  int num_algo, int num_proto, int *n_channels)
 {
 	if (tuner_outputs_default(x))
@@ -282,25 +282,35 @@ static __attribute__((noinline)) ncclResult_t coll_info_run(ENTRY_ARGS)
 	return ncclSuccess;
 }
 
-/* The common call when the policy's program is a register-keeping JIT entry (ebpf/jit.h):
- * coll_info_run's work with no call out of line before the decision is applied, so that the
- * compiler keeps getCollInfo's arguments in caller-saved registers (saving and restoring
- * callee-saved ones around a plain call costs about a nanosecond, most of what running an
- * empty program costs). Anything else - another table shape, a policy swapped meanwhile, a
- * thread not on the epoch's fast path - goes on to coll_info_run. */
-static __attribute__((noinline)) ncclResult_t coll_info_keeping(ENTRY_ARGS)
+/* The common call when the policy's program is a register-keeping JIT entry (ebpf/jit.h) and
+ * NCCL passed a 7 x 3 table: coll_info_run's work with no call out of line before the decision is
+ * applied, so that the compiler keeps getCollInfo's arguments in caller-saved registers (saving
+ * and restoring callee-saved ones around a plain call costs about a nanosecond, most of what
+ * running an empty program costs). It takes its arguments in registers only (num_pipe_ops and
+ * reg_buff packed into one, the table's shape known): coll_info reaches it with a jump that
+ * neither stores nor loads getCollInfo's stack arguments again. Anything else - a policy
+ * swapped meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
+#define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
+	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
+static __attribute__((noinline)) ncclResult_t coll_info_keeping(struct ncclbpf_comm *c,
+								ncclFunc_t coll_type, size_t n_bytes,
+								uint64_t pipe_reg, float *table,
+								int *n_channels)
 {
-	struct ncclbpf_comm *c = context;
-	float *table = TABLE_OF(cost_table);
-	const struct ncclbpf_rt_hook *h;
-	if (num_algo != TUNER_MAX_ALGO || num_proto != TUNER_MAX_PROTO ||
-	    !(h = ncclbpf_rt_tuner_begin_keeping()))
-		return coll_info_run(ENTRY_PASS);
+	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
+	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_keeping();
+	if (__builtin_expect(!h, 0))
+		return coll_info_run(c, coll_type, n_bytes, num_pipe_ops, (float **)table, num_algo,
+				     num_proto, reg_buff, n_channels);
 	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
 	struct ncclbpf_rt_tuner_ctx rx;
-	/* the rule lets through only programs that read no other words (ncclbpf_rt__tuner_keeps):
-	 * the mask tells the compiler so, and it keeps fewer registers */
-	fill_inputs(&rx, c, seq, h->ctx_words & NCCLBPF_RT_TUNER_KEEPING_WORDS, table, CALL_PASS);
+	/* the rule lets through only programs that read no other words (ncclbpf_rt__tuner_keeps);
+	 * a program that reads any of them gets all (a few stores cost less than a branch each) */
+	if (h->ctx_words & NCCLBPF_RT_TUNER_KEEPING_WORDS & TUNER_SCALAR_WORDS)
+		fill_inputs(&rx, c, seq, NCCLBPF_RT_TUNER_KEEPING_WORDS, table, CALL_PASS);
+	else
+		fill_inputs(&rx, c, seq, 0, table, CALL_PASS);
 	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
 	finish(c, &rx.x, table, num_algo, num_proto, n_channels); /* its only call is the last */
@@ -334,12 +344,16 @@ static ncclResult_t coll_info(ENTRY_ARGS)
 				 ncclbpf_trace_on(),
 			     0))
 		return coll_info_full(ENTRY_PASS);
-	if (__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED))
-		return __atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED)
-			   ? coll_info_keeping(ENTRY_PASS)
-			   : coll_info_run(ENTRY_PASS);
-	ncclbpf_comm__tick_plain(c);
-	return ncclSuccess;
+	if (!__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED)) {
+		ncclbpf_comm__tick_plain(c);
+		return ncclSuccess;
+	}
+	if (__builtin_expect(__atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED) &&
+				 num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO,
+			     1))
+		return coll_info_keeping(c, coll_type, n_bytes, PACK_PIPE_REG(num_pipe_ops, reg_buff),
+					 TABLE_OF(cost_table), n_channels);
+	return coll_info_run(ENTRY_PASS);
 }
 
 /* Chunk sizes above this are certainly wrong (NCCL's largest protocol buffer is a few MiB). */

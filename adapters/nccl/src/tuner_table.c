@@ -56,7 +56,7 @@ enum tuner_apply_result tuner_apply(const struct ncclbpf_tuner_ctx *ctx, float *
 		} else if (!nccl_cost_cell_valid(table[algo * num_proto + proto])) {
 			return TUNER_APPLY_INVALID; /* asked for something NCCL cannot run */
 		}
-		tuner_force_cell(table, ca * num_proto + cp);
+		tuner_force_cell(table, num_algo * num_proto, ca * num_proto + cp);
 		info->algo = ca;
 		info->proto = cp;
 	}
