@@ -199,8 +199,10 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
 }
 
 /* After a program ran: nothing to do but count when it left every output at its default. */
-static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table,
-			  int num_algo, int num_proto, int *n_channels)
+static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c,
+							 struct ncclbpf_tuner_ctx *x, float *table,
+							 int num_algo, int num_proto,
+							 int *n_channels)
 {
 	if (tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
@@ -293,9 +295,9 @@ static __attribute__((noinline)) ncclResult_t coll_info_run(ENTRY_ARGS)
 #define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
 	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
 static __attribute__((noinline)) ncclResult_t coll_info_keeping(struct ncclbpf_comm *c,
-								ncclFunc_t coll_type, size_t n_bytes,
-								uint64_t pipe_reg, float *table,
-								int *n_channels)
+								ncclFunc_t coll_type,
+								size_t n_bytes, uint64_t pipe_reg,
+								float *table, int *n_channels)
 {
 	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
 	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
@@ -351,7 +353,8 @@ static ncclResult_t coll_info(ENTRY_ARGS)
 	if (__builtin_expect(__atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED) &&
 				 num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO,
 			     1))
-		return coll_info_keeping(c, coll_type, n_bytes, PACK_PIPE_REG(num_pipe_ops, reg_buff),
+		return coll_info_keeping(c, coll_type, n_bytes,
+					 PACK_PIPE_REG(num_pipe_ops, reg_buff),
 					 TABLE_OF(cost_table), n_channels);
 	return coll_info_run(ENTRY_PASS);
 }
