@@ -237,6 +237,149 @@ static void check_values(void)
 		}
 }
 
+/* The shapes of a converted read followed by a jump on it (the JIT's range test for "dst ==
+ * none" / "dst != none" when dst is read nowhere else): r0 is 1 on the fall-through, 2 where the
+ * jump lands (3 + the value when the target reads it). */
+enum f32_jump_shape {
+	F32J_DEAD,     /* dst dead after the jump: tested, not converted */
+	F32J_LIVE,     /* the target reads dst: converted */
+	F32J_TARGET,   /* the jump is also reached around the load: converted */
+	F32J_IN_RANGE, /* `none` is a value in range (1 us): converted */
+	F32J_JMP32,    /* a 32-bit compare: converted */
+	F32J_N,
+};
+
+static struct ebpf_exec *jump_program(int shape, int op, int d, int k,
+				      const struct ebpf_ctx_from_f32 *conv)
+{
+	struct ebpf_insn insns[16];
+	uint32_t n = 0, load;
+	int32_t none = shape == F32J_IN_RANGE ? 1000 : -1;
+	if (shape == F32J_TARGET) {
+		insns[n++] = MOV64_IMM(d, none);
+		insns[n++] = LDX_MEM(EBPF_DW, 6, 1, 8);	   /* n_bytes */
+		insns[n++] = JMP_IMM(EBPF_JGT, 6, 100, 1); /* around the load */
+	}
+	load = n;
+	insns[n++] = LDX_MEM(EBPF_DW, d, 1, T_COST + 8 * k);
+	if (shape == F32J_JMP32)
+		insns[n++] = INSN(EBPF_JMP32 | op | EBPF_K, d, 0, 2, none);
+	else
+		insns[n++] = JMP_IMM(op, d, none, 2);
+	insns[n++] = MOV64_IMM(0, 1);
+	insns[n++] = EXIT();
+	if (shape == F32J_LIVE) {
+		insns[n++] = MOV64_REG(0, d);
+		insns[n++] = ALU64_IMM(EBPF_ADD, 0, 3);
+	} else {
+		insns[n++] = MOV64_IMM(0, 2);
+	}
+	insns[n++] = EXIT();
+	struct ebpf_exec_ctx_load l = {.insn = load, .ctx_off = T_COST + 8 * k};
+	struct ebpf_exec_opts o = {
+	    .sz = sizeof(o), .from_f32 = conv, .f32_loads = &l, .n_f32_loads = 1};
+	char err[160];
+	struct ebpf_exec *p = ebpf_exec__new(insns, n, &o, err, sizeof(err));
+	CHECKF(p != NULL, "%s", err);
+	return p;
+}
+
+/* What the program must return for v (the C rule decides the jump). */
+static uint64_t jump_expected(int shape, int op, const struct ebpf_ctx_from_f32 *conv, float v,
+			      uint64_t n_bytes)
+{
+	uint64_t x = ebpf_ctx_from_f32_value(conv, v), none = conv->none;
+	if (shape == F32J_TARGET && n_bytes > 100)
+		x = none;
+	int taken = shape == F32J_JMP32 ? (uint32_t)x == (uint32_t)none : x == none;
+	if (op == EBPF_JNE)
+		taken = !taken;
+	return !taken ? 1 : shape == F32J_LIVE ? x + 3 : 2;
+}
+
+/* A jump on a converted read: the JIT's range test (F32J_DEAD) and every shape it must not
+ * take for one (it would jump wrongly there) decide as the interpreter and the C rule, for
+ * every dst register, both jumps, the special values and a sweep; the test is what makes the
+ * dead shape's code smaller. */
+static void check_jumps(void)
+{
+	static const float special[] = {0.0f,	  -0.0f,     1e-45f, -1e-45f,	0.0005f,
+					1.0f,	  1e6f,	     3.6e9f, 3.5999e9f, -1.0f,
+					INFINITY, -INFINITY, NAN,    FLT_MAX,	1.0e-3f};
+	struct ebpf_ctx_from_f32 in_range = *cells();
+	in_range.none = 1000;
+	uint64_t mismatches = 0;
+	for (int shape = 0; shape < F32J_N; shape++)
+		for (int eq = 0; eq < 2; eq++)
+			for (int d = 0; d <= 9; d++) {
+				if (shape == F32J_TARGET && (d == 1 || d == 6))
+					continue; /* the context and n_bytes */
+				int op = eq ? EBPF_JEQ : EBPF_JNE, k = (d * 5 + shape) % N_CELLS;
+				const struct ebpf_ctx_from_f32 *conv =
+				    shape == F32J_IN_RANGE ? &in_range : cells();
+				struct ebpf_exec *p = jump_program(shape, op, d, k, conv);
+				struct ebpf_jit_stats st;
+				char err[160];
+				if (!p)
+					continue;
+				CHECKF(ebpf_exec__jit(p, &st, err, sizeof(err)) == 0, "JIT: %s",
+				       err);
+				float table[N_CELLS] = {0};
+				struct run_ctx c = {.cells = table};
+				size_t ns = sizeof(special) / sizeof(float);
+				/* the special values at both n_bytes, then a sweep over the bits */
+				for (uint64_t s = 0; s < 2 * ns + 16384; s++) {
+					uint32_t u =
+					    (uint32_t)((s - 2 * ns) * 262139u + (uint64_t)d);
+					float v = s < 2 * ns ? special[s % ns] : bits(u);
+					c.x.n_bytes = (s < 2 * ns ? s < ns : u & 1) ? 8 : 1000;
+					table[k] = v;
+					uint64_t want =
+					    jump_expected(shape, op, conv, v, c.x.n_bytes);
+					uint64_t ri = 0, rj = 0, rk = want;
+					CHECK(ebpf_exec__run(p, EBPF_ENGINE_INTERP,
+							     (uint64_t)(uintptr_t)&c, 0, NULL,
+							     &ri) == 0);
+					CHECK(ebpf_exec__run(p, EBPF_ENGINE_JIT,
+							     (uint64_t)(uintptr_t)&c, 0, NULL,
+							     &rj) == 0);
+#ifdef EBPF_JIT_HAVE_KEEPING_CALL
+					int lost = -1;
+					rk =
+					    call_keeping_checked(ebpf_exec__jit_fn(p),
+								 (uint64_t)(uintptr_t)&c, 0, &lost);
+					CHECKF(lost < 0, "keeping entry changed %s",
+					       lost >= 0 ? KEPT_NAMES[lost] : "");
+#endif
+					if ((ri != want || rj != want || rk != want) &&
+					    mismatches++ < 5)
+						CHECKF(0,
+						       "shape %d op %s r%d v=%a n_bytes %llu: want "
+						       "%llu, interp %llu, JIT %llu, keeping %llu",
+						       shape, eq ? "==" : "!=", d, (double)v,
+						       (unsigned long long)c.x.n_bytes,
+						       (unsigned long long)want,
+						       (unsigned long long)ri,
+						       (unsigned long long)rj,
+						       (unsigned long long)rk);
+				}
+				ebpf_exec__free(p);
+			}
+	CHECK_EQ_U64(mismatches, 0);
+	/* The range test is shorter than the conversion and compare it replaces (the same program
+	 * with a 32-bit compare is converted). */
+	struct ebpf_exec *dead = jump_program(F32J_DEAD, EBPF_JEQ, 3, 4, cells());
+	struct ebpf_exec *jmp32 = jump_program(F32J_JMP32, EBPF_JEQ, 3, 4, cells());
+	struct ebpf_jit_stats sd = {0}, s32 = {0};
+	char err[160];
+	if (dead && jmp32 && ebpf_exec__jit(dead, &sd, err, sizeof(err)) == 0 &&
+	    ebpf_exec__jit(jmp32, &s32, err, sizeof(err)) == 0)
+		CHECKF(sd.code_size + 30 <= s32.code_size, "range test %u bytes, conversion %u",
+		       sd.code_size, s32.code_size);
+	ebpf_exec__free(dead);
+	ebpf_exec__free(jmp32);
+}
+
 /* What ebpf_exec__new refuses to convert: a narrower load, a load outside the field, an
  * element's middle, an index past the program, a conversion the JIT cannot do exactly. */
 static void check_refusals(void)
@@ -279,6 +422,7 @@ int main(void)
 {
 	check_offsets();
 	check_values();
+	check_jumps();
 	check_refusals();
 	return check_summary("test_ctx_convert");
 }

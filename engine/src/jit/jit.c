@@ -191,7 +191,7 @@ static int helper_is_map_lookup(const struct ebpf_exec *prog)
 	       p->args[1] == EBPF_ARG_PTR_TO_KEY;
 }
 
-/* Registers instruction i reads (use) and writes (def) for the entry liveness below: the shared
+/* Registers instruction i reads (use) and writes (def) for the liveness below: the shared
  * rule, narrowed for helper calls to the arguments the prototype declares, and widened for
  * bpf-to-bpf calls (which may read anything). */
 static void use_def(const struct ebpf_exec *prog, const struct ebpf_insn *in, uint16_t *use,
@@ -213,48 +213,85 @@ static void use_def(const struct ebpf_exec *prog, const struct ebpf_insn *in, ui
 			*use |= (uint16_t)(2u << k);
 }
 
-/* Backward liveness over the entry function, to a fixpoint: which registers can be read before
- * any write on some path from the entry. */
-static uint16_t entry_live_in(const struct ebpf_exec *prog, const struct jit_analysis *an)
+/* Backward liveness over each function, to a fixpoint: bit k of live[i] when register rk can be
+ * read before any write on some path from instruction i (within its function; an exit reads r0
+ * only, a bpf-to-bpf call anything). NULL when out of memory. */
+static uint16_t *live_in(const struct ebpf_exec *prog, const struct jit_analysis *an)
 {
-	const struct jit_func *f = &an->funcs[0];
-	uint16_t *live = calloc(f->end, sizeof(*live));
-	int changed = 1;
-	uint16_t ret;
+	uint16_t *live = calloc(an->n_insns + 1, sizeof(*live));
 
 	if (!live)
-		return 0x3f9; /* r0, r3-r9: zero them all */
-	while (changed) {
-		changed = 0;
-		for (uint32_t i = f->end; i-- > f->start;) {
-			const struct ebpf_insn *in = &prog->insns[i];
-			uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
-			uint16_t use, def, out = 0, v;
+		return NULL;
+	for (uint32_t fi = 0; fi < an->n_funcs; fi++) {
+		const struct jit_func *f = &an->funcs[fi];
+		int changed = 1;
 
-			if (an->insn_flags[i] & JIT_INSN_LDDW_TAIL)
-				continue;
-			use_def(prog, in, &use, &def);
-			if ((cls == EBPF_JMP || cls == EBPF_JMP32) && op != EBPF_CALL &&
-			    op != EBPF_EXIT) {
-				out |= live[jump_target(in, i)];
-				if (op != EBPF_JA && i + 1 < f->end)
-					out |= live[i + 1];
-			} else if (!(cls == EBPF_JMP && op == EBPF_EXIT)) {
-				uint32_t next = i + (ebpf_insn_is_lddw(in) ? 2 : 1);
+		while (changed) {
+			changed = 0;
+			for (uint32_t i = f->end; i-- > f->start;) {
+				const struct ebpf_insn *in = &prog->insns[i];
+				uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
+				uint16_t use, def, out = 0, v;
 
-				if (next < f->end)
-					out |= live[next];
-			}
-			v = (uint16_t)(use | (out & ~def));
-			if (v != live[i]) {
-				live[i] = v;
-				changed = 1;
+				if (an->insn_flags[i] & JIT_INSN_LDDW_TAIL)
+					continue;
+				use_def(prog, in, &use, &def);
+				if (is_jump(in)) {
+					out |= live[jump_target(in, i)];
+					if (op != EBPF_JA && i + 1 < f->end)
+						out |= live[i + 1];
+				} else if (!(cls == EBPF_JMP && op == EBPF_EXIT)) {
+					uint32_t next = i + (ebpf_insn_is_lddw(in) ? 2 : 1);
+
+					if (next < f->end)
+						out |= live[next];
+				}
+				v = (uint16_t)(use | (out & ~def));
+				if (v != live[i]) {
+					live[i] = v;
+					changed = 1;
+				}
 			}
 		}
 	}
-	ret = live[f->start];
-	free(live);
-	return ret & 0x3f9; /* r1, r2 are arguments and r10 the frame */
+	return live;
+}
+
+/* Marks converted loads (EBPF_INTERNAL_LDX_F32) whose value nothing reads but the next
+ * instruction, a 64-bit "if dst == none" or "if dst != none" on the conversion's `none`: no
+ * element in range converts to none (its results lie between those of lo and hi, the operations
+ * being monotonic), so the range test alone decides the jump, and the backend emits only that
+ * (no conversion). The jump must be no target itself, so that only the load reaches it. */
+static void mark_f32_tests(const struct ebpf_exec *prog, struct jit_analysis *an,
+			   const uint16_t *live)
+{
+	const struct ebpf_ctx_from_f32 *c = &prog->from_f32;
+
+	if (!prog->n_f32_loads)
+		return;
+	/* the conversion's results at the ends of [lo, hi), in its own operations (exec.c checked
+	 * that both are far inside int64) */
+	int64_t a = (int64_t)((double)c->lo * c->scale + 0.5);
+	int64_t b = (int64_t)((double)c->hi * c->scale + 0.5);
+	int64_t none = (int64_t)c->none;
+
+	if (none >= (a < b ? a : b) && none <= (a < b ? b : a))
+		return;
+	for (uint32_t i = 0; i + 1 < an->n_insns; i++) {
+		const struct ebpf_insn *in = &prog->insns[i], *jmp = in + 1;
+		uint8_t op = EBPF_OP(jmp->code);
+
+		if (in->code != EBPF_INTERNAL_LDX_F32 || EBPF_CLASS(jmp->code) != EBPF_JMP ||
+		    EBPF_SRC(jmp->code) != EBPF_K || (op != EBPF_JEQ && op != EBPF_JNE) ||
+		    jmp->dst_reg != in->dst_reg || (int64_t)jmp->imm != none ||
+		    (an->insn_flags[i + 1] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)))
+			continue;
+		uint16_t d = (uint16_t)(1u << in->dst_reg);
+		int64_t t = jump_target(jmp, i + 1);
+
+		if (!(live[t] & d) && (i + 2 >= an->n_insns || !(live[i + 2] & d)))
+			an->insn_flags[i] |= JIT_INSN_F32_TEST;
+	}
 }
 
 static void analysis_free(struct jit_analysis *an)
@@ -392,7 +429,16 @@ static int analyse(const struct ebpf_exec *prog, uint32_t opt_flags, struct jit_
 			}
 		}
 	}
-	an->entry_zero = entry_live_in(prog, an);
+	{
+		uint16_t *live = live_in(prog, an);
+
+		/* r0, r3-r9 the entry may read before writing them (r1, r2 are arguments and r10
+		 * the frame); all of them when that is not known */
+		an->entry_zero = live ? live[an->funcs[0].start] & 0x3f9 : 0x3f9;
+		if (live)
+			mark_f32_tests(prog, an, live);
+		free(live);
+	}
 	for (f = 0; f < an->n_funcs; f++) {
 		uint32_t last = an->funcs[f].end - 1;
 		uint8_t code = insns[last].code;

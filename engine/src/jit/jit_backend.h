@@ -16,6 +16,9 @@
 #define JIT_INSN_FUNC_START   0x02 /* first instruction of a function (entry or call target) */
 #define JIT_INSN_LDDW_TAIL    0x04 /* second slot of a 64-bit immediate load: emits nothing */
 #define JIT_INSN_INLINE_ARRAY 0x08 /* a map lookup call the backend inlines (jit_inline) */
+/* A converted load (EBPF_INTERNAL_LDX_F32) whose value only the next instruction reads, a jump on
+ * its equality with the conversion's `none`: the backend emits the pair as the range test. */
+#define JIT_INSN_F32_TEST 0x10
 
 /* A function: the entry (func 0) or a bpf-to-bpf call target; [start, end) instructions. */
 struct jit_func {

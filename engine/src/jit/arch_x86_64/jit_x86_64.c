@@ -803,6 +803,22 @@ static void emit_jmp(struct x86 *j, const struct ebpf_insn *in, uint32_t i)
 
 /* --- Driver ---------------------------------------------------------------------------------- */
 
+/* xmm1 = the float f, through dst (xorps for 0.0). */
+static void f32_to_xmm1(struct emitter *e, int d, float f)
+{
+	union {
+		float f;
+		uint32_t u;
+	} v = {f};
+
+	if (!v.u) {
+		sse_rr(e, 0, 0, 0x57, 1, 1, 0); /* xorps xmm1, xmm1 */
+		return;
+	}
+	mov_ri(e, 0, d, (int32_t)v.u);
+	sse_rr(e, 0x66, 0, 0x6e, 1, d, SSE_RM_GPR); /* movd xmm1, d */
+}
+
 /* A converted context load (exec_internal.h): ebpf_ctx_from_f32_value in the same IEEE operations
  * as the C (float to double, multiply, add, truncate), in dst and xmm0/xmm1 only (a
  * register-keeping entry's callers are told xmm0 and xmm1 change: ebpf_jit_call_keeping). */
@@ -812,22 +828,16 @@ static void emit_ldx_f32(struct x86 *j, const struct ebpf_insn *in)
 	const struct ebpf_ctx_from_f32 *c = &j->an->prog->from_f32;
 	int d = R(in->dst_reg);
 	union {
-		float f;
-		uint32_t u;
-	} lo = {c->lo}, hi = {c->hi};
-	union {
 		double f;
 		uint64_t u;
 	} scale = {c->scale}, half = {0.5};
 
 	load(e, 8, 0, d, R(in->src_reg), in->off);   /* the host's array */
 	sse_load(e, 0xf3, 0x10, 0, d, in->imm);	     /* movss xmm0, [d + imm] */
-	mov_ri(e, 0, d, (int32_t)lo.u);		     /* the bits of lo */
-	sse_rr(e, 0x66, 0, 0x6e, 1, d, SSE_RM_GPR);  /* movd xmm1, d */
+	f32_to_xmm1(e, d, c->lo);		     /* lo */
 	sse_rr(e, 0, 0, 0x2e, 0, 1, 0);		     /* ucomiss xmm0, xmm1 */
 	uint32_t below = jcc8_fwd(e, CC_B);	     /* v < lo, or NaN */
-	mov_ri(e, 0, d, (int32_t)hi.u);		     /* the bits of hi */
-	sse_rr(e, 0x66, 0, 0x6e, 1, d, SSE_RM_GPR);  /* movd xmm1, d */
+	f32_to_xmm1(e, d, c->hi);		     /* hi */
 	sse_rr(e, 0, 0, 0x2e, 1, 0, 0);		     /* ucomiss xmm1, xmm0 */
 	uint32_t above = jcc8_fwd(e, CC_BE);	     /* hi <= v */
 	sse_rr(e, 0xf3, 0, 0x5a, 0, 0, 0);	     /* cvtss2sd xmm0, xmm0 */
@@ -843,6 +853,37 @@ static void emit_ldx_f32(struct x86 *j, const struct ebpf_insn *in)
 	patch8(e, above);
 	mov_ri64(e, d, c->none);
 	patch8(e, done);
+}
+
+/* Converted load i and the jump after it on "dst == none" or "dst != none", dst read nowhere
+ * else (jit.c: JIT_INSN_F32_TEST): the element reads as none exactly when it is outside
+ * [lo, hi), so only that test is made. dst is left holding the array's address. */
+static void emit_f32_test(struct x86 *j, uint32_t i)
+{
+	struct emitter *e = &j->e;
+	const struct ebpf_insn *in = &j->insns[i], *jmp = in + 1;
+	const struct ebpf_ctx_from_f32 *c = &j->an->prog->from_f32;
+	uint32_t t = (uint32_t)((int64_t)i + 2 + jmp->off);
+	int d = R(in->dst_reg), eq = EBPF_OP(jmp->code) == EBPF_JEQ;
+
+	load(e, 8, 0, d, R(in->src_reg), in->off); /* the host's array */
+	sse_load(e, 0xf3, 0x10, 0, d, in->imm);	   /* movss xmm0, [d + imm] */
+	f32_to_xmm1(e, d, c->lo);
+	sse_rr(e, 0, 0, 0x2e, 0, 1, 0); /* ucomiss xmm0, xmm1 */
+	uint32_t below = 0;
+	if (eq)
+		emit_jump(j, CC_B, i, t); /* v < lo, or NaN: none */
+	else
+		below = jcc8_fwd(e, CC_B);
+	f32_to_xmm1(e, d, c->hi);
+	sse_rr(e, 0, 0, 0x2e, 1, 0, 0); /* ucomiss xmm1, xmm0 */
+	if (eq) {
+		emit_jump(j, CC_BE, i + 1, t); /* hi <= v: none */
+	} else {
+		emit_jump(j, CC_A, i + 1, t); /* v < hi: a value, not none */
+		patch8(e, below);
+	}
+	j->fused = 1;
 }
 
 static void emit_insn(struct x86 *j, uint32_t i)
@@ -867,7 +908,10 @@ static void emit_insn(struct x86 *j, uint32_t i)
 		break;
 	case EBPF_LDX:
 		if (in->code == EBPF_INTERNAL_LDX_F32) {
-			emit_ldx_f32(j, in);
+			if (j->an->insn_flags[i] & JIT_INSN_F32_TEST)
+				emit_f32_test(j, i);
+			else
+				emit_ldx_f32(j, in);
 			break;
 		}
 		if (EBPF_MODE(in->code) != EBPF_MEM && EBPF_MODE(in->code) != EBPF_MEMSX)
