@@ -20,6 +20,23 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The per-call paths (coll_info_run, coll_info_keeping) hold the program's context on their
+ * stack, and compilers that add stack canaries by default (Ubuntu's GCC: -fstack-protector-strong)
+ * guard them with one: a TLS load and store on entry and a compare on return, about a nanosecond
+ * of a call that costs a few over a native plugin (the H100 host, docs/deploying.md). Only
+ * verified programs write to that context, each store checked against the context's writable
+ * fields before it runs (docs/verifier.md), and the adapter fills it at fixed offsets: a canary
+ * there would only notice, on return, a verifier bug the differential tests look for. Every
+ * other function keeps whatever the compiler adds. */
+#if defined(__has_attribute)
+#if __has_attribute(no_stack_protector)
+#define HOT_PATH_NO_CANARY __attribute__((no_stack_protector))
+#endif
+#endif
+#ifndef HOT_PATH_NO_CANARY
+#define HOT_PATH_NO_CANARY
+#endif
+
 static uint32_t clamp_u32(size_t v)
 {
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
@@ -275,7 +292,7 @@ static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm
 #define TABLE_OF(cost_table) ((float *)(cost_table))
 
 /* The common call with a policy active: outside the control plane, well formed, untraced. */
-static __attribute__((noinline)) ncclResult_t coll_info_run(ENTRY_ARGS)
+static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_run(ENTRY_ARGS)
 {
 	struct ncclbpf_comm *c = context;
 	float *table = TABLE_OF(cost_table);
@@ -294,10 +311,9 @@ static __attribute__((noinline)) ncclResult_t coll_info_run(ENTRY_ARGS)
  * swapped meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
 #define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
 	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
-static __attribute__((noinline)) ncclResult_t coll_info_keeping(struct ncclbpf_comm *c,
-								ncclFunc_t coll_type,
-								size_t n_bytes, uint64_t pipe_reg,
-								float *table, int *n_channels)
+static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t
+coll_info_keeping(struct ncclbpf_comm *c, ncclFunc_t coll_type, size_t n_bytes, uint64_t pipe_reg,
+		  float *table, int *n_channels)
 {
 	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
 	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
