@@ -25,17 +25,8 @@ endif()
 # that does nothing (net_empty: the queueing alone when deferred).
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_BENCH_POLICY_DIR ${PROJECT_BINARY_DIR}/benchmarks/policies)
-  set(NET_BENCH_POLICIES)
-  foreach(name net_count_only net_time_only net_heavy net_empty)
-    set(out ${NET_BENCH_POLICY_DIR}/${name}.o)
-    add_custom_command(OUTPUT ${out}
-      COMMAND ${CMAKE_COMMAND} -E make_directory ${NET_BENCH_POLICY_DIR}
-      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-              -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/${name}.c -o ${out}
-      DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/${name}.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
-      COMMENT "BPF benchmarks/policies/${name}.c")
-    list(APPEND NET_BENCH_POLICIES ${out})
-  endforeach()
+  ncclbpf_bpf_objects(NET_BENCH_POLICIES ${NET_BENCH_POLICY_DIR} ${CMAKE_CURRENT_LIST_DIR}/policies
+                      net_count_only net_time_only net_heavy net_empty)
   add_custom_target(net_bench_policies ALL DEPENDS ${NET_BENCH_POLICIES})
   add_dependencies(ncclbpf-net-bench net_bench_policies)
 endif()

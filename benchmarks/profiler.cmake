@@ -6,8 +6,8 @@ if(NCCLBPF_BUILD_POLICIES)
   set(out ${PROF_BENCH_DIR}/prof_noop.o)
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${PROF_BENCH_DIR}
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/profiler/prof_noop.c -o ${out}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+            -c ${CMAKE_CURRENT_LIST_DIR}/profiler/prof_noop.c -o ${out}
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/profiler/prof_noop.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
     COMMENT "BPF benchmarks/profiler/prof_noop.c")
   add_custom_target(profiler_bench_policies ALL DEPENDS ${out})

@@ -256,3 +256,21 @@ function(ncclbpf_test name)
       SANITIZER asan ${checks} ENVIRONMENT ${T_ENVIRONMENT} ${T_ASAN_ENVIRONMENT})
   endif()
 endfunction()
+
+# ncclbpf_bpf_objects(OUT_VAR OUT_DIR SRC_DIR NAME...): a rule compiling each SRC_DIR/NAME.c with
+# clang into OUT_DIR/NAME.o (NCCLBPF_BPF_TEST_CFLAGS); OUT_VAR gets the objects' paths, for the
+# custom target the caller makes of them in the same directory.
+function(ncclbpf_bpf_objects out_var out_dir src_dir)
+  set(objs)
+  file(RELATIVE_PATH rel_dir ${PROJECT_SOURCE_DIR} ${src_dir})
+  foreach(n ${ARGN})
+    set(out ${out_dir}/${n}.o)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
+      COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS} -c ${src_dir}/${n}.c -o ${out}
+      DEPENDS ${src_dir}/${n}.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF ${rel_dir}/${n}.c")
+    list(APPEND objs ${out})
+  endforeach()
+  set(${out_var} ${objs} PARENT_SCOPE)
+endfunction()

@@ -5,8 +5,8 @@ if(NCCLBPF_BUILD_POLICIES)
   set(INSPECT_POLICY ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies/inspect.o)
   add_custom_command(OUTPUT ${INSPECT_POLICY}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/inspect_policies
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${INSPECT_TEST_DIR}/policies/inspect.c -o ${INSPECT_POLICY}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+            -c ${INSPECT_TEST_DIR}/policies/inspect.c -o ${INSPECT_POLICY}
     DEPENDS ${INSPECT_TEST_DIR}/policies/inspect.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
     COMMENT "BPF tests/inspect/policies/inspect.c")
   add_custom_target(inspect_policies ALL DEPENDS ${INSPECT_POLICY})

@@ -2,7 +2,7 @@
 # loader unit test over them and the shipped policies, the mutation test (0-byte, truncated and
 # bit-flipped variants of every object, clean rejection under ASan), and the SDK header checks.
 if(NCCLBPF_BUILD_POLICIES)
-  set(LDR_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
+  set(LDR_BPF_CFLAGS ${NCCLBPF_BPF_TEST_CFLAGS})
   set(LDR_BPF_DIR ${PROJECT_BINARY_DIR}/tests/loader/bpf)
   file(GLOB LDR_BPF_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/bpf/*.c)
   set(LDR_BPF_OBJECTS)

@@ -50,7 +50,7 @@ endif()
 
 # Test-only policies.
 set(NET_POLICY_DIR ${PROJECT_BINARY_DIR}/tests/net/policies)
-set(NET_BPF_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
+set(NET_BPF_CFLAGS ${NCCLBPF_BPF_TEST_CFLAGS})
 if(NCCLBPF_BUILD_POLICIES)
   set(NET_POLICIES)
   foreach(p deny probe probe_complete clk_bytes clk_duration clk_time clk_sampled bad_section

@@ -31,8 +31,8 @@ if(NCCLBPF_BUILD_POLICIES)
   set(ENV_BUNDLE ${CMAKE_CURRENT_BINARY_DIR}/env_policies/with_env.o)
   add_custom_command(OUTPUT ${ENV_BUNDLE}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/env_policies
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/with_env.c -o ${ENV_BUNDLE}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+            -c ${CMAKE_CURRENT_LIST_DIR}/policies/with_env.c -o ${ENV_BUNDLE}
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/with_env.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
     COMMENT "BPF with_env.c")
   add_custom_target(env_policies ALL DEPENDS ${ENV_BUNDLE})
@@ -58,8 +58,8 @@ if(NCCLBPF_BUILD_POLICIES)
   set(NET_BUNDLE ${CMAKE_CURRENT_BINARY_DIR}/env_policies/with_net.o)
   add_custom_command(OUTPUT ${NET_BUNDLE}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/env_policies
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -c ${CMAKE_CURRENT_LIST_DIR}/policies/with_net.c -o ${NET_BUNDLE}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+            -c ${CMAKE_CURRENT_LIST_DIR}/policies/with_net.c -o ${NET_BUNDLE}
     DEPENDS ${CMAKE_CURRENT_LIST_DIR}/policies/with_net.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
     COMMENT "BPF with_net.c")
   add_custom_target(env_net_policies ALL DEPENDS ${NET_BUNDLE})

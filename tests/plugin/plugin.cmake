@@ -127,23 +127,16 @@ if(NCCLBPF_BUILD_POLICIES)
     set(out ${VERSION_POLICY_DIR}/version${v}.o)
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
-      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-              -I${PROJECT_SOURCE_DIR}/include -DPOLICY_VERSION=${v}
+      COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+              -DPOLICY_VERSION=${v}
               -c ${PLUGIN_TEST_DIR}/policies/version.c -o ${out}
       DEPENDS ${PLUGIN_TEST_DIR}/policies/version.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
       COMMENT "BPF version.c (version ${v})")
     list(APPEND VERSION_POLICIES ${out})
   endforeach()
-  foreach(n chunk by_nodes)
-    set(out ${VERSION_POLICY_DIR}/${n}.o)
-    add_custom_command(OUTPUT ${out}
-      COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
-      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-              -I${PROJECT_SOURCE_DIR}/include -c ${PLUGIN_TEST_DIR}/policies/${n}.c -o ${out}
-      DEPENDS ${PLUGIN_TEST_DIR}/policies/${n}.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
-      COMMENT "BPF ${n}.c")
-    list(APPEND VERSION_POLICIES ${out})
-  endforeach()
+  ncclbpf_bpf_objects(PLUGIN_TEST_POLICIES ${VERSION_POLICY_DIR} ${PLUGIN_TEST_DIR}/policies
+                      chunk by_nodes)
+  list(APPEND VERSION_POLICIES ${PLUGIN_TEST_POLICIES})
   add_custom_target(version_policies ALL DEPENDS ${VERSION_POLICIES})
   set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
   if(NCCLBPF_SANITIZERS)
@@ -219,8 +212,8 @@ endif()
 if(NCCLBPF_BUILD_POLICIES)
   set(EXPLORE_PLAIN ${CMAKE_CURRENT_BINARY_DIR}/explore_protocols_plain.o)
   add_custom_command(OUTPUT ${EXPLORE_PLAIN}
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include -DEXPLORE_MAP_FLAGS=0
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+            -DEXPLORE_MAP_FLAGS=0
             -c ${PROJECT_SOURCE_DIR}/policies/explore_protocols.c -o ${EXPLORE_PLAIN}
     DEPENDS ${PROJECT_SOURCE_DIR}/policies/explore_protocols.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
     COMMENT "BPF policies/explore_protocols.c with a plain ARRAY")

@@ -20,8 +20,8 @@ foreach(variant "" "_proxy" "_end")
   endif()
   add_custom_command(OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${PROF_POLICY_DIR}
-    COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-            -I${PROJECT_SOURCE_DIR}/include ${defs}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS}
+            ${defs}
             -c ${PROF_TEST_DIR}/policies/prof_record.c -o ${out}
     DEPENDS ${PROF_TEST_DIR}/policies/prof_record.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
     COMMENT "BPF prof_record.c${variant}")

@@ -57,17 +57,8 @@ endforeach()
 # Policy maps exported by declaration: needs the test policies compiled with clang.
 if(NCCLBPF_BUILD_POLICIES)
   set(TELEM_POLICY_DIR ${CMAKE_CURRENT_BINARY_DIR}/telem_policies)
-  set(TELEM_POLICY_OBJECTS)
-  foreach(n export export_float export_reserved)
-    set(out ${TELEM_POLICY_DIR}/${n}.o)
-    add_custom_command(OUTPUT ${out}
-      COMMAND ${CMAKE_COMMAND} -E make_directory ${TELEM_POLICY_DIR}
-      COMMAND ${NCCLBPF_CLANG} -O2 -g -target bpf -mcpu=v3 -Wall -Werror
-              -I${PROJECT_SOURCE_DIR}/include -c ${TELEM_TEST_DIR}/policies/${n}.c -o ${out}
-      DEPENDS ${TELEM_TEST_DIR}/policies/${n}.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
-      COMMENT "BPF tests/telemetry/policies/${n}.c")
-    list(APPEND TELEM_POLICY_OBJECTS ${out})
-  endforeach()
+  ncclbpf_bpf_objects(TELEM_POLICY_OBJECTS ${TELEM_POLICY_DIR} ${TELEM_TEST_DIR}/policies
+                      export export_float export_reserved)
   add_custom_target(telem_policies ALL DEPENDS ${TELEM_POLICY_OBJECTS})
   ncclbpf_telem_test(test_telem_maps ${TELEM_TEST_DIR}/test_telem_maps.c ${TELEM_POLICY_DIR})
   foreach(t test_telem_maps test_telem_maps_asan)

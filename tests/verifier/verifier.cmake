@@ -53,7 +53,7 @@ endif()
 # its maps are classified for rank consistency, how cheap its verification must be).
 if(NCCLBPF_BUILD_POLICIES)
   set(VOBJ_DIR ${PROJECT_BINARY_DIR}/tests/verifier/bpf)
-  set(VOBJ_CFLAGS -O2 -g -target bpf -mcpu=v3 -Wall -Werror -I${PROJECT_SOURCE_DIR}/include)
+  set(VOBJ_CFLAGS ${NCCLBPF_BPF_TEST_CFLAGS})
   file(GLOB VOBJ_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/bpf/*.c)
   set(VOBJ_OBJECTS)
   foreach(src ${VOBJ_SOURCES})
