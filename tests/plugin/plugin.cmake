@@ -54,7 +54,11 @@ ncclbpf_test(test_reload_stress SOURCES ${PLUGIN_TEST_DIR}/test_reload_stress.c 
 # The tuner's statistics and what a program sees of its context, the same way.
 ncclbpf_test(test_tuner_stats SOURCES ${PLUGIN_TEST_DIR}/test_tuner_stats.c ${PLUGIN_STATIC_SOURCES}
   LIBS pthread LABELS plugin TIMEOUT 60)
-foreach(t test_reload_stress test_tuner_stats)
+# Which path each kind of program takes through getCollInfo, and the accounting on each: one
+# counter per call (test policies from version_policies; without them only the no-policy part).
+ncclbpf_test(test_tuner_paths SOURCES ${PLUGIN_TEST_DIR}/test_tuner_paths.c ${PLUGIN_STATIC_SOURCES}
+  LIBS pthread ARGS ${STRESS_VERSION_DIR} ASAN_ARGS ${STRESS_VERSION_DIR} LABELS plugin TIMEOUT 60)
+foreach(t test_reload_stress test_tuner_stats test_tuner_paths)
   target_link_libraries(${t} PRIVATE ncclbpf_runtime)
   target_include_directories(${t} PRIVATE ${NCCL_ADAPTER_INCLUDES} ${PLUGIN_TEST_DIR})
   if(TARGET ${t}_asan)
@@ -135,9 +139,23 @@ if(NCCLBPF_BUILD_POLICIES)
     list(APPEND VERSION_POLICIES ${out})
   endforeach()
   ncclbpf_bpf_objects(PLUGIN_TEST_POLICIES ${VERSION_POLICY_DIR} ${PLUGIN_TEST_DIR}/policies
-                      chunk by_nodes)
+                      chunk by_nodes observer by_size)
   list(APPEND VERSION_POLICIES ${PLUGIN_TEST_POLICIES})
+  # by_size.c again, reading seq (off the register-keeping path).
+  set(out ${VERSION_POLICY_DIR}/by_size_seq.o)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
+    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS} -DREAD_SEQ
+            -c ${PLUGIN_TEST_DIR}/policies/by_size.c -o ${out}
+    DEPENDS ${PLUGIN_TEST_DIR}/policies/by_size.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+    COMMENT "BPF by_size.c (reading seq)")
+  list(APPEND VERSION_POLICIES ${out})
   add_custom_target(version_policies ALL DEPENDS ${VERSION_POLICIES})
+  foreach(t test_tuner_paths test_tuner_paths_asan)
+    if(TARGET ${t})
+      add_dependencies(${t} version_policies)
+    endif()
+  endforeach()
   set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf>)
   if(NCCLBPF_SANITIZERS)
     set(HOT_ASAN_LIB $<TARGET_FILE:nccl_ncclbpf_asan>)

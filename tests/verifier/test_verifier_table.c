@@ -183,6 +183,41 @@ static void check_words(void)
 	CHECK_EQ_U64(st.ctx_words, ((1ull << 21) - 1) << 6);
 }
 
+/* stats.ctx_written: one bit per 8-byte word a store may write (immediate and register stores,
+ * through a moved pointer, one store over two fields); reads write nothing; a program that
+ * stores nothing has none, whatever it reads. */
+static void check_written(void)
+{
+	const struct ebpf_prog_type *t = ncclbpf_prog_type("tuner");
+	struct ebpf_verify_opts o = {.sz = sizeof(o), .type = t, .helpers = ebpf_helpers_default()};
+	struct ebpf_verify_stats st;
+	char err[256];
+	const uint64_t algo_word = 1ull << (T_ALGO / 8), chan_word = 1ull << (T_CHAN / 8);
+	const struct ebpf_insn reads[] = {LDX_MEM(EBPF_W, 2, 1, T_ALGO),
+					  LDX_MEM(EBPF_W, 2, 1, T_CHAN),
+					  LDX_MEM(EBPF_DW, 2, 1, T_BYTES), RET0};
+	CHECK(ebpf_verify(reads, INSN_CNT(reads), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_written, 0);
+	CHECK_EQ_U64(st.ctx_words, algo_word | chan_word | (1ull << (T_BYTES / 8)));
+	const struct ebpf_insn proto[] = {MOV64_IMM(2, 1), STX_MEM(EBPF_W, 1, 2, T_PROTO), RET0};
+	CHECK(ebpf_verify(proto, INSN_CNT(proto), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_written, algo_word);
+	CHECK_EQ_U64(st.ctx_words, 0);
+	const struct ebpf_insn chan[] = {MOV64_REG(3, 1), ALU64_IMM(EBPF_ADD, 3, T_CHAN),
+					 ST_MEM(EBPF_W, 3, 0, 4), RET0};
+	CHECK(ebpf_verify(chan, INSN_CNT(chan), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_written, chan_word);
+	/* One 8-byte store over algorithm and protocol, and the channels on one branch only. */
+	const struct ebpf_insn both[] = {
+	    ST_MEM(EBPF_DW, 1, T_ALGO, 0), LDX_MEM(EBPF_DW, 2, 1, T_BYTES),
+	    JMP_IMM(EBPF_JGT, 2, 4096, 1), ST_MEM(EBPF_W, 1, T_CHAN, 8), RET0};
+	CHECK(ebpf_verify(both, INSN_CNT(both), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_written, algo_word | chan_word);
+	const struct ebpf_insn none[] = {RET0};
+	CHECK(ebpf_verify(none, INSN_CNT(none), &o, &st, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(st.ctx_written, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[1], "--write-corpus"))
@@ -238,6 +273,7 @@ int main(int argc, char **argv)
 	}
 	check_reads_wide_type();
 	check_words();
+	check_written();
 	printf("%zu rejected cases, %zu accepted cases\n", nr, na);
 	vmaps_free();
 	return check_summary("test_verifier_table");

@@ -137,7 +137,16 @@ static void trace_call(const struct ncclbpf_comm *c, const struct ncclbpf_tuner_
  * context the program may read (hook->ctx_words): only those words of the scalar inputs are
  * filled, and of the cost table only the cells it reads are converted (none for most
  * policies). Outputs start at their defaults; a program that leaves them there costs no table
- * work. Statistics: one counter per call at most (the outcome; the call count is the seq). */
+ * work. Statistics: one counter per call, its outcome's (the calls and each call's number are
+ * the outcomes' sum, ncclbpf_comm__calls, worked out only for a program that reads seq). */
+
+/* The call's number for a program that may read the context words in words, when no tick
+ * numbered it (outside the control plane): the calls counted so far, or 0 when it cannot read
+ * seq (the sum reads two dozen counters). */
+static inline uint64_t call_number(const struct ncclbpf_comm *c, uint64_t words)
+{
+	return words & 1ull << TUNER_WORD(seq) ? ncclbpf_comm__calls(c) : 0;
+}
 
 /* getCollInfo's arguments. */
 #define CALL_ARGS                                                                                  \
@@ -150,6 +159,14 @@ static inline int well_formed(const void *table, int num_algo, int num_proto)
 {
 	return table && (unsigned)num_algo - 1 < TUNER_MAX_ALGO &&
 	       (unsigned)num_proto - 1 < TUNER_MAX_PROTO;
+}
+
+/* 1 when a well-formed table is 7 x 3, in one compare (two made GCC keep both results in
+ * callee-saved registers): num_proto <= 3 leaves num_algo * 4 + num_proto one value each. */
+static inline int full_shape(int num_algo, int num_proto)
+{
+	_Static_assert(TUNER_MAX_PROTO < 4, "num_proto fits in two bits");
+	return num_algo * 4 + num_proto == TUNER_MAX_ALGO * 4 + TUNER_MAX_PROTO;
 }
 
 /* The scalar inputs of x in words (tuner_fill_scalars). */
@@ -171,11 +188,11 @@ static inline void fill_scalars(struct ncclbpf_tuner_ctx *x, const struct ncclbp
 }
 
 /* The inputs of rx the program may read from memory (words), the table it reads converted cells
- * from (cells_f32: tuner_cells_f32) and the outputs at their defaults. */
-static inline __attribute__((always_inline)) void fill_inputs(struct ncclbpf_rt_tuner_ctx *rx,
-							      const struct ncclbpf_comm *c,
-							      uint64_t seq, uint64_t words,
-							      const float *cells_f32, CALL_ARGS)
+ * from (cells_f32: tuner_cells_f32) and, when outs (the output words it may read or write) is
+ * not 0, the outputs at their defaults. */
+static inline __attribute__((always_inline)) void
+fill_inputs(struct ncclbpf_rt_tuner_ctx *rx, const struct ncclbpf_comm *c, uint64_t seq,
+	    uint64_t words, uint64_t outs, const float *cells_f32, CALL_ARGS)
 {
 	struct ncclbpf_tuner_ctx *x = &rx->x;
 	rx->cost_f32 = cells_f32;
@@ -184,10 +201,18 @@ static inline __attribute__((always_inline)) void fill_inputs(struct ncclbpf_rt_
 	uint32_t cells = (uint32_t)(words >> TUNER_CELL_WORD0) & TUNER_ALL_CELLS;
 	if (cells)
 		tuner_fill_cells(x, table, num_algo, num_proto, cells);
+	if (!outs)
+		return;
 	x->algorithm = NCCLBPF_ALGO_DEFAULT;
 	x->protocol = NCCLBPF_PROTO_DEFAULT;
 	x->n_channels = NCCLBPF_CHANNELS_DEFAULT;
 	x->_pad1 = 0;
+}
+
+/* The output words a program with hook h may read or write (fill_inputs' outs). */
+static inline uint64_t output_words(const struct ncclbpf_rt_hook *h)
+{
+	return (h->ctx_words | h->ctx_written) & NCCLBPF_RT_TUNER_OUTPUT_WORDS;
 }
 
 /* Applies outputs that are not all at their defaults to NCCL's table (tuner_table.c: NCCL's
@@ -215,13 +240,15 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
 		ncclbpf_comm__count(c, NCCLBPF_STAT_CH_SKIPPED);
 }
 
-/* After a program ran: nothing to do but count when it left every output at its default. */
+/* After a program that may write the context words in written ran: nothing to do but count when
+ * it left every output at its default, which a program that writes no output word did without
+ * a look (the verifier's ctx_written). */
 static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c,
 							 struct ncclbpf_tuner_ctx *x, float *table,
 							 int num_algo, int num_proto,
-							 int *n_channels)
+							 int *n_channels, uint64_t written)
 {
-	if (tuner_outputs_default(x))
+	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS) || tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else if (tuner_apply_cell(x, table, num_algo, num_proto))
 		ncclbpf_comm__count_decision(c, x->algorithm, x->protocol, 0);
@@ -238,16 +265,20 @@ static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64
 	float input[TUNER_CELLS], pad[TUNER_CELLS];
 	uint64_t ver = 0;
 	memcpy(input, table, sizeof(float) * (size_t)(num_algo * num_proto));
-	fill_inputs(&rx, c, seq, ~0ull, tuner_cells_f32(input, num_algo, num_proto, pad),
+	fill_inputs(&rx, c, seq, ~0ull, ~0ull, tuner_cells_f32(input, num_algo, num_proto, pad),
 		    CALL_PASS);
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, &ver);
 	int ran = 0;
+	uint64_t written = 0;
 	if (h) {
+		written = h->ctx_written;
 		ran = ncclbpf_rt_hook_run(h, &rx) == 0;
 		ncclbpf_rt_hook_end();
 	}
 	if (ran)
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels, written);
+	else
+		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 	trace_call(c, &rx.x, input, table, num_algo, num_proto, n_channels, ran ? ver : 0);
 }
 
@@ -262,22 +293,29 @@ static __attribute__((noinline)) void bad_call(struct ncclbpf_comm *c, uint64_t 
 	trace_call(c, &x, NULL, NULL, 0, 0, n_channels, 0);
 }
 
-/* A well-formed, untraced call numbered seq: runs c's policy, if any, on what it reads. Inlined
- * into both entries (a call with getCollInfo's arguments moved again cost about a nanosecond). */
+/* A well-formed, untraced call: runs c's policy, if any, on what it reads, and counts the
+ * outcome. The call's number is seq under the control plane (ticked), else call_number's.
+ * Inlined into both entries (a call with getCollInfo's arguments moved again cost about a
+ * nanosecond). */
 static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm *c, uint64_t seq,
-							     CALL_ARGS, int *n_channels)
+							     int ticked, CALL_ARGS, int *n_channels)
 {
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin(c, NULL);
-	if (!h)
-		return; /* no policy: NCCL's own decision (counted as calls - runs) */
+	if (!h) { /* no policy: NCCL's own decision */
+		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
+		return;
+	}
 	struct ncclbpf_rt_tuner_ctx rx;
 	float pad[TUNER_CELLS];
-	fill_inputs(&rx, c, seq, h->ctx_words, tuner_cells_f32(table, num_algo, num_proto, pad),
-		    CALL_PASS);
+	fill_inputs(&rx, c, ticked ? seq : call_number(c, h->ctx_words), h->ctx_words,
+		    output_words(h), tuner_cells_f32(table, num_algo, num_proto, pad), CALL_PASS);
+	uint64_t written = h->ctx_written; /* h is the policy's: read before the section ends */
 	int err = ncclbpf_rt_hook_run(h, &rx);
 	ncclbpf_rt_hook_end();
 	if (__builtin_expect(err == 0, 1))
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels, written);
+	else /* the interpreter stopped it: NCCL's own decision */
+		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 }
 
 /* getCollInfo's arguments as NCCL passes them (the entries below take them unchanged, so that
@@ -296,8 +334,7 @@ static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_run(E
 {
 	struct ncclbpf_comm *c = context;
 	float *table = TABLE_OF(cost_table);
-	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
-	run_policy(c, seq, CALL_PASS, n_channels);
+	run_policy(c, 0, 0, CALL_PASS, n_channels);
 	return ncclSuccess;
 }
 
@@ -307,31 +344,72 @@ static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_run(E
  * and restoring callee-saved ones around a plain call costs about a nanosecond, most of what
  * running an empty program costs). It takes its arguments in registers only (num_pipe_ops and
  * reg_buff packed into one, the table's shape known): coll_info reaches it with a jump that
- * neither stores nor loads getCollInfo's stack arguments again. Anything else - a policy
- * swapped meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
+ * neither stores nor loads getCollInfo's stack arguments again. Two of them, chosen by
+ * coll_info from the flags of ncclbpf_rt__tuner_keeps, so that neither keeps anything across
+ * the program but getCollInfo's arguments (a register kept there is one the program may have
+ * to save): coll_info_keeping for a program that may write an output, coll_info_observing for
+ * one that cannot. Anything else - a policy swapped meanwhile, a thread not on the epoch's fast
+ * path - goes on to coll_info_run. */
 #define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
 	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
-static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t
-coll_info_keeping(struct ncclbpf_comm *c, ncclFunc_t coll_type, size_t n_bytes, uint64_t pipe_reg,
-		  float *table, int *n_channels)
+#define KEEPING_ARGS                                                                               \
+	struct ncclbpf_comm *c, ncclFunc_t coll_type, size_t n_bytes, uint64_t pipe_reg,           \
+	    float *table, int *n_channels
+#define KEEPING_PASS c, coll_type, n_bytes, pipe_reg, table, n_channels
+
+/* A call the keeping entries hand on, with their arguments unchanged (a jump): coll_info_run's.
+ * Unpacking in the entries themselves took registers that the compiler then saved on every
+ * call. */
+static __attribute__((noinline)) ncclResult_t coll_info_unkept(KEEPING_ARGS)
+{
+	return coll_info_run(c, coll_type, n_bytes, (int)(uint32_t)pipe_reg, (float **)table,
+			     TUNER_MAX_ALGO, TUNER_MAX_PROTO, (int)(pipe_reg >> 32), n_channels);
+}
+
+static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_keeping(KEEPING_ARGS)
 {
 	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
 	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
-	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_keeping();
+	uint32_t keeps = 0;
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_keeping(1, &keeps);
 	if (__builtin_expect(!h, 0))
-		return coll_info_run(c, coll_type, n_bytes, num_pipe_ops, (float **)table, num_algo,
-				     num_proto, reg_buff, n_channels);
-	uint64_t seq = ncclbpf_comm__tick_plain(c); /* numbers the call, and counts it */
+		return coll_info_unkept(KEEPING_PASS);
 	struct ncclbpf_rt_tuner_ctx rx;
 	/* the rule lets through only programs that read no other words (ncclbpf_rt__tuner_keeps);
-	 * a program that reads any of them gets all (a few stores cost less than a branch each) */
-	if (h->ctx_words & NCCLBPF_RT_TUNER_KEEPING_WORDS & TUNER_SCALAR_WORDS)
-		fill_inputs(&rx, c, seq, NCCLBPF_RT_TUNER_KEEPING_WORDS, table, CALL_PASS);
+	 * a program that reads any input gets all of them (a few stores cost less than a branch
+	 * each) */
+	if (keeps & NCCLBPF_RT_KEEPS_INPUTS)
+		fill_inputs(&rx, c, 0, NCCLBPF_RT_TUNER_KEEPING_WORDS, ~0ull, table, CALL_PASS);
 	else
-		fill_inputs(&rx, c, seq, 0, table, CALL_PASS);
+		fill_inputs(&rx, c, 0, 0, ~0ull, table, CALL_PASS);
 	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
-	finish(c, &rx.x, table, num_algo, num_proto, n_channels); /* its only call is the last */
+	/* its only call is the last */
+	finish(c, &rx.x, table, num_algo, num_proto, n_channels, NCCLBPF_RT_TUNER_OUTPUT_WORDS);
+	return ncclSuccess;
+}
+
+/* A program that writes no output (the verifier's ctx_written) left them all at their defaults
+ * without a look: the outputs are filled only when it reads them, and the call is counted as
+ * such. */
+static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_observing(KEEPING_ARGS)
+{
+	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
+	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
+	uint32_t keeps = 0;
+	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_keeping(0, &keeps);
+	if (__builtin_expect(!h, 0))
+		return coll_info_unkept(KEEPING_PASS);
+	struct ncclbpf_rt_tuner_ctx rx;
+	if (keeps & NCCLBPF_RT_KEEPS_INPUTS)
+		fill_inputs(&rx, c, 0, NCCLBPF_RT_TUNER_KEEPING_WORDS, ~0ull, table, CALL_PASS);
+	else if (keeps & NCCLBPF_RT_KEEPS_OUTPUTS)
+		fill_inputs(&rx, c, 0, 0, ~0ull, table, CALL_PASS);
+	else
+		fill_inputs(&rx, c, 0, 0, 0, table, CALL_PASS);
+	ncclbpf_rt_hook_run_keeping(h, &rx);
+	ncclbpf_rt_hook_end_keeping();
+	ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	return ncclSuccess;
 }
 
@@ -342,13 +420,15 @@ static __attribute__((noinline)) ncclResult_t coll_info_full(ENTRY_ARGS)
 	float *table = TABLE_OF(cost_table);
 	if (!c)
 		return ncclSuccess;
-	uint64_t seq = ncclbpf_comm__tick(c); /* numbers the call, and counts it */
+	/* the control plane numbers the call at its start (its fences need it); elsewhere the
+	 * calls counted so far number it */
+	uint64_t seq = c->cp ? ncclbpf_comm__tick(c) : ncclbpf_comm__calls(c);
 	if (!well_formed(table, num_algo, num_proto))
 		bad_call(c, seq, CALL_PASS, n_channels);
 	else if (ncclbpf_trace_on())
 		traced_call(c, seq, CALL_PASS, n_channels);
 	else
-		run_policy(c, seq, CALL_PASS, n_channels);
+		run_policy(c, seq, 1, CALL_PASS, n_channels);
 	return ncclSuccess;
 }
 
@@ -363,15 +443,20 @@ static ncclResult_t coll_info(ENTRY_ARGS)
 			     0))
 		return coll_info_full(ENTRY_PASS);
 	if (!__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED)) {
-		ncclbpf_comm__tick_plain(c);
+		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 		return ncclSuccess;
 	}
-	if (__builtin_expect(__atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED) &&
-				 num_algo == TUNER_MAX_ALGO && num_proto == TUNER_MAX_PROTO,
-			     1))
-		return coll_info_keeping(c, coll_type, n_bytes,
-					 PACK_PIPE_REG(num_pipe_ops, reg_buff),
-					 TABLE_OF(cost_table), n_channels);
+	if (__builtin_expect(full_shape(num_algo, num_proto), 1)) {
+		uint32_t keeps = __atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED);
+		if (__builtin_expect(keeps & NCCLBPF_RT_KEEPS_WRITES, 1))
+			return coll_info_keeping(c, coll_type, n_bytes,
+						 PACK_PIPE_REG(num_pipe_ops, reg_buff),
+						 TABLE_OF(cost_table), n_channels);
+		if (keeps)
+			return coll_info_observing(c, coll_type, n_bytes,
+						   PACK_PIPE_REG(num_pipe_ops, reg_buff),
+						   TABLE_OF(cost_table), n_channels);
+	}
 	return coll_info_run(ENTRY_PASS);
 }
 

@@ -89,6 +89,10 @@ struct ebpf_verify_stats {
 	 * separates the elements of an array field (the tuner's cost cells: an adapter converts
 	 * only the cells a program may read). */
 	uint64_t ctx_words;
+	/* The words a store may write, the same way: writes happen only through context stores
+	 * (no helper takes the context pointer), so a host need not look at an output whose word
+	 * is clear here: it still holds what the host put there. */
+	uint64_t ctx_written;
 };
 
 /* Returns 0 when the program is safe, -EACCES when rejected (err holds the one-line reason with

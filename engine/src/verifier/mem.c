@@ -92,11 +92,12 @@ static const struct ebpf_ctx_field *ctx_field_at(const struct env *env, int64_t 
 	return NULL;
 }
 
-/* The context words a read of size bytes at offset o may touch (ebpf_verify_stats.ctx_words). */
-static void note_words(struct env *env, int64_t o, int size)
+/* Adds to *words the context words an access of size bytes at offset o >= 0 may touch
+ * (ebpf_verify_stats.ctx_words, ctx_written). */
+static void note_words(uint64_t *words, int64_t o, int size)
 {
 	for (int64_t w = o / 8; w <= (o + size - 1) / 8; w++)
-		env->ctx_words |= 1ull << (w < 63 ? w : 63);
+		*words |= 1ull << (w < 63 ? w : 63);
 }
 
 /* An aligned access that covers several whole fields back to back, as clang emits for
@@ -145,7 +146,7 @@ static int ctx_span(struct env *env, uint32_t pc, int64_t o, int size, bool writ
 		}
 	}
 	if (!write) {
-		note_words(env, o, size);
+		note_words(&env->ctx_words, o, size);
 		mark_loaded(env, dst, size, sx);
 		set_label(env, dst, local, origin);
 	}
@@ -165,6 +166,10 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 		    env, pc, -EACCES, "variable ctx access var_off=(0x%llx; 0x%llx) disallowed",
 		    (unsigned long long)p->var_off.value, (unsigned long long)p->var_off.mask);
 	o = (int64_t)p->off + (int64_t)p->var_off.value + off;
+	/* Every store is seen, as every read below: noted before the checks, which reject the
+	 * whole program if they reject it. */
+	if (write && o >= 0)
+		note_words(&env->ctx_written, o, size);
 	f = ctx_field(env, o, size);
 	if (!f && env->type) {
 		int r = ctx_span(env, pc, o, size, write, sx, val, dst);
@@ -207,7 +212,7 @@ static int ctx_access(struct env *env, uint32_t pc, uint32_t regno, int16_t off,
 	 * offset) went on from the same instruction, so its reads are already recorded. */
 	idx = (uint32_t)(f - env->type->fields);
 	env->ctx_read |= 1ull << (idx < 63 ? idx : 63);
-	note_words(env, o, size);
+	note_words(&env->ctx_words, o, size);
 	mark_loaded(env, dst, size, sx);
 	if (f->flags & EBPF_CTX_RANK_LOCAL)
 		taint_source(env, pc, "ctx->%s", f->name);

@@ -201,6 +201,7 @@ struct env {
 			 [2]; /* mem.c mark_loaded: a load's result by log2(size), sign-extended */
 	uint64_t ctx_read;    /* ebpf_verify_stats.ctx_read */
 	uint64_t ctx_words;   /* ebpf_verify_stats.ctx_words */
+	uint64_t ctx_written; /* ebpf_verify_stats.ctx_written */
 
 	/* All memory of the analysis, and the frames given back, reused by state copies (a
 	 * loop's analysis copies states at every branch and checkpoint). */

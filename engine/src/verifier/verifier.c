@@ -690,6 +690,7 @@ int ebpf_verify(const struct ebpf_insn *insns, uint32_t n_insns,
 		stats->worst_case_insns = env.worst_cost;
 		stats->ctx_read = env.ctx_read;
 		stats->ctx_words = env.ctx_words;
+		stats->ctx_written = env.ctx_written;
 		stats->time_ns = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull +
 				 (uint64_t)(t1.tv_nsec - t0.tv_nsec);
 	}

@@ -96,6 +96,9 @@ struct ncclbpf_rt_hook {
 	 * converted); all ones for native policies. An adapter fills only these: a word the
 	 * program cannot read is never observed. */
 	uint64_t ctx_words;
+	/* The words the program may write (the verifier's ctx_written); all ones for native
+	 * policies. An output whose word is clear still holds what the adapter put there. */
+	uint64_t ctx_written;
 };
 
 /* What the runtime runs a tuner program on: the context, then NCCL's cost table (7 x 3 floats,
@@ -111,16 +114,28 @@ struct ncclbpf_rt_tuner_ctx {
 
 /* The context words (ncclbpf_rt_hook.ctx_words bits) the register-keeping tuner path fills: the
  * inputs an adapter has at hand without keeping more of getCollInfo's arguments alive across
- * the program (comm_id, n_bytes, seq, coll_type with n_ranks, num_algo with num_proto) and the
- * outputs. A program that may read another word from memory (n_nodes, num_pipe_ops, reg_buff,
- * a cost cell read unconverted) takes the plain path: filling those too made GCC save three
- * more callee-saved registers on every call of the keeping path. */
+ * the program (comm_id, n_bytes, coll_type with n_ranks, num_algo with num_proto) and the
+ * outputs. A program that may read another word from memory (seq, n_nodes, num_pipe_ops,
+ * reg_buff, a cost cell read unconverted) takes the plain path: filling n_nodes and the others
+ * too made GCC save three more callee-saved registers on every call of the keeping path, and
+ * seq, the sum of two dozen counters (ncclbpf_comm__calls), two more. */
 #define NCCLBPF_RT__TUNER_WORD(f) (1ull << (offsetof(struct ncclbpf_tuner_ctx, f) / 8))
+/* The outputs: algorithm with protocol, n_channels with its padding. */
+#define NCCLBPF_RT_TUNER_OUTPUT_WORDS                                                              \
+	(NCCLBPF_RT__TUNER_WORD(algorithm) | NCCLBPF_RT__TUNER_WORD(n_channels))
 #define NCCLBPF_RT_TUNER_KEEPING_WORDS                                                             \
 	(NCCLBPF_RT__TUNER_WORD(comm_id) | NCCLBPF_RT__TUNER_WORD(n_bytes) |                       \
-	 NCCLBPF_RT__TUNER_WORD(seq) | NCCLBPF_RT__TUNER_WORD(coll_type) |                         \
-	 NCCLBPF_RT__TUNER_WORD(num_algo) | NCCLBPF_RT__TUNER_WORD(algorithm) |                    \
-	 NCCLBPF_RT__TUNER_WORD(n_channels))
+	 NCCLBPF_RT__TUNER_WORD(coll_type) | NCCLBPF_RT__TUNER_WORD(num_algo) |                    \
+	 NCCLBPF_RT_TUNER_OUTPUT_WORDS)
+
+/* What the keeping path does for a policy's tuner program (ncclbpf_rt__tuner_keeps), as flags
+ * of one word that the path has loaded anyway. */
+enum ncclbpf_rt_tuner_keeps {
+	NCCLBPF_RT_KEEPS = 1u,	       /* the program may take the path (0: no flag is set) */
+	NCCLBPF_RT_KEEPS_INPUTS = 2u,  /* it may read an input word: fill the path's inputs */
+	NCCLBPF_RT_KEEPS_OUTPUTS = 4u, /* it may read or write an output: fill the outputs */
+	NCCLBPF_RT_KEEPS_WRITES = 8u,  /* it may write an output: look at them after it ran */
+};
 
 /* The first member of the runtime's (private) loaded policy: what the inline entries read. */
 struct ncclbpf_rt_policy_hot {
@@ -132,15 +147,16 @@ struct ncclbpf_rt_policy_hot {
 	uint32_t profiler_needs; /* NCCLBPF_RT_PROF_* (0: no profiler program) */
 	uint32_t comm_maps;	 /* per-communicator maps (NCCLBPF_F_PER_COMM) of the bundle */
 	/* ncclbpf_rt__tuner_keeps(this), worked out once when the policy is built: the keeping
-	 * path tests one word instead of three */
+	 * path tests one word instead of five */
 	uint32_t tuner_keeps;
 };
 
 /* Private to the runtime; named here only so that the inline entries can load them. */
 struct rt_policy;
 extern struct rt_policy *ncclbpf_rt_active_; /* accessed with __atomic builtins only */
-/* 1 while the active policy's tuner program can run through ncclbpf_rt_tuner_begin_keeping
- * (set with each activation). A hint for choosing a path: that function checks again. */
+/* The active policy's tuner_keeps (enum ncclbpf_rt_tuner_keeps; 0: its tuner program cannot
+ * run through ncclbpf_rt_tuner_begin_keeping), set with each activation. A hint for choosing a
+ * path: that function hands the policy's own flags back. */
 extern uint32_t ncclbpf_rt_tuner_keeps_;
 int ncclbpf_rt__run_interp(const struct ebpf_exec *prog, void *ctx);
 
@@ -236,36 +252,53 @@ static inline void ncclbpf_rt_hook_end(void)
 	ebpf_epoch_exit();
 }
 
-/* 1 when policy p's tuner program may take ncclbpf_rt_tuner_begin_keeping's path: a
- * register-keeping JIT entry, no per-communicator maps to bind, and nothing to read from memory
- * beyond NCCLBPF_RT_TUNER_KEEPING_WORDS. The one rule for that path, evaluated once per policy
- * (bundle.c, into p->tuner_keeps, which the path and activate.c's hint read). */
-static inline int ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_hot *p)
+/* enum ncclbpf_rt_tuner_keeps for policy p's tuner program: 0 unless it may take
+ * ncclbpf_rt_tuner_begin_keeping's path (a register-keeping JIT entry, no per-communicator maps
+ * to bind, and nothing to read from memory beyond NCCLBPF_RT_TUNER_KEEPING_WORDS), else
+ * NCCLBPF_RT_KEEPS and what the path must fill and look at. The one rule for that path,
+ * evaluated once per policy (bundle.c, into p->tuner_keeps, which the path and activate.c's
+ * hint read). */
+static inline uint32_t ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_hot *p)
 {
-	return p->tuner.keeps_regs && p->comm_maps == 0 &&
-	       !(p->tuner.ctx_words & ~NCCLBPF_RT_TUNER_KEEPING_WORDS);
+	const uint64_t reads = p->tuner.ctx_words, writes = p->tuner.ctx_written;
+	if (!p->tuner.keeps_regs || p->comm_maps != 0 || (reads & ~NCCLBPF_RT_TUNER_KEEPING_WORDS))
+		return 0;
+	return NCCLBPF_RT_KEEPS |
+	       (reads & ~NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_INPUTS : 0) |
+	       ((reads | writes) & NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_OUTPUTS : 0) |
+	       (writes & NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_WRITES : 0);
 }
 
 /* A tuner call that makes no call out of line, for an adapter whose hot path keeps NCCL's
  * arguments in registers (the saves and restores a call forces are most of what running an
  * empty program costs):
- *   h = ncclbpf_rt_tuner_begin_keeping(): the process's active tuner hook when its program is
- *       a register-keeping JIT entry, the policy has no per-communicator maps and the thread
- *       enters its epoch section inline (registered, not inside one already); NULL otherwise,
- *       with nothing entered (take ncclbpf_rt_tuner_begin's path). For communicators outside
- *       the control plane only (their slot is the process's).
+ *   h = ncclbpf_rt_tuner_begin_keeping(writes, &keeps): the process's active tuner hook when
+ *       its program may take the path (ncclbpf_rt__tuner_keeps, into keeps), may write an
+ *       output when writes is 1 and may not when it is 0 (an adapter has an entry for each),
+ *       and the thread enters its epoch section inline (registered, not inside one already);
+ *       NULL otherwise, with nothing entered (take ncclbpf_rt_tuner_begin's path). For
+ *       communicators outside the control plane only (their slot is the process's).
  *   ncclbpf_rt_hook_run_keeping(h, ctx); ncclbpf_rt_hook_end_keeping(). */
-static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_keeping(void)
+static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_keeping(int writes,
+									   uint32_t *keeps)
 {
 #ifdef EBPF_JIT_HAVE_KEEPING_CALL
+	const uint32_t both = NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_WRITES;
 	if (!ebpf_epoch_try_enter_outer())
 		return NULL;
 	const struct ncclbpf_rt_policy_hot *p =
 	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(&ncclbpf_rt_active_,
 										__ATOMIC_ACQUIRE);
-	if (__builtin_expect(p != NULL && p->tuner_keeps, 1))
+	/* WRITES is set only with KEEPS: one bit test for the common case */
+	if (__builtin_expect(p != NULL &&
+				 (writes ? (*keeps = p->tuner_keeps) & NCCLBPF_RT_KEEPS_WRITES
+					 : ((*keeps = p->tuner_keeps) & both) == NCCLBPF_RT_KEEPS),
+			     1))
 		return &p->tuner;
 	ebpf_epoch_exit_outer();
+#else
+	(void)writes;
+	(void)keeps;
 #endif
 	return NULL;
 }
@@ -510,18 +543,19 @@ int ncclbpf_rt_map_update(const char *name, const void *key, const void *value);
 void ncclbpf_rt_set_engine(int engine);
 
 /* --- Per-communicator contexts ------------------------------------------------------------ */
-/* Statistics per communicator, as `ncclbpf stat` shows them. The hot path counts at most one
- * outcome per call (NCCLBPF_STAT_DEFAULT, _INVALID, or an applied decision's cell in
- * applied_cell) plus the channel count it set; the rest is derived when read
- * (ncclbpf_comm__stats): calls = the tuner's call number (seq), applied = the sum of
- * applied_cell, runs = applied + default + invalid, no_policy = calls - runs - bad_call,
- * chunk_calls = chunk_seq, NCCL's channels (applied_channels[0]) = applied - the rest. */
+/* Statistics per communicator, as `ncclbpf stat` shows them. The hot path counts each tuner call
+ * once, in the counter of its outcome (NCCLBPF_STAT_NO_POLICY, _DEFAULT, _INVALID, _BAD_CALL,
+ * or an applied decision's cell in applied_cell), plus the channel count it set, if any; the
+ * rest is derived when read (ncclbpf_comm__stats): calls = the sum of those outcome counters
+ * (which is also the next call's number, ncclbpf_comm__calls), applied = the sum of
+ * applied_cell, runs = applied + default + invalid, chunk_calls = chunk_seq, NCCL's channels
+ * (applied_channels[0]) = applied - the rest. */
 enum ncclbpf_comm_stat {
-	NCCLBPF_STAT_CALLS = 0,	    /* hook calls (derived: seq) */
+	NCCLBPF_STAT_CALLS = 0,	    /* hook calls (derived: the outcomes' sum) */
 	NCCLBPF_STAT_RUNS,	    /* calls where a policy program ran (derived) */
 	NCCLBPF_STAT_APPLIED,	    /* decisions that changed what NCCL does (derived) */
 	NCCLBPF_STAT_DEFAULT,	    /* the program left every output at its default */
-	NCCLBPF_STAT_NO_POLICY,	    /* no active policy / no program for the hook (derived) */
+	NCCLBPF_STAT_NO_POLICY,	    /* no active policy / no program for the hook / it faulted */
 	NCCLBPF_STAT_INVALID,	    /* outputs rejected (out of range, unavailable cell, ...) */
 	NCCLBPF_STAT_BAD_CALL,	    /* malformed call from the host (NULL table, absurd sizes) */
 	NCCLBPF_STAT_CH_SKIPPED,    /* channel request dropped because a CollNet algorithm won */
@@ -532,16 +566,18 @@ enum ncclbpf_comm_stat {
 };
 
 /* One per communicator. Calls for one communicator are serialised by the host (NCCL
- * guarantees it for the tuner), so seq needs no read-modify-write; it and the counters are
- * stored with relaxed atomics so that statistics can be read from another thread. */
+ * guarantees it for the tuner), so no counter needs a read-modify-write; they are stored with
+ * relaxed atomics so that statistics can be read from another thread. */
 struct ncclbpf_comm {
 	uint64_t comm_id;
 	uint32_t n_ranks;
 	uint32_t n_nodes;
 	uint32_t api_version; /* which host interface created it (e.g. NCCL tuner v5) */
 	uint32_t serial;      /* creation number in this process (traces key contexts by it) */
-	uint64_t seq;	      /* next tuner call number = tuner calls so far */
-	uint64_t chunk_seq;   /* next chunk-size call number = chunk calls so far */
+	uint64_t seq; /* under the control plane only: the next tuner call number, taken at the
+		       * call's start (ncclbpf_comm__tick; the fences need it before the outcome
+		       * is known); elsewhere ncclbpf_comm__calls numbers the calls */
+	uint64_t chunk_seq;		  /* next chunk-size call number = chunk calls so far */
 	uint64_t stats[NCCLBPF_STAT_MAX]; /* counted ones only; read with ncclbpf_comm__stats */
 	/* Decision histograms (relaxed atomics, read by the inspection server): the cell NCCL
 	 * will pick after each applied decision, and the channel count applied (index 0 unused:
@@ -600,27 +636,32 @@ static inline int ncclbpf_rt_run_chunk_comm(struct ncclbpf_comm *c, struct ncclb
  * an unresolved fence. */
 void ncclbpf_cp__slow(struct ncclbpf_comm *c, uint64_t s);
 
-/* Numbers the next tuner call of c. With the control plane on, the seq store is seq_cst and is
- * followed by one load of cp_next: with the control thread's seq_cst fence store and re-read
- * of seq (Dekker), either this call sees a new fence or the control thread sees this call. */
+/* The number of c's tuner calls so far, which is the next call's number: each call is counted
+ * once, by its outcome (enum ncclbpf_comm_stat), so the sum of the outcome counters is the
+ * count of calls. For the calling thread (relaxed loads; NCCL serialises a communicator's calls)
+ * and, with acquire loads, for ncclbpf_comm__stats. */
+static inline uint64_t ncclbpf_comm__calls(const struct ncclbpf_comm *c)
+{
+	uint64_t n = __atomic_load_n(&c->stats[NCCLBPF_STAT_NO_POLICY], __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->stats[NCCLBPF_STAT_DEFAULT], __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->stats[NCCLBPF_STAT_INVALID], __ATOMIC_RELAXED) +
+		     __atomic_load_n(&c->stats[NCCLBPF_STAT_BAD_CALL], __ATOMIC_RELAXED);
+	for (int a = 0; a < NCCLBPF_NUM_ALGOS; a++)
+		for (int p = 0; p < NCCLBPF_NUM_PROTOS; p++)
+			n += __atomic_load_n(&c->applied_cell[a][p], __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Numbers a tuner call of c under the control plane (c->cp != NULL) at its start: the seq store
+ * is seq_cst and is followed by one load of cp_next: with the control thread's seq_cst fence
+ * store and re-read of seq (Dekker), either this call sees a new fence or the control thread
+ * sees this call. The call is still counted by its outcome (ncclbpf_comm__calls). */
 static inline uint64_t ncclbpf_comm__tick(struct ncclbpf_comm *c)
 {
 	uint64_t s = c->seq;
-	if (__builtin_expect(c->cp != NULL, 0)) {
-		__atomic_store_n(&c->seq, s + 1, __ATOMIC_SEQ_CST);
-		if (__builtin_expect(s >= __atomic_load_n(&c->cp_next, __ATOMIC_SEQ_CST), 0))
-			ncclbpf_cp__slow(c, s);
-	} else {
-		__atomic_store_n(&c->seq, s + 1, __ATOMIC_RELAXED);
-	}
-	return s;
-}
-
-/* The same for a communicator outside the control plane (c->cp == NULL), as its caller checked. */
-static inline uint64_t ncclbpf_comm__tick_plain(struct ncclbpf_comm *c)
-{
-	uint64_t s = c->seq;
-	__atomic_store_n(&c->seq, s + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->seq, s + 1, __ATOMIC_SEQ_CST);
+	if (__builtin_expect(s >= __atomic_load_n(&c->cp_next, __ATOMIC_SEQ_CST), 0))
+		ncclbpf_cp__slow(c, s);
 	return s;
 }
 

@@ -62,9 +62,11 @@ static uint32_t time_every_env(void)
 /* The runtime runs verified code only: ebpf_object__load verifies every program (and decides
  * which maps decisions may depend on, recording it on each map) before anything is created.
  * What the runtime takes from that: the verification time, and what each program may read of
- * its context (reads[k] fields, words[k] 8-byte words, for the k-th program in object order). */
+ * its context (reads[k] fields, words[k] 8-byte words) and write (written[k] words), for the
+ * k-th program in object order. */
 static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report *r,
-			   uint64_t *in_load_ns, uint64_t *reads, uint64_t *words)
+			   uint64_t *in_load_ns, uint64_t *reads, uint64_t *words,
+			   uint64_t *written)
 {
 	uint32_t k = 0, n_progs = ebpf_object__prog_cnt(obj);
 	for (struct ebpf_program *p = ebpf_object__next_program(obj, NULL); p && k < n_progs;
@@ -74,6 +76,7 @@ static void verify_results(struct ebpf_object *obj, struct ncclbpf_reload_report
 		*in_load_ns += vs->time_ns;
 		reads[k] = vs->ctx_read;
 		words[k] = vs->ctx_words;
+		written[k] = vs->ctx_written;
 		if (ebpf_program__ctx_converted(p)) /* read from the table, not the context */
 			words[k] &= ~ebpf_ctx_from_f32_words(ebpf_program__type(p)->from_f32);
 	}
@@ -274,14 +277,15 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 	r->n_progs = ebpf_object__prog_cnt(obj);
 	r->n_maps = ebpf_object__map_cnt(obj);
 	uint64_t verified_in_load = 0;
-	uint64_t *reads = malloc((r->n_progs ? r->n_progs : 1) * 2 * sizeof(*reads));
-	uint64_t *words = reads ? reads + (r->n_progs ? r->n_progs : 1) : NULL;
+	size_t n_res = r->n_progs ? r->n_progs : 1;
+	uint64_t *reads = malloc(n_res * 3 * sizeof(*reads));
+	uint64_t *words = reads ? reads + n_res : NULL, *written = reads ? reads + 2 * n_res : NULL;
 	if (!reads) {
 		snprintf(r->msg, sizeof(r->msg), "out of memory");
 		ebpf_object__close(obj);
 		return -ENOMEM;
 	}
-	verify_results(obj, r, &verified_in_load, reads, words);
+	verify_results(obj, r, &verified_in_load, reads, words, written);
 	/* load_ns includes the verifier when the loader ran it. */
 	r->load_ns = load_ns > verified_in_load ? load_ns - verified_in_load : 0;
 	p->obj = obj;
@@ -297,8 +301,9 @@ int rt_bundle_load_mem(const void *image, size_t len, const char *name, int engi
 			rt_bundle_free(p);
 			return e;
 		}
-		((struct rt_hook *)((char *)p + hooks[i].hook_off))->ctx_words =
-		    k < r->n_progs ? words[k] : ~0ull;
+		struct rt_hook *h = (struct rt_hook *)((char *)p + hooks[i].hook_off);
+		h->ctx_words = k < r->n_progs ? words[k] : ~0ull;
+		h->ctx_written = k < r->n_progs ? written[k] : ~0ull;
 		p->hot.profiler_needs |= hooks[i].profiler_needs;
 		if (hooks[i].net_slot >= 0)
 			net_reads[hooks[i].net_slot] = k < r->n_progs ? reads[k] : ~0ull;

@@ -82,16 +82,18 @@ static void set_native(struct rt_policy *p, const struct ncclbpf_native_policy *
 				      sizeof(np->tuner_skip_words)
 			    ? np->tuner_skip_words
 			    : 0;
-	p->hot.tuner = (struct rt_hook){.fn = np->tuner, .arg = np->arg, .ctx_words = ~skip};
-	p->hot.chunk = (struct rt_hook){.fn = np->chunk, .arg = np->arg, .ctx_words = ~0ull};
+	p->hot.tuner = (struct rt_hook){
+	    .fn = np->tuner, .arg = np->arg, .ctx_words = ~skip, .ctx_written = ~0ull};
+	p->hot.chunk = (struct rt_hook){
+	    .fn = np->chunk, .arg = np->arg, .ctx_words = ~0ull, .ctx_written = ~0ull};
 	p->release = np->release;
 	p->release_arg = np->arg;
 	r->n_progs = (np->tuner != NULL) + (np->chunk != NULL);
 	if (np->sz >= offsetof(struct ncclbpf_native_policy, profiler_needs) +
 			  sizeof(np->profiler_needs) &&
 	    np->profiler) {
-		p->hot.profiler =
-		    (struct rt_hook){.fn = np->profiler, .arg = np->arg, .ctx_words = ~0ull};
+		p->hot.profiler = (struct rt_hook){
+		    .fn = np->profiler, .arg = np->arg, .ctx_words = ~0ull, .ctx_written = ~0ull};
 		p->hot.profiler_needs = NCCLBPF_RT_PROF_PROGRAM | np->profiler_needs;
 		r->n_progs++;
 	}

@@ -191,8 +191,9 @@ static uint64_t ld(const uint64_t *p)
 void ncclbpf_comm__stats(const struct ncclbpf_comm *c, uint64_t out[NCCLBPF_STAT_MAX],
 			 uint64_t *channels0)
 {
-	/* Counters before the call numbers: a call ticks before it counts its outcome, so the
-	 * numbers read after cover every outcome read (subtractions saturate all the same). */
+	/* Every count derived below comes from the values read here, once each, so they agree
+	 * with each other however many calls land meanwhile (ncclbpf_comm__calls: the outcomes
+	 * are the calls). */
 	for (int i = 0; i < NCCLBPF_STAT_MAX; i++)
 		out[i] = ld(&c->stats[i]);
 	uint64_t applied = 0, ch = 0;
@@ -201,13 +202,10 @@ void ncclbpf_comm__stats(const struct ncclbpf_comm *c, uint64_t out[NCCLBPF_STAT
 			applied += ld(&c->applied_cell[a][p]);
 	for (int n = 1; n <= 64; n++)
 		ch += ld(&c->applied_channels[n]);
-	uint64_t calls = ld(&c->seq),
-		 runs = applied + out[NCCLBPF_STAT_DEFAULT] + out[NCCLBPF_STAT_INVALID];
-	out[NCCLBPF_STAT_CALLS] = calls;
+	uint64_t runs = applied + out[NCCLBPF_STAT_DEFAULT] + out[NCCLBPF_STAT_INVALID];
+	out[NCCLBPF_STAT_CALLS] = runs + out[NCCLBPF_STAT_NO_POLICY] + out[NCCLBPF_STAT_BAD_CALL];
 	out[NCCLBPF_STAT_APPLIED] = applied;
 	out[NCCLBPF_STAT_RUNS] = runs;
-	uint64_t off = runs + out[NCCLBPF_STAT_BAD_CALL];
-	out[NCCLBPF_STAT_NO_POLICY] = calls > off ? calls - off : 0;
 	out[NCCLBPF_STAT_CHUNK_CALLS] = ld(&c->chunk_seq);
 	if (channels0)
 		*channels0 = applied > ch ? applied - ch : 0;
