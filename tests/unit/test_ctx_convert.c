@@ -246,13 +246,26 @@ enum f32_jump_shape {
 	F32J_TARGET,   /* the jump is also reached around the load: converted */
 	F32J_IN_RANGE, /* `none` is a value in range (1 us): converted */
 	F32J_JMP32,    /* a 32-bit compare: converted */
+	/* ALU instructions between the load and the jump (o: another register, 2 where the jump
+	 * lands, read there) */
+	F32J_GAP1,     /* o = 2: tested, o set before the test */
+	F32J_GAP2,     /* o = r1; o += 2 (one lea), the target r0 = o - r1: tested */
+	F32J_GAP_READ, /* o = dst; the target reads o (+ 3): converted */
+	F32J_GAP_SRC,  /* r1 += 8 (the load's base) then o = 2: converted, the first cell read */
+	F32J_GAP3,     /* o = 0; o += 1; o += 1: more than JIT_F32_GAP_MAX, converted */
 	F32J_N,
 };
+
+/* The register a gap shape sets: neither the context (r1) nor dst. */
+static int gap_reg(int d)
+{
+	return d == 2 ? 3 : 2;
+}
 
 static struct ebpf_exec *jump_program(int shape, int op, int d, int k,
 				      const struct ebpf_ctx_from_f32 *conv)
 {
-	struct ebpf_insn insns[16];
+	struct ebpf_insn insns[20];
 	uint32_t n = 0, load;
 	int32_t none = shape == F32J_IN_RANGE ? 1000 : -1;
 	if (shape == F32J_TARGET) {
@@ -262,6 +275,28 @@ static struct ebpf_exec *jump_program(int shape, int op, int d, int k,
 	}
 	load = n;
 	insns[n++] = LDX_MEM(EBPF_DW, d, 1, T_COST + 8 * k);
+	int o = gap_reg(d);
+	switch (shape) {
+	case F32J_GAP1:
+		insns[n++] = MOV64_IMM(o, 2);
+		break;
+	case F32J_GAP2:
+		insns[n++] = MOV64_REG(o, 1);
+		insns[n++] = ALU64_IMM(EBPF_ADD, o, 2);
+		break;
+	case F32J_GAP_READ:
+		insns[n++] = MOV64_REG(o, d);
+		break;
+	case F32J_GAP_SRC:
+		insns[n++] = ALU64_IMM(EBPF_ADD, 1, 8);
+		insns[n++] = MOV64_IMM(o, 2);
+		break;
+	case F32J_GAP3:
+		insns[n++] = MOV64_IMM(o, 0);
+		insns[n++] = ALU64_IMM(EBPF_ADD, o, 1);
+		insns[n++] = ALU64_IMM(EBPF_ADD, o, 1);
+		break;
+	}
 	if (shape == F32J_JMP32)
 		insns[n++] = INSN(EBPF_JMP32 | op | EBPF_K, d, 0, 2, none);
 	else
@@ -271,15 +306,23 @@ static struct ebpf_exec *jump_program(int shape, int op, int d, int k,
 	if (shape == F32J_LIVE) {
 		insns[n++] = MOV64_REG(0, d);
 		insns[n++] = ALU64_IMM(EBPF_ADD, 0, 3);
+	} else if (shape == F32J_GAP_READ) {
+		insns[n++] = MOV64_REG(0, o);
+		insns[n++] = ALU64_IMM(EBPF_ADD, 0, 3);
+	} else if (shape == F32J_GAP2) {
+		insns[n++] = MOV64_REG(0, o);
+		insns[n++] = ALU64_REG(EBPF_SUB, 0, 1);
+	} else if (shape >= F32J_GAP1) {
+		insns[n++] = MOV64_REG(0, o);
 	} else {
 		insns[n++] = MOV64_IMM(0, 2);
 	}
 	insns[n++] = EXIT();
 	struct ebpf_exec_ctx_load l = {.insn = load, .ctx_off = T_COST + 8 * k};
-	struct ebpf_exec_opts o = {
-	    .sz = sizeof(o), .from_f32 = conv, .f32_loads = &l, .n_f32_loads = 1};
+	struct ebpf_exec_opts opts = {
+	    .sz = sizeof(opts), .from_f32 = conv, .f32_loads = &l, .n_f32_loads = 1};
 	char err[160];
-	struct ebpf_exec *p = ebpf_exec__new(insns, n, &o, err, sizeof(err));
+	struct ebpf_exec *p = ebpf_exec__new(insns, n, &opts, err, sizeof(err));
 	CHECKF(p != NULL, "%s", err);
 	return p;
 }
@@ -294,7 +337,7 @@ static uint64_t jump_expected(int shape, int op, const struct ebpf_ctx_from_f32 
 	int taken = shape == F32J_JMP32 ? (uint32_t)x == (uint32_t)none : x == none;
 	if (op == EBPF_JNE)
 		taken = !taken;
-	return !taken ? 1 : shape == F32J_LIVE ? x + 3 : 2;
+	return !taken ? 1 : shape == F32J_LIVE || shape == F32J_GAP_READ ? x + 3 : 2;
 }
 
 /* A jump on a converted read: the JIT's range test (F32J_DEAD) and every shape it must not
@@ -314,6 +357,8 @@ static void check_jumps(void)
 			for (int d = 0; d <= 9; d++) {
 				if (shape == F32J_TARGET && (d == 1 || d == 6))
 					continue; /* the context and n_bytes */
+				if (shape == F32J_GAP_SRC && d == 1)
+					continue; /* the load replaces its own base */
 				int op = eq ? EBPF_JEQ : EBPF_JNE, k = (d * 5 + shape) % N_CELLS;
 				const struct ebpf_ctx_from_f32 *conv =
 				    shape == F32J_IN_RANGE ? &in_range : cells();
@@ -378,6 +423,22 @@ static void check_jumps(void)
 		       sd.code_size, s32.code_size);
 	ebpf_exec__free(dead);
 	ebpf_exec__free(jmp32);
+	/* ... with one or two ALU instructions between (a few bytes each), not with three */
+	for (int shape = F32J_GAP1; shape <= F32J_GAP3; shape++) {
+		if (shape == F32J_GAP_READ || shape == F32J_GAP_SRC)
+			continue;
+		struct ebpf_exec *g = jump_program(shape, EBPF_JNE, 3, 4, cells());
+		struct ebpf_jit_stats sg = {0};
+		if (!g || ebpf_exec__jit(g, &sg, err, sizeof(err)) != 0) {
+			CHECKF(0, "shape %d: JIT: %s", shape, err);
+			ebpf_exec__free(g);
+			continue;
+		}
+		int tested = sg.code_size + 20 <= s32.code_size;
+		CHECKF(tested == (shape != F32J_GAP3), "shape %d: %u bytes, conversion %u", shape,
+		       sg.code_size, s32.code_size);
+		ebpf_exec__free(g);
+	}
 }
 
 /* What ebpf_exec__new refuses to convert: a narrower load, a load outside the field, an

@@ -240,18 +240,21 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
 		ncclbpf_comm__count(c, NCCLBPF_STAT_CH_SKIPPED);
 }
 
-/* After a program that may write the context words in written ran: nothing to do but count when
- * it left every output at its default, which a program that writes no output word did without
- * a look (the verifier's ctx_written). */
+/* After a program that may write the context words in written ran: the common decision (a valid
+ * cell, channels left to NCCL) is applied inline, tried first since a program that can write an
+ * output mostly does; else nothing to do but count when it left every output at its default,
+ * which a program that writes no output word did without a look (the verifier's ctx_written). */
 static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c,
 							 struct ncclbpf_tuner_ctx *x, float *table,
 							 int num_algo, int num_proto,
 							 int *n_channels, uint64_t written)
 {
-	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS) || tuner_outputs_default(x))
+	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else if (tuner_apply_cell(x, table, num_algo, num_proto))
 		ncclbpf_comm__count_decision(c, x->algorithm, x->protocol, 0);
+	else if (tuner_outputs_default(x))
+		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else
 		apply(c, x, table, num_algo, num_proto, n_channels);
 }
@@ -370,10 +373,14 @@ static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_keepi
 {
 	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
 	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
+	/* the channel pointer waits in the frame, needed only by a rare path: the program's entry
+	 * keeps three registers (ebpf_jit_call_keeping), which the communicator, the table and the
+	 * epoch's TLS address take */
+	int *volatile n_channels_kept = n_channels;
 	uint32_t keeps = 0;
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_keeping(1, &keeps);
 	if (__builtin_expect(!h, 0))
-		return coll_info_unkept(KEEPING_PASS);
+		return coll_info_unkept(c, coll_type, n_bytes, pipe_reg, table, n_channels_kept);
 	struct ncclbpf_rt_tuner_ctx rx;
 	/* the rule lets through only programs that read no other words (ncclbpf_rt__tuner_keeps);
 	 * a program that reads any input gets all of them (a few stores cost less than a branch
@@ -385,7 +392,8 @@ static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_keepi
 	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
 	/* its only call is the last */
-	finish(c, &rx.x, table, num_algo, num_proto, n_channels, NCCLBPF_RT_TUNER_OUTPUT_WORDS);
+	finish(c, &rx.x, table, num_algo, num_proto, n_channels_kept,
+	       NCCLBPF_RT_TUNER_OUTPUT_WORDS);
 	return ncclSuccess;
 }
 

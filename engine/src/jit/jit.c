@@ -257,11 +257,50 @@ static uint16_t *live_in(const struct ebpf_exec *prog, const struct jit_analysis
 	return live;
 }
 
-/* Marks converted loads (EBPF_INTERNAL_LDX_F32) whose value nothing reads but the next
- * instruction, a 64-bit "if dst == none" or "if dst != none" on the conversion's `none`: no
- * element in range converts to none (its results lie between those of lo and hi, the operations
- * being monotonic), so the range test alone decides the jump, and the backend emits only that
- * (no conversion). The jump must be no target itself, so that only the load reaches it. */
+/* 1 when instruction i may stand between a converted load and its jump (JIT_INSN_F32_GAP): an
+ * ALU instruction on registers only that the backend emits without branches or scratch
+ * registers (no division, shift by a register or byte swap), that touches no register in dst
+ * (the load's destination) and writes none in src (its base), and no jump target (only the
+ * load reaches it). Emitted before the load, it computes the same: it does not read what the
+ * load writes, and the load reads nothing it writes. */
+static int f32_gap_insn(const struct ebpf_exec *prog, const struct jit_analysis *an, uint32_t i,
+			uint16_t dst, uint16_t src)
+{
+	const struct ebpf_insn *in = &prog->insns[i];
+	uint8_t cls = EBPF_CLASS(in->code), op = EBPF_OP(in->code);
+	uint16_t use, def;
+
+	if ((cls != EBPF_ALU && cls != EBPF_ALU64) ||
+	    (an->insn_flags[i] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)))
+		return 0;
+	switch (op) {
+	case EBPF_MOV:
+	case EBPF_ADD:
+	case EBPF_SUB:
+	case EBPF_AND:
+	case EBPF_OR:
+	case EBPF_XOR:
+	case EBPF_NEG:
+		break;
+	case EBPF_LSH:
+	case EBPF_RSH:
+	case EBPF_ARSH:
+		if (EBPF_SRC(in->code) != EBPF_K)
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	ebpf_insn_use_def(in, &use, &def);
+	return !((use | def) & dst) && !(def & src);
+}
+
+/* Marks converted loads (EBPF_INTERNAL_LDX_F32) whose value nothing reads but a 64-bit "if dst ==
+ * none" or "if dst != none" on the conversion's `none`, the next instruction or after a gap
+ * (f32_gap_insn): no element in range converts to none (its results lie between those of lo and
+ * hi, the operations being monotonic), so the range test alone decides the jump, and the backend
+ * emits only that (no conversion). The jump must be no target itself, so that only the load
+ * reaches it. */
 static void mark_f32_tests(const struct ebpf_exec *prog, struct jit_analysis *an,
 			   const uint16_t *live)
 {
@@ -278,19 +317,28 @@ static void mark_f32_tests(const struct ebpf_exec *prog, struct jit_analysis *an
 	if (none >= (a < b ? a : b) && none <= (a < b ? b : a))
 		return;
 	for (uint32_t i = 0; i + 1 < an->n_insns; i++) {
-		const struct ebpf_insn *in = &prog->insns[i], *jmp = in + 1;
+		const struct ebpf_insn *in = &prog->insns[i];
+		uint16_t d = (uint16_t)(1u << in->dst_reg);
+		uint32_t gap = 0;
+
+		if (in->code != EBPF_INTERNAL_LDX_F32)
+			continue;
+		while (gap < JIT_F32_GAP_MAX && i + 1 + gap + 1 < an->n_insns &&
+		       f32_gap_insn(prog, an, i + 1 + gap, d, (uint16_t)(1u << in->src_reg)))
+			gap++;
+		uint32_t at = i + 1 + gap; /* the jump */
+		const struct ebpf_insn *jmp = &prog->insns[at];
 		uint8_t op = EBPF_OP(jmp->code);
 
-		if (in->code != EBPF_INTERNAL_LDX_F32 || EBPF_CLASS(jmp->code) != EBPF_JMP ||
+		if (at >= an->n_insns || EBPF_CLASS(jmp->code) != EBPF_JMP ||
 		    EBPF_SRC(jmp->code) != EBPF_K || (op != EBPF_JEQ && op != EBPF_JNE) ||
 		    jmp->dst_reg != in->dst_reg || (int64_t)jmp->imm != none ||
-		    (an->insn_flags[i + 1] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)))
+		    (an->insn_flags[at] & (JIT_INSN_TARGET | JIT_INSN_FUNC_START)))
 			continue;
-		uint16_t d = (uint16_t)(1u << in->dst_reg);
-		int64_t t = jump_target(jmp, i + 1);
+		int64_t t = jump_target(jmp, at);
 
-		if (!(live[t] & d) && (i + 2 >= an->n_insns || !(live[i + 2] & d)))
-			an->insn_flags[i] |= JIT_INSN_F32_TEST;
+		if (!(live[t] & d) && (at + 1 >= an->n_insns || !(live[at + 1] & d)))
+			an->insn_flags[i] |= JIT_INSN_F32_TEST | JIT_INSN_F32_GAP(gap);
 	}
 }
 

@@ -16,9 +16,15 @@
 #define JIT_INSN_FUNC_START   0x02 /* first instruction of a function (entry or call target) */
 #define JIT_INSN_LDDW_TAIL    0x04 /* second slot of a 64-bit immediate load: emits nothing */
 #define JIT_INSN_INLINE_ARRAY 0x08 /* a map lookup call the backend inlines (jit_inline) */
-/* A converted load (EBPF_INTERNAL_LDX_F32) whose value only the next instruction reads, a jump on
- * its equality with the conversion's `none`: the backend emits the pair as the range test. */
-#define JIT_INSN_F32_TEST 0x10
+/* A converted load (EBPF_INTERNAL_LDX_F32) whose value only a jump on its equality with the
+ * conversion's `none` reads: the backend emits the pair as the range test. The jump follows the
+ * load, or comes after up to JIT_F32_GAP_MAX register-only ALU instructions that neither touch
+ * the load's registers nor are jump targets (clang schedules one there), which the backend
+ * emits first: JIT_INSN_F32_GAP(k) says how many. */
+#define JIT_INSN_F32_TEST      0x10
+#define JIT_F32_GAP_MAX	       2
+#define JIT_INSN_F32_GAP(k)    ((uint8_t)((k) << 5))
+#define JIT_INSN_F32_GAP_OF(f) (((f) >> 5) & 3)
 
 /* A function: the entry (func 0) or a bpf-to-bpf call target; [start, end) instructions. */
 struct jit_func {

@@ -10,8 +10,8 @@
  * Frames. The entry function saves only the callee-saved registers it uses and reserves its
  * 512-byte stack only when it references r10 (a program like "r0 = 0; exit" compiles to
  * "xor eax, eax; ret"). An entry that calls nothing (no helper, no bpf-to-bpf call) also saves
- * the caller-saved registers its code names, all but rax, rdi and rsi: its caller may keep
- * values there across the call (keeps_regs, jit.h). Every other function has one uniform 560-byte
+ * r9, r10 and r11 when its code names them: its caller may keep values there across the call
+ * (keeps_regs, jit.h). Every other function has one uniform 560-byte
  * frame (return address, five saved registers, 512 bytes of stack), so the call depth is (r12 -
  * rsp) / 560 + 1 without any memory access; a call that would make it exceed EBPF_MAX_FRAMES jumps
  * to the abort stub, which resets rsp to the entry frame, counts the fault and returns
@@ -151,9 +151,10 @@ static void emit_call_abs(struct x86 *j, uint64_t fn)
 
 /* --- Prologues and epilogues ----------------------------------------------------------------- */
 
-/* The caller-saved registers a register-keeping entry saves when its code may change them;
- * rax (the result), rdi and rsi (the arguments) are the caller's to lose (jit.h). */
-static const uint8_t kept[6] = {RCX, RDX, R8, R9, R10, R11};
+/* The caller-saved registers a register-keeping entry saves when its code may change them: the
+ * backend's scratch registers, which few templates use. rax (the result), rdi, rsi, rdx, rcx and
+ * r8 (eBPF r1-r5, which most programs use) are the caller's to lose (jit.h). */
+static const uint8_t kept[3] = {R9, R10, R11};
 
 /* keep: the registers among kept[] to save (bit per x86 register), for a keeping entry. */
 static void entry_setup(struct x86 *j, uint16_t keep)
@@ -175,7 +176,7 @@ static void entry_setup(struct x86 *j, uint16_t keep)
 	if (j->an->has_bpf_calls)
 		j->saved[j->n_saved++] = R12;
 	if (j->keeps)
-		for (int r = 0; r < 6; r++)
+		for (int r = 0; r < 3; r++)
 			if (keep & (1u << kept[r]))
 				j->saved[j->n_saved++] = kept[r];
 	j->frame = f->uses_stack ? EBPF_STACK_SIZE : 0;
@@ -857,15 +858,24 @@ static void emit_ldx_f32(struct x86 *j, const struct ebpf_insn *in)
 
 /* Converted load i and the jump after it on "dst == none" or "dst != none", dst read nowhere
  * else (jit.c: JIT_INSN_F32_TEST): the element reads as none exactly when it is outside
- * [lo, hi), so only that test is made. dst is left holding the array's address. */
+ * [lo, hi), so only that test is made. dst is left holding the array's address. The ALU
+ * instructions between the two, if any (JIT_INSN_F32_GAP), come first: they touch neither of
+ * the load's registers, and the test's flags must reach the jump. */
 static void emit_f32_test(struct x86 *j, uint32_t i)
 {
 	struct emitter *e = &j->e;
-	const struct ebpf_insn *in = &j->insns[i], *jmp = in + 1;
+	uint32_t gap = JIT_INSN_F32_GAP_OF(j->an->insn_flags[i]), at = i + 1 + gap;
+	const struct ebpf_insn *in = &j->insns[i], *jmp = &j->insns[at];
 	const struct ebpf_ctx_from_f32 *c = &j->an->prog->from_f32;
-	uint32_t t = (uint32_t)((int64_t)i + 2 + jmp->off);
+	uint32_t t = (uint32_t)((int64_t)at + 1 + jmp->off);
 	int d = R(in->dst_reg), eq = EBPF_OP(jmp->code) == EBPF_JEQ;
 
+	for (uint32_t k = i + 1; k < at; k++) {
+		j->fused = 0;
+		emit_alu(j, &j->insns[k]);
+		k += (uint32_t)j->fused; /* a move and an add emitted as one lea */
+	}
+	j->zf_reg = -1;				   /* the flags below are the test's */
 	load(e, 8, 0, d, R(in->src_reg), in->off); /* the host's array */
 	sse_load(e, 0xf3, 0x10, 0, d, in->imm);	   /* movss xmm0, [d + imm] */
 	f32_to_xmm1(e, d, c->lo);
@@ -878,12 +888,12 @@ static void emit_f32_test(struct x86 *j, uint32_t i)
 	f32_to_xmm1(e, d, c->hi);
 	sse_rr(e, 0, 0, 0x2e, 1, 0, 0); /* ucomiss xmm1, xmm0 */
 	if (eq) {
-		emit_jump(j, CC_BE, i + 1, t); /* hi <= v: none */
+		emit_jump(j, CC_BE, at, t); /* hi <= v: none */
 	} else {
-		emit_jump(j, CC_A, i + 1, t); /* v < hi: a value, not none */
+		emit_jump(j, CC_A, at, t); /* v < hi: a value, not none */
 		patch8(e, below);
 	}
-	j->fused = 1;
+	j->fused = (int)(gap + 1);
 }
 
 static void emit_insn(struct x86 *j, uint32_t i)
@@ -975,7 +985,9 @@ static void run_pass(struct x86 *j, int pass, uint8_t *buf)
 			j->zf_reg = -1;
 			j->fused = 0;
 			emit_insn(j, i);
-			if (j->fused) { /* the next instruction's code is already emitted */
+			/* the next j->fused instructions' code is already emitted (none of them a
+			 * jump target) */
+			for (int k = 0; k < j->fused; k++) {
 				i++;
 				if (pass != 3)
 					addr[i] = j->e.len;
@@ -1023,7 +1035,7 @@ int jit_arch_compile(const struct jit_analysis *an, struct jit_image *img, char 
 	j.jpos1 = arrays + 2 * (size_t)(n + 1);
 	j.fentry = arrays + 3 * (size_t)(n + 1) + n;
 	/* A program that calls nothing (an inlined map lookup calls nothing) keeps every register
-	 * but rax, rdi and rsi. Pass 1 saves all of kept[], an upper bound on the size; passes 2
+	 * of kept[]. Pass 1 saves all of kept[], an upper bound on the size; passes 2
 	 * and 3 only those its code names (its eBPF registers, the scratch registers its
 	 * templates use, the registers the prologue zeroes), so every distance only shrinks. */
 	j.keeps = !an->has_bpf_calls && !an->funcs[0].calls;
