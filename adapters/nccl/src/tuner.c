@@ -348,11 +348,11 @@ static __attribute__((noinline)) HOT_PATH_NO_CANARY ncclResult_t coll_info_run(E
  * running an empty program costs). It takes its arguments in registers only (num_pipe_ops and
  * reg_buff packed into one, the table's shape known): coll_info reaches it with a jump that
  * neither stores nor loads getCollInfo's stack arguments again. Two of them, chosen by
- * coll_info from the flags of ncclbpf_rt__tuner_keeps, so that neither keeps anything across
- * the program but getCollInfo's arguments (a register kept there is one the program may have
- * to save): coll_info_keeping for a program that may write an output, coll_info_observing for
- * one that cannot. Anything else - a policy swapped meanwhile, a thread not on the epoch's fast
- * path - goes on to coll_info_run. */
+ * coll_info from the flags of ncclbpf_rt__tuner_keeps, so that neither keeps more than three
+ * values across the program, in the registers its entry keeps (ebpf_jit_call_keeping; a
+ * callee-saved register would be saved on every call): coll_info_keeping for a program that may
+ * write an output, coll_info_observing for one that cannot. Anything else - a policy swapped
+ * meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
 #define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
 	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
 #define KEEPING_ARGS                                                                               \
@@ -440,7 +440,7 @@ static __attribute__((noinline)) ncclResult_t coll_info_full(ENTRY_ARGS)
 	return ncclSuccess;
 }
 
-/* getCollInfo. The common call without an active policy is only numbered, here: a few
+/* getCollInfo. The common call without an active policy is only counted, here: a few
  * instructions, no epoch, no stack frame (a policy activated meanwhile is as if activated just
  * after the call). */
 static ncclResult_t coll_info(ENTRY_ARGS)
