@@ -266,6 +266,74 @@ static void test_apply_rules(void)
 
 /* Property: for any table and any output, no unavailable cell changes, a table with a valid
  * cell keeps one, a valid choice becomes NCCL's pick, channels stay within 0..64. */
+static int is_negative_zero(float v)
+{
+	return v == 0.0f && signbit(v);
+}
+
+static float float_of_bits(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+/* The apply shortcut's one-compare validity test against NCCL's rule: the same answer for every
+ * float but -0.0, which it leaves to the rule (valid there). */
+static void test_cell_surely_valid(void)
+{
+	float limit = 3.6e9f;
+	uint32_t limit_bits;
+	memcpy(&limit_bits, &limit, sizeof(limit_bits));
+	CHECK_EQ_U64(limit_bits, TUNER_COST_LIMIT_BITS);
+	const float special[] = {0.0f,	  -0.0f,    1.0f,
+				 -1.0f,	  FLT_MIN,  -FLT_MIN,
+				 3.6e9f,  -3.6e9f,  nextafterf(3.6e9f, 0),
+				 4e9f,	  INFINITY, -INFINITY,
+				 NAN,	  -NAN,	    FLT_MAX,
+				 -FLT_MAX};
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++) {
+		float v = special[i];
+		CHECK_EQ_U64(tuner_cell_surely_valid(&v),
+			     nccl_cost_cell_valid(v) && !is_negative_zero(v));
+	}
+	unsigned seed = 777;
+	int mismatches = 0;
+	for (int i = 0; i < 1000000; i++) {
+		float v = float_of_bits((uint32_t)rand_r(&seed) << 1 ^ (uint32_t)rand_r(&seed));
+		if (tuner_cell_surely_valid(&v) !=
+		    (nccl_cost_cell_valid(v) && !is_negative_zero(v)))
+			mismatches++;
+	}
+	CHECK_EQ_U64(mismatches, 0);
+}
+
+/* Forcing a cell among the first eight of a 7 x 3 table (the SSE2 test, then the loop when any
+ * of the eight is 0.0): a 0.0 before the choice is raised, one after it is left alone. */
+static void test_force_cell(void)
+{
+	float t[21];
+	for (int i = 0; i < 21; i++)
+		t[i] = 10.0f + (float)i;
+	t[6] = 0.0f; /* after the choice */
+	tuner_force_cell(t, 21, 2);
+	CHECK(t[2] == 0.0f && t[6] == 0.0f && t[0] == 10.0f && t[1] == 11.0f);
+	int a, p;
+	CHECK(nccl_cost_winner(t, 7, 3, &a, &p) == 0 && a == 0 && p == 2);
+	for (int i = 0; i < 21; i++)
+		t[i] = 10.0f + (float)i;
+	t[1] = -0.0f; /* before the choice: NCCL would take it on the tie */
+	tuner_force_cell(t, 21, 4);
+	CHECK(t[1] == FLT_MIN && t[4] == 0.0f);
+	CHECK(nccl_cost_winner(t, 7, 3, &a, &p) == 0 && a == 1 && p == 1);
+	for (int i = 0; i < 21; i++)
+		t[i] = 10.0f + (float)i;
+	t[8] = 0.0f; /* the choice itself is already 0.0 */
+	tuner_force_cell(t, 21, 8);
+	CHECK(t[8] == 0.0f && t[7] == 17.0f);
+	CHECK(nccl_cost_winner(t, 7, 3, &a, &p) == 0 && a == 2 && p == 2);
+}
+
 static void test_apply_random(void)
 {
 	unsigned seed = 12345;
@@ -330,7 +398,9 @@ static void test_apply_random(void)
 				violations++;
 		} else if (memcmp(f, o, sizeof(float) * (size_t)(na * np)) ||
 			   (res == TUNER_APPLY_CHANGED && x.algorithm >= 0 && x.protocol >= 0 &&
-			    x.n_channels == NCCLBPF_CHANNELS_DEFAULT)) {
+			    x.n_channels == NCCLBPF_CHANNELS_DEFAULT &&
+			    /* the one valid cell it leaves to tuner_apply */
+			    !is_negative_zero(o[x.algorithm * np + x.protocol]))) {
 			violations++;
 		}
 	}
@@ -344,6 +414,8 @@ int main(void)
 	test_fill_scalars();
 	test_winner();
 	test_apply_rules();
+	test_cell_surely_valid();
+	test_force_cell();
 	test_apply_random();
 	return check_summary("test_tuner_table");
 }

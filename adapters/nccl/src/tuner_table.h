@@ -6,6 +6,7 @@
 #include <float.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -133,17 +134,18 @@ static inline int tuner_outputs_default(const struct ncclbpf_tuner_ctx *ctx)
  * minimum, so only a 0.0 before it could take the tie and is raised to the smallest positive
  * float (NaN compares unequal, -0.0 equal: both as NCCL sees them). NCCL's own tables hold no
  * 0.0, so the scan finds nothing on almost every call: for a choice among the first eight cells
- * of a table that has them, two SSE2 compares tell so without a loop whose length changes with
- * the choice (the loop cost size_aware about 1.3 ns a call, the compares about half that). */
+ * of a table that has them, two SSE2 compares tell that none of the eight is 0.0 without a loop
+ * whose length changes with the choice (the loop cost size_aware about 1.3 ns a call, the
+ * compares about half that; telling only whether any of the eight is, rather than any before
+ * the choice, another 0.2); the loop runs when one is. */
 static inline void tuner_force_cell(float *table, int n, int w)
 {
 #ifdef __SSE2__
 	if (n >= 8 && w <= 8) {
 		const __m128 zero = _mm_setzero_ps();
-		unsigned zeros =
-		    (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(table), zero)) |
-		    (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(_mm_loadu_ps(table + 4), zero)) << 4;
-		if (__builtin_expect(!(zeros & ((1u << w) - 1)), 1)) {
+		__m128 zeros = _mm_or_ps(_mm_cmpeq_ps(_mm_loadu_ps(table), zero),
+					 _mm_cmpeq_ps(_mm_loadu_ps(table + 4), zero));
+		if (__builtin_expect(!_mm_movemask_ps(zeros), 1)) {
 			table[w] = 0.0f;
 			return;
 		}
@@ -157,10 +159,25 @@ static inline void tuner_force_cell(float *table, int n, int w)
 	table[w] = 0.0f;
 }
 
+/* The bits of 3.6e9f, NCCL's bound (nccl_cost_cell_valid). A cost whose bits, read as an
+ * unsigned integer, are below them is a cell NCCL could run: non-negative floats order as
+ * their bits, and negative ones and NaN have larger bits. The one valid cell this misses is
+ * -0.0 (bits 0x80000000), which a caller must leave to nccl_cost_cell_valid. */
+#define TUNER_COST_LIMIT_BITS 0x4f5693a4u
+
+/* 1 when cell v is valid by TUNER_COST_LIMIT_BITS (one integer compare instead of two float
+ * ones); 0 when it is not, or is -0.0. */
+static inline int tuner_cell_surely_valid(const float *v)
+{
+	uint32_t bits;
+	memcpy(&bits, v, sizeof(bits));
+	return bits < TUNER_COST_LIMIT_BITS;
+}
+
 /* The common decision, tuner_apply's result for it without the call: a valid cell named by both
  * outputs and the channel count left to NCCL. Returns 1 when it applied that (NCCL now picks
  * (ctx->algorithm, ctx->protocol), *nChannels untouched), 0 when it changed nothing and
- * tuner_apply must judge the outputs. */
+ * tuner_apply must judge the outputs (also for a chosen cell of -0.0: tuner_cell_surely_valid). */
 static inline int tuner_apply_cell(const struct ncclbpf_tuner_ctx *ctx, float *table, int num_algo,
 				   int num_proto)
 {
@@ -169,7 +186,7 @@ static inline int tuner_apply_cell(const struct ncclbpf_tuner_ctx *ctx, float *t
 	    ctx->n_channels != NCCLBPF_CHANNELS_DEFAULT)
 		return 0;
 	int w = (int)a * num_proto + (int)p;
-	if (!nccl_cost_cell_valid(table[w]))
+	if (!tuner_cell_surely_valid(&table[w]))
 		return 0;
 	tuner_force_cell(table, num_algo * num_proto, w);
 	return 1;

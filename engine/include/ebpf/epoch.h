@@ -46,7 +46,8 @@ struct ebpf_epoch_reader {
 	void *rec; /* the thread's record in epoch.c */
 };
 extern __thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
-extern _Atomic uint64_t ebpf_epoch_global_;
+/* hidden: read on every enter, with one load (not a load of its address first) */
+extern _Atomic uint64_t ebpf_epoch_global_ __attribute__((visibility("hidden")));
 
 /* The state word is named directly, never through a pointer to the TLS block: UBSan checks a
  * pointer for NULL with the flags of the initial-exec TLS sequence's add, which the linker may

@@ -151,13 +151,15 @@ struct ncclbpf_rt_policy_hot {
 	uint32_t tuner_keeps;
 };
 
-/* Private to the runtime; named here only so that the inline entries can load them. */
+/* Private to the runtime; named here only so that the inline entries can load them. Hidden: one
+ * load each, not a load of the address first (and the tuner's assembly entry names them). */
 struct rt_policy;
-extern struct rt_policy *ncclbpf_rt_active_; /* accessed with __atomic builtins only */
+extern struct rt_policy *ncclbpf_rt_active_
+    __attribute__((visibility("hidden"))); /* accessed with __atomic builtins only */
 /* The active policy's tuner_keeps (enum ncclbpf_rt_tuner_keeps; 0: its tuner program cannot
- * run through ncclbpf_rt_tuner_begin_keeping), set with each activation. A hint for choosing a
+ * run through ncclbpf_rt_tuner_begin_kept), set with each activation. A hint for choosing a
  * path: that function hands the policy's own flags back. */
-extern uint32_t ncclbpf_rt_tuner_keeps_;
+extern uint32_t ncclbpf_rt_tuner_keeps_ __attribute__((visibility("hidden")));
 int ncclbpf_rt__run_interp(const struct ebpf_exec *prog, void *ctx);
 
 #define NCCLBPF_RT_PROF_PROGRAM 1u
@@ -253,7 +255,7 @@ static inline void ncclbpf_rt_hook_end(void)
 }
 
 /* enum ncclbpf_rt_tuner_keeps for policy p's tuner program: 0 unless it may take
- * ncclbpf_rt_tuner_begin_keeping's path (a register-keeping JIT entry, no per-communicator maps
+ * ncclbpf_rt_tuner_begin_kept's path (a register-keeping JIT entry, no per-communicator maps
  * to bind, and nothing to read from memory beyond NCCLBPF_RT_TUNER_KEEPING_WORDS), else
  * NCCLBPF_RT_KEEPS and what the path must fill and look at. The one rule for that path,
  * evaluated once per policy (bundle.c, into p->tuner_keeps, which the path and activate.c's
@@ -272,33 +274,26 @@ static inline uint32_t ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_ho
 /* A tuner call that makes no call out of line, for an adapter whose hot path keeps NCCL's
  * arguments in registers (the saves and restores a call forces are most of what running an
  * empty program costs):
- *   h = ncclbpf_rt_tuner_begin_keeping(writes, &keeps): the process's active tuner hook when
- *       its program may take the path (ncclbpf_rt__tuner_keeps, into keeps), may write an
- *       output when writes is 1 and may not when it is 0 (an adapter has an entry for each),
- *       and the thread enters its epoch section inline (registered, not inside one already);
- *       NULL otherwise, with nothing entered (take ncclbpf_rt_tuner_begin's path). For
- *       communicators outside the control plane only (their slot is the process's).
+ *   h = ncclbpf_rt_tuner_begin_kept(flags): the process's active tuner hook when its program's
+ *       keeping flags (ncclbpf_rt__tuner_keeps) are exactly flags (an adapter has an entry
+ *       compiled for each value), and the thread enters its epoch section inline (registered,
+ *       not inside one already); NULL otherwise, with nothing entered (take
+ *       ncclbpf_rt_tuner_begin's path). For communicators outside the control plane only
+ *       (their slot is the process's).
  *   ncclbpf_rt_hook_run_keeping(h, ctx); ncclbpf_rt_hook_end_keeping(). */
-static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_keeping(int writes,
-									   uint32_t *keeps)
+static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_kept(uint32_t flags)
 {
 #ifdef EBPF_JIT_HAVE_KEEPING_CALL
-	const uint32_t both = NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_WRITES;
 	if (!ebpf_epoch_try_enter_outer())
 		return NULL;
 	const struct ncclbpf_rt_policy_hot *p =
 	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(&ncclbpf_rt_active_,
 										__ATOMIC_ACQUIRE);
-	/* WRITES is set only with KEEPS: one bit test for the common case */
-	if (__builtin_expect(p != NULL &&
-				 (writes ? (*keeps = p->tuner_keeps) & NCCLBPF_RT_KEEPS_WRITES
-					 : ((*keeps = p->tuner_keeps) & both) == NCCLBPF_RT_KEEPS),
-			     1))
+	if (__builtin_expect(p != NULL && p->tuner_keeps == flags, 1))
 		return &p->tuner;
 	ebpf_epoch_exit_outer();
 #else
-	(void)writes;
-	(void)keeps;
+	(void)flags;
 #endif
 	return NULL;
 }
@@ -574,6 +569,10 @@ struct ncclbpf_comm {
 	uint32_t n_nodes;
 	uint32_t api_version; /* which host interface created it (e.g. NCCL tuner v5) */
 	uint32_t serial;      /* creation number in this process (traces key contexts by it) */
+	/* Control plane (control.h; NULL when off or without a commId): the member state. Here,
+	 * beside the fields every call reads, at an offset the tuner's assembly entry knows
+	 * (adapters/nccl/src/tuner_call.c). */
+	struct ncclbpf_cp_member *cp;
 	uint64_t seq; /* under the control plane only: the next tuner call number, taken at the
 		       * call's start (ncclbpf_comm__tick; the fences need it before the outcome
 		       * is known); elsewhere ncclbpf_comm__calls numbers the calls */
@@ -585,10 +584,9 @@ struct ncclbpf_comm {
 	uint64_t applied_cell[NCCLBPF_NUM_ALGOS][NCCLBPF_NUM_PROTOS];
 	uint64_t applied_channels[65];
 	struct ncclbpf_comm *prev, *next; /* registry (under the runtime's lock) */
-	/* Control plane (control.h; NULL/unused when off or without a commId): the member state,
-	 * the policy bound to this communicator (read in an epoch section) and the seq at which
-	 * the tick must look at the control plane (a queued switch or an unresolved fence). */
-	struct ncclbpf_cp_member *cp;
+	/* Control plane (unused when cp is NULL): the policy bound to this communicator (read in an
+	 * epoch section) and the seq at which the tick must look at the control plane (a queued
+	 * switch or an unresolved fence). */
 	struct rt_policy *cp_policy;
 	uint64_t cp_next;
 	/* This communicator's instances of its policy's per-communicator maps (comm_maps.c;

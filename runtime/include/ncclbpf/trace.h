@@ -128,8 +128,9 @@ int ncclbpf_trace_path(const char *tmpl, char *out, size_t len);
 /* What is wrong with a template ncclbpf_trace_path refused with err (for messages). */
 const char *ncclbpf_trace_path_why(int err);
 
-/* 1 while NCCLBPF_TRACE recording is on. */
-extern int ncclbpf_trace_fd;
+/* 1 while NCCLBPF_TRACE recording is on. The descriptor is hidden, as the hot path's globals
+ * (runtime.h). */
+extern int ncclbpf_trace_fd __attribute__((visibility("hidden")));
 static inline int ncclbpf_trace_on(void)
 {
 	return __atomic_load_n(&ncclbpf_trace_fd, __ATOMIC_RELAXED) >= 0;
