@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 	/* A program that writes no output: the observing entry. It reads n_bytes and the outputs,
 	 * which start at their defaults; the table is never touched. */
 	load(dir, "observer.o");
-	CHECK_EQ_U64(ncclbpf_rt_tuner_keeps_,
+	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps,
 		     jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS | NCCLBPF_RT_KEEPS_OUTPUTS
 			 : 0);
 	call_counts(ctx, 1 << 20, AT_STAT(NCCLBPF_STAT_DEFAULT), -1, "observer");
@@ -147,16 +147,16 @@ int main(int argc, char **argv)
 
 	/* A program that decides: the keeping entry; every outcome counted once. */
 	load(dir, "by_size.o");
-	CHECK_EQ_U64(ncclbpf_rt_tuner_keeps_, jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS |
-							NCCLBPF_RT_KEEPS_OUTPUTS |
-							NCCLBPF_RT_KEEPS_WRITES
-						  : 0);
+	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS |
+							    NCCLBPF_RT_KEEPS_OUTPUTS |
+							    NCCLBPF_RT_KEEPS_WRITES
+						      : 0);
 	by_size_outcomes(ctx, "by_size");
 
 	/* The same decisions from a program that reads seq: the plain path, and the seq it sees
 	 * is the number of calls before it, whatever their outcomes were. */
 	load(dir, "by_size_seq.o");
-	CHECK_EQ_U64(ncclbpf_rt_tuner_keeps_, 0);
+	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, 0);
 	by_size_outcomes(ctx, "by_size_seq");
 	uint64_t calls = ncclbpf_comm__calls(c), got = 0;
 	uint32_t zero = 0;

@@ -175,7 +175,9 @@ static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c,
 	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else if (tuner_apply_cell(x, table, num_algo, num_proto))
-		ncclbpf_comm__count_decision(c, x->algorithm, x->protocol, 0);
+		/* the cell's index in a 7 x 3 table, which the kept entries have just computed */
+		ncclbpf_comm__count_cell(c, (uint32_t)x->algorithm * NCCLBPF_NUM_PROTOS +
+						(uint32_t)x->protocol);
 	else if (tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else
@@ -376,11 +378,11 @@ static __attribute__((used)) ncclResult_t coll_info_any(ENTRY_ARGS)
 				 ncclbpf_trace_on(),
 			     0))
 		return coll_info_full(ENTRY_PASS);
-	if (!__atomic_load_n(&ncclbpf_rt_active_, __ATOMIC_RELAXED)) {
+	if (!__atomic_load_n(&ncclbpf_rt_hot_.active, __ATOMIC_RELAXED)) {
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 		return ncclSuccess;
 	}
-	uint32_t hint = __atomic_load_n(&ncclbpf_rt_tuner_keeps_, __ATOMIC_RELAXED) & 15;
+	uint32_t hint = __atomic_load_n(&ncclbpf_rt_hot_.tuner_keeps, __ATOMIC_RELAXED) & 15;
 	if (hint && full_shape(num_algo, num_proto))
 		return kept_entries[hint](c, coll_type, n_bytes,
 					  PACK_PIPE_REG(num_pipe_ops, reg_buff),
@@ -403,14 +405,27 @@ static __attribute__((used)) ncclResult_t coll_info_any(ENTRY_ARGS)
  * r9 n_channels), pipe_reg as PACK_PIPE_REG makes it. */
 #define ASM_STR_(x) #x
 #define ASM_STR(x)  ASM_STR_(x)
-/* The communicator's fields it reads (checked below against the struct). */
+/* The communicator's fields it reads, and the runtime's words (rt_hot.h), at offsets checked
+ * here against the structs. */
 #define ASM_COMM_CP	   24
 #define ASM_COMM_NO_POLICY 80
+#define ASM_HOT_ACTIVE	   0
+#define ASM_HOT_KEEPS	   8
+#define ASM_HOT_TRACE_FD   12
 _Static_assert(offsetof(struct ncclbpf_comm, cp) == ASM_COMM_CP, "ASM_COMM_CP: the cp member");
 _Static_assert(offsetof(struct ncclbpf_comm, stats) + sizeof(uint64_t) * NCCLBPF_STAT_NO_POLICY ==
 		   ASM_COMM_NO_POLICY,
 	       "ASM_COMM_NO_POLICY: the no_policy counter");
 _Static_assert(sizeof(((struct ncclbpf_comm *)0)->stats[0]) == 8, "addq on the counter");
+_Static_assert(offsetof(struct ncclbpf_rt_hot, active) == ASM_HOT_ACTIVE &&
+		   sizeof(ncclbpf_rt_hot_.active) == 8,
+	       "ASM_HOT_ACTIVE");
+_Static_assert(offsetof(struct ncclbpf_rt_hot, tuner_keeps) == ASM_HOT_KEEPS &&
+		   sizeof(ncclbpf_rt_hot_.tuner_keeps) == 4,
+	       "ASM_HOT_KEEPS");
+_Static_assert(offsetof(struct ncclbpf_rt_hot, trace_fd) == ASM_HOT_TRACE_FD &&
+		   sizeof(ncclbpf_rt_hot_.trace_fd) == 4,
+	       "ASM_HOT_TRACE_FD");
 _Static_assert(TUNER_MAX_ALGO == 7 && TUNER_MAX_PROTO == 3, "the full shape it tests");
 _Static_assert(sizeof(kept_entries) / sizeof(kept_entries[0]) == 16, "an entry per hint & 15");
 _Static_assert(ncclSuccess == 0, "xor %eax, %eax");
@@ -420,6 +435,7 @@ _Static_assert(ncclSuccess == 0, "xor %eax, %eax");
 #else
 #define ASM_ENDBR ""
 #endif
+#define ASM_HOT(field) "ncclbpf_rt_hot_+" ASM_STR(field) "(%rip)"
 __asm__(
     "	.text\n"
     "	.p2align 4\n"
@@ -441,33 +457,54 @@ __asm__(
 		     "	jne 1f\n"
 		     "	cmpl $3, 8(%rsp)\n"
 		     "	jne 1f\n"
-		     "	cmpl $0, ncclbpf_trace_fd(%rip)\n"
-		     "	jns 1f\n"
-		     /* the policy's keeping flags: 0, no keeping entry (or no policy) */
-		     "	mov ncclbpf_rt_tuner_keeps_(%rip), %eax\n"
-		     "	and $15, %eax\n"
-		     "	jz 2f\n"
-		     "	mov 16(%rsp), %r10d\n"
-		     "	shl $32, %r10\n"
-		     "	mov %ecx, %ecx\n"
-		     "	or %r10, %rcx\n"
-		     "	mov 24(%rsp), %r9\n"
-		     "	lea kept_entries(%rip), %r10\n"
-		     "	jmp *(%r10,%rax,8)\n"
-		     "2:\n"
-		     "	cmpq $0, ncclbpf_rt_active_(%rip)\n"
-		     "	jne 3f\n"
-		     /* no policy: counted (one writer per communicator, as ncclbpf_comm__count) */
-		     "	addq $1, " ASM_STR(
-			 ASM_COMM_NO_POLICY) "(%rdi)\n"
-					     "	xor %eax, %eax\n"
-					     "	ret\n"
-					     "3:\n"
-					     "	jmp coll_info_run\n"
-					     "1:\n"
-					     "	jmp coll_info_any\n"
-					     "	.cfi_endproc\n"
-					     "	.size tuner_coll_info, .-tuner_coll_info\n");
+		     "	cmpl $0, " ASM_HOT(
+			 ASM_HOT_TRACE_FD) "\n"
+					   "	jns 1f\n"
+					   "	cmpq $0, " ASM_HOT(
+					       ASM_HOT_ACTIVE) "\n"
+							       "	je 2f\n"
+							       /* the policy's keeping flags: 0, no
+								  keeping entry */
+							       "	mov " ASM_HOT(
+								   ASM_HOT_KEEPS) ", %eax\n"
+										  "	and $15, "
+										  "%eax\n"
+										  "	jz 3f\n"
+										  "	mov "
+										  "16(%rsp), "
+										  "%r10d\n"
+										  "	shl $32, "
+										  "%r10\n"
+										  "	mov %ecx, "
+										  "%ecx\n"
+										  "	or %r10, "
+										  "%rcx\n"
+										  "	mov "
+										  "24(%rsp), %r9\n"
+										  "	lea "
+										  "kept_entries(%"
+										  "rip), %r10\n"
+										  "	jmp "
+										  "*(%r10,%rax,8)\n"
+										  "2:\n"
+										  /* no policy:
+										     counted (one
+										     writer per
+										     communicator,
+										     as
+										     ncclbpf_comm__count)
+										   */
+										  "	addq "
+										  "$1, " ASM_STR(
+										      ASM_COMM_NO_POLICY) "(%rdi)\n"
+													  "	xor %eax, %eax\n"
+													  "	ret\n"
+													  "3:\n"
+													  "	jmp coll_info_run\n"
+													  "1:\n"
+													  "	jmp coll_info_any\n"
+													  "	.cfi_endproc\n"
+													  "	.size tuner_coll_info, .-tuner_coll_info\n");
 #else
 ncclResult_t tuner_coll_info(ENTRY_ARGS)
 {

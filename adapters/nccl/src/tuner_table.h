@@ -141,7 +141,7 @@ static inline int tuner_outputs_default(const struct ncclbpf_tuner_ctx *ctx)
 static inline void tuner_force_cell(float *table, int n, int w)
 {
 #ifdef __SSE2__
-	if (n >= 8 && w <= 8) {
+	if (__builtin_expect(n >= 8 && w <= 8, 1)) {
 		const __m128 zero = _mm_setzero_ps();
 		__m128 zeros = _mm_or_ps(_mm_cmpeq_ps(_mm_loadu_ps(table), zero),
 					 _mm_cmpeq_ps(_mm_loadu_ps(table + 4), zero));
@@ -185,10 +185,10 @@ static inline int tuner_apply_cell(const struct ncclbpf_tuner_ctx *ctx, float *t
 	if (a >= (uint32_t)num_algo || p >= (uint32_t)num_proto ||
 	    ctx->n_channels != NCCLBPF_CHANNELS_DEFAULT)
 		return 0;
-	int w = (int)a * num_proto + (int)p;
+	uint32_t w = a * (uint32_t)num_proto + p;
 	if (!tuner_cell_surely_valid(&table[w]))
 		return 0;
-	tuner_force_cell(table, num_algo * num_proto, w);
+	tuner_force_cell(table, num_algo * num_proto, (int)w);
 	return 1;
 }
 

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "ncclbpf.h"
+#include "ncclbpf/rt_hot.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,15 +152,7 @@ struct ncclbpf_rt_policy_hot {
 	uint32_t tuner_keeps;
 };
 
-/* Private to the runtime; named here only so that the inline entries can load them. Hidden: one
- * load each, not a load of the address first (and the tuner's assembly entry names them). */
-struct rt_policy;
-extern struct rt_policy *ncclbpf_rt_active_
-    __attribute__((visibility("hidden"))); /* accessed with __atomic builtins only */
-/* The active policy's tuner_keeps (enum ncclbpf_rt_tuner_keeps; 0: its tuner program cannot
- * run through ncclbpf_rt_tuner_begin_kept), set with each activation. A hint for choosing a
- * path: that function hands the policy's own flags back. */
-extern uint32_t ncclbpf_rt_tuner_keeps_ __attribute__((visibility("hidden")));
+/* The active policy and the keeping hint: ncclbpf_rt_hot_ (rt_hot.h). */
 int ncclbpf_rt__run_interp(const struct ebpf_exec *prog, void *ctx);
 
 #define NCCLBPF_RT_PROF_PROGRAM 1u
@@ -287,8 +280,8 @@ static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin_kept(uint32_t
 	if (!ebpf_epoch_try_enter_outer())
 		return NULL;
 	const struct ncclbpf_rt_policy_hot *p =
-	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(&ncclbpf_rt_active_,
-										__ATOMIC_ACQUIRE);
+	    (const struct ncclbpf_rt_policy_hot *)(const void *)__atomic_load_n(
+		&ncclbpf_rt_hot_.active, __ATOMIC_ACQUIRE);
 	if (__builtin_expect(p != NULL && p->tuner_keeps == flags, 1))
 		return &p->tuner;
 	ebpf_epoch_exit_outer();
@@ -332,12 +325,12 @@ static inline int ncclbpf_rt__run_hook(struct rt_policy *const *slot, struct ncc
  * ctx's outputs are whatever the program wrote; the caller validates them. */
 static inline int ncclbpf_rt_run_tuner(struct ncclbpf_rt_tuner_ctx *ctx, uint64_t *version)
 {
-	return ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
+	return ncclbpf_rt__run_hook(&ncclbpf_rt_hot_.active, NULL,
 				    offsetof(struct ncclbpf_rt_policy_hot, tuner), ctx, version);
 }
 static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *version)
 {
-	int err = ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
+	int err = ncclbpf_rt__run_hook(&ncclbpf_rt_hot_.active, NULL,
 				       offsetof(struct ncclbpf_rt_policy_hot, chunk), ctx, version);
 	if (err == 0)
 		ncclbpf_rt__count_run(NCCLBPF_RT_RUNS_CHUNK);
@@ -352,7 +345,7 @@ static inline int ncclbpf_rt_run_chunk(struct ncclbpf_chunk_ctx *ctx, uint64_t *
  * program) or -EFAULT (interpreter stopped it). */
 static inline int ncclbpf_rt_run_profiler(const struct ncclbpf_profiler_ctx *ctx)
 {
-	int err = ncclbpf_rt__run_hook(&ncclbpf_rt_active_, NULL,
+	int err = ncclbpf_rt__run_hook(&ncclbpf_rt_hot_.active, NULL,
 				       offsetof(struct ncclbpf_rt_policy_hot, profiler),
 				       (void *)ctx, NULL);
 	if (err == 0 && ctx->event - 1u < 4u)
@@ -581,7 +574,10 @@ struct ncclbpf_comm {
 	/* Decision histograms (relaxed atomics, read by the inspection server): the cell NCCL
 	 * will pick after each applied decision, and the channel count applied (index 0 unused:
 	 * decisions that left the count to NCCL are the applied ones not counted here). */
-	uint64_t applied_cell[NCCLBPF_NUM_ALGOS][NCCLBPF_NUM_PROTOS];
+	union { /* by (algo, proto), or by cell: algo * NCCLBPF_NUM_PROTOS + proto */
+		uint64_t applied_cell[NCCLBPF_NUM_ALGOS][NCCLBPF_NUM_PROTOS];
+		uint64_t applied_cells[NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS];
+	};
 	uint64_t applied_channels[65];
 	struct ncclbpf_comm *prev, *next; /* registry (under the runtime's lock) */
 	/* Control plane (unused when cp is NULL): the policy bound to this communicator (read in an
@@ -604,7 +600,7 @@ void ncclbpf_comm__stats(const struct ncclbpf_comm *c, uint64_t out[NCCLBPF_STAT
 /* The policy slot c runs: its bound policy under the control plane, else the process's. */
 static inline struct rt_policy *const *ncclbpf_rt__comm_slot(const struct ncclbpf_comm *c)
 {
-	return __builtin_expect(c->cp != NULL, 0) ? &c->cp_policy : &ncclbpf_rt_active_;
+	return __builtin_expect(c->cp != NULL, 0) ? &c->cp_policy : &ncclbpf_rt_hot_.active;
 }
 /* The tuner hook of c's policy (ncclbpf_rt_hook_begin), or NULL. */
 static inline const struct ncclbpf_rt_hook *ncclbpf_rt_tuner_begin(struct ncclbpf_comm *c,
@@ -684,14 +680,19 @@ static inline void ncclbpf_comm__count(struct ncclbpf_comm *comm, enum ncclbpf_c
  * every applied decision, and the applied count is their sum) and the channel count set (1..64;
  * 0 when left to NCCL, which is not counted: ncclbpf_comm__stats derives it). Hot path: relaxed
  * atomics, no lock. */
+/* The applied decision for cell (algo * NCCLBPF_NUM_PROTOS + proto, below
+ * NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS), when the channel count was left to NCCL. */
+static inline void ncclbpf_comm__count_cell(struct ncclbpf_comm *comm, uint32_t cell)
+{
+	uint64_t *n = &comm->applied_cells[cell];
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 static inline void ncclbpf_comm__count_decision(struct ncclbpf_comm *comm, int algo, int proto,
 						int channels)
 {
-	if ((unsigned)algo < NCCLBPF_NUM_ALGOS && (unsigned)proto < NCCLBPF_NUM_PROTOS) {
-		uint64_t *cell = &comm->applied_cell[algo][proto];
-		__atomic_store_n(cell, __atomic_load_n(cell, __ATOMIC_RELAXED) + 1,
-				 __ATOMIC_RELAXED);
-	}
+	if ((unsigned)algo < NCCLBPF_NUM_ALGOS && (unsigned)proto < NCCLBPF_NUM_PROTOS)
+		ncclbpf_comm__count_cell(comm,
+					 (uint32_t)algo * NCCLBPF_NUM_PROTOS + (uint32_t)proto);
 	if ((unsigned)channels - 1 < 64) {
 		uint64_t *ch = &comm->applied_channels[channels];
 		__atomic_store_n(ch, __atomic_load_n(ch, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);

@@ -53,6 +53,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ncclbpf/rt_hot.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,12 +130,10 @@ int ncclbpf_trace_path(const char *tmpl, char *out, size_t len);
 /* What is wrong with a template ncclbpf_trace_path refused with err (for messages). */
 const char *ncclbpf_trace_path_why(int err);
 
-/* 1 while NCCLBPF_TRACE recording is on. The descriptor is hidden, as the hot path's globals
- * (runtime.h). */
-extern int ncclbpf_trace_fd __attribute__((visibility("hidden")));
+/* 1 while NCCLBPF_TRACE recording is on (the descriptor: ncclbpf_rt_hot_.trace_fd). */
 static inline int ncclbpf_trace_on(void)
 {
-	return __atomic_load_n(&ncclbpf_trace_fd, __ATOMIC_RELAXED) >= 0;
+	return __atomic_load_n(&ncclbpf_rt_hot_.trace_fd, __ATOMIC_RELAXED) >= 0;
 }
 /* Formats and appends one record (no allocation). */
 void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r);

@@ -12,12 +12,10 @@ struct rt_state rt = {
     .next_version = 1,
 };
 
-/* The process-wide active policy (runtime.h's inline entries read it; the policy folder swaps
- * it). */
-_Alignas(64) struct rt_policy *ncclbpf_rt_active_;
-uint32_t ncclbpf_rt_tuner_keeps_; /* a hint beside it (runtime.h), set with each activation */
-/* Keeps rt (its locks are taken by slow paths) off the active pointer's cache line. */
-static _Alignas(64) char active_line_pad[64] __attribute__((used));
+/* The words every call reads (rt_hot.h: the active policy, which the policy folder swaps, its
+ * keeping hint and the trace descriptor), in a cache line of their own. */
+struct ncclbpf_rt_hot ncclbpf_rt_hot_ = {.trace_fd = -1};
+_Static_assert(sizeof(struct ncclbpf_rt_hot) == 64, "one cache line of its own");
 
 static _Atomic(ncclbpf_log_fn) log_fn;
 

@@ -59,10 +59,10 @@ struct rt_policy {
 	struct ebpf_map *comm_tmpl[64];
 };
 
-/* The process-wide active policy (runtime.h names it for the inline entries). Own cache line
- * (runtime.c): every hook call reads it, and rt's locks are taken by slow paths (reloads,
+/* The process-wide active policy (rt_hot.h names it for the inline entries). Own cache line
+ * (rt_base.c): every hook call reads it, and rt's locks are taken by slow paths (reloads,
  * inspection) that must not bounce the hot path's line. */
-#define rt_active ncclbpf_rt_active_
+#define rt_active ncclbpf_rt_hot_.active
 
 struct rt_state {
 	pthread_mutex_t lock;	     /* refcount, comms registry, configuration */

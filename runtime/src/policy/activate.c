@@ -51,7 +51,8 @@ void rt_activate(struct rt_policy *p, int wait, uint64_t *swap_ns, uint64_t *ret
 {
 	uint64_t t0 = rt_now_ns();
 	struct rt_policy *old = __atomic_exchange_n(&rt_active, p, __ATOMIC_ACQ_REL);
-	__atomic_store_n(&ncclbpf_rt_tuner_keeps_, p ? p->hot.tuner_keeps : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&ncclbpf_rt_hot_.tuner_keeps, p ? p->hot.tuner_keeps : 0,
+			 __ATOMIC_RELAXED);
 	uint64_t t1 = rt_now_ns();
 	if (old) {
 		/* Calls that loaded old before the exchange may still run it: the epoch reclaimer

@@ -13,8 +13,6 @@
 #include "ncclbpf/trusted_path.h"
 #include "policy.h"
 
-int ncclbpf_trace_fd = -1;
-
 int ncclbpf_trace_path(const char *tmpl, char *out, size_t len)
 {
 	struct rt_ident id;
@@ -88,14 +86,14 @@ void rt_trace_open(const char *tmpl)
 		       err ? strerror(err) : "short write");
 		return;
 	}
-	__atomic_store_n(&ncclbpf_trace_fd, fd, __ATOMIC_RELEASE);
+	__atomic_store_n(&ncclbpf_rt_hot_.trace_fd, fd, __ATOMIC_RELEASE);
 	rt_log(NCCLBPF_LOG_INFO, "NCCLbpf: recording tuner calls, profiler and net events to %s",
 	       path);
 }
 
 void rt_trace_close(void)
 {
-	int fd = __atomic_exchange_n(&ncclbpf_trace_fd, -1, __ATOMIC_ACQ_REL);
+	int fd = __atomic_exchange_n(&ncclbpf_rt_hot_.trace_fd, -1, __ATOMIC_ACQ_REL);
 	if (fd >= 0)
 		close(fd);
 }
@@ -219,7 +217,7 @@ int ncclbpf_trace_format(const struct ncclbpf_trace_rec *r, char *buf, size_t le
 
 void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r)
 {
-	int fd = __atomic_load_n(&ncclbpf_trace_fd, __ATOMIC_ACQUIRE);
+	int fd = __atomic_load_n(&ncclbpf_rt_hot_.trace_fd, __ATOMIC_ACQUIRE);
 	if (fd < 0)
 		return;
 	char line[1024];
@@ -229,7 +227,7 @@ void ncclbpf_trace_emit(const struct ncclbpf_trace_rec *r)
 		/* A full disk must not disturb the job: stop recording, say so once. The descriptor
 		 * stays open: another thread may still be writing through it. */
 		int err = errno;
-		if (__atomic_exchange_n(&ncclbpf_trace_fd, -1, __ATOMIC_ACQ_REL) == fd)
+		if (__atomic_exchange_n(&ncclbpf_rt_hot_.trace_fd, -1, __ATOMIC_ACQ_REL) == fd)
 			rt_log(
 			    NCCLBPF_LOG_WARN,
 			    "NCCLbpf: trace write failed (%s), recording stopped (NCCLBPF_TRACE)",
