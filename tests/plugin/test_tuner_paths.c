@@ -6,10 +6,13 @@
  *   calls, and each call's number (seq), are the sum (ncclbpf_comm__calls);
  * - the flags that choose the register-keeping entries (ncclbpf_rt__tuner_keeps) for a program
  *   that writes no output, one that decides, and one that reads seq (which takes the plain path);
+ * - the dispatch's routes with a deciding program active: other table shapes, malformed shapes,
+ *   no communicator, a thread's first call (handed on by the keeping entry);
  * - a program that writes no output sees the outputs at their defaults when it reads them, and
  *   the table is left untouched (it lies in a page that faults on any access).
  * usage: test_tuner_paths [TEST_POLICY_DIR]  (tests/plugin/policies, compiled; without it only
  * the calls without a policy run) */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,19 +40,22 @@ static void snap(const struct ncclbpf_comm *c, uint64_t *o)
 	memcpy(o + AT_CH(0), c->applied_channels, sizeof(c->applied_channels));
 }
 
-/* One getCollInfo call of bytes bytes on a 7 x 3 table (NULL: a malformed call); CHECKs that it
- * added one to the counter at want, and to want2 too when want2 >= 0, and changed nothing else. */
-static void call_counts(void *ctx, size_t bytes, int want, int want2, const char *what)
+/* One getCollInfo call of bytes bytes on a num_algo x num_proto table (bytes 0: a NULL table, a
+ * malformed call); CHECKs that it added one to the counter at want, and to want2 too when
+ * want2 >= 0, and changed nothing else. Returns the channel count as the call left it (0 in). */
+static int call_counts_shape(void *ctx, size_t bytes, int num_algo, int num_proto, int want,
+			     int want2, const char *what)
 {
 	struct ncclbpf_comm *c = ctx;
 	uint64_t before[N_COUNTERS], after[N_COUNTERS];
-	float t[21];
-	harness_table(t, 7, 3, 4, 1 << 20);
+	float t[64];
+	if (num_algo * num_proto <= 21)
+		harness_table(t, num_algo, num_proto, 4, 1 << 20);
 	int ch = 0;
 	snap(c, before);
 	uint64_t calls = ncclbpf_comm__calls(c);
-	ncclTunerPlugin_v5.getCollInfo(ctx, 4, bytes, 1, bytes == 0 ? NULL : (float **)t, 7, 3, 0,
-				       &ch);
+	CHECK(ncclTunerPlugin_v5.getCollInfo(ctx, 4, bytes, 1, bytes == 0 ? NULL : (float **)t,
+					     num_algo, num_proto, 0, &ch) == ncclSuccess);
 	snap(c, after);
 	int changed = 0;
 	for (int i = 0; i < N_COUNTERS; i++) {
@@ -63,6 +69,13 @@ static void call_counts(void *ctx, size_t bytes, int want, int want2, const char
 	CHECKF(changed == 0, "%s: %d other counters changed", what, changed);
 	CHECKF(ncclbpf_comm__calls(c) == calls + 1, "%s: calls %llu -> %llu", what,
 	       (unsigned long long)calls, (unsigned long long)ncclbpf_comm__calls(c));
+	return ch;
+}
+
+/* The same on a 7 x 3 table, NCCL's shape since 2.23. */
+static void call_counts(void *ctx, size_t bytes, int want, int want2, const char *what)
+{
+	call_counts_shape(ctx, bytes, 7, 3, want, want2, what);
 }
 
 static void load(const char *dir, const char *name)
@@ -101,6 +114,64 @@ static void by_size_outcomes(void *ctx, const char *what)
 	call_counts(ctx, 3, AT_CELL(a, p), AT_CH(8), w);
 	snprintf(w, sizeof(w), "%s, malformed", what);
 	call_counts(ctx, 0, AT_STAT(NCCLBPF_STAT_BAD_CALL), -1, w);
+}
+
+struct thread_call {
+	void *ctx;
+	int ch;
+};
+
+static void *call_on_new_thread(void *arg)
+{
+	struct thread_call *tc = arg;
+	float t[21];
+	harness_table(t, 7, 3, 4, 1 << 20);
+	tc->ch = 0;
+	ncclTunerPlugin_v5.getCollInfo(tc->ctx, 4, 3, 1, (float **)t, 7, 3, 0, &tc->ch);
+	return NULL;
+}
+
+/* getCollInfo's dispatch (tuner_coll_info: assembly on x86-64) with a deciding program that may
+ * take a keeping entry (by_size.o): the calls it must hand on to the other paths, each decided
+ * and counted as there. */
+static void dispatch_routes(void *ctx)
+{
+	/* a well-formed table of another shape: the plain path, with the shape NCCL passed */
+	float t[14];
+	harness_table(t, 7, 2, 4, 1 << 20);
+	int a = -1, p = -1;
+	CHECK(nccl_cost_winner(t, 7, 2, &a, &p) == 0);
+	CHECK(call_counts_shape(ctx, 3, 7, 2, AT_CELL(a, p), AT_CH(8), "7 x 2, 8 channels") == 8);
+	/* RING/SIMPLE does not exist in a 7 x 2 table */
+	call_counts_shape(ctx, 2, 7, 2, AT_STAT(NCCLBPF_STAT_INVALID), -1, "7 x 2, RING/SIMPLE");
+	call_counts_shape(ctx, 2, 6, 3, AT_CELL(NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE), -1,
+			  "6 x 3, RING/SIMPLE");
+	/* shapes NCCL never passes: malformed */
+	call_counts_shape(ctx, 2, 7, 4, AT_STAT(NCCLBPF_STAT_BAD_CALL), -1, "7 x 4");
+	call_counts_shape(ctx, 2, 8, 3, AT_STAT(NCCLBPF_STAT_BAD_CALL), -1, "8 x 3");
+	call_counts_shape(ctx, 2, 7, 0, AT_STAT(NCCLBPF_STAT_BAD_CALL), -1, "7 x 0");
+	call_counts_shape(ctx, 2, 0, 3, AT_STAT(NCCLBPF_STAT_BAD_CALL), -1, "0 x 3");
+	/* no communicator: nothing to count, success */
+	int ch = 0;
+	float u[21];
+	harness_table(u, 7, 3, 4, 1 << 20);
+	CHECK(ncclTunerPlugin_v5.getCollInfo(NULL, 4, 3, 1, (float **)u, 7, 3, 0, &ch) ==
+	      ncclSuccess);
+	CHECK(ch == 0);
+	/* a thread's first call (its epoch not yet on the inline path): the keeping entry hands
+	 * it on with the arguments it was given, and the channel pointer reaches the decision */
+	struct ncclbpf_comm *c = ctx;
+	uint64_t before[N_COUNTERS], after[N_COUNTERS];
+	snap(c, before);
+	struct thread_call tc = {.ctx = ctx};
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, call_on_new_thread, &tc) == 0);
+	CHECK(pthread_join(th, NULL) == 0);
+	snap(c, after);
+	CHECK(tc.ch == 8);
+	CHECK(nccl_cost_winner(u, 7, 3, &a, &p) == 0);
+	CHECK_EQ_U64(after[AT_CELL(a, p)] - before[AT_CELL(a, p)], 1);
+	CHECK_EQ_U64(after[AT_CH(8)] - before[AT_CH(8)], 1);
 }
 
 int main(int argc, char **argv)
@@ -152,6 +223,7 @@ int main(int argc, char **argv)
 							    NCCLBPF_RT_KEEPS_WRITES
 						      : 0);
 	by_size_outcomes(ctx, "by_size");
+	dispatch_routes(ctx);
 
 	/* The same decisions from a program that reads seq: the plain path, and the seq it sees
 	 * is the number of calls before it, whatever their outcomes were. */
@@ -166,18 +238,19 @@ int main(int argc, char **argv)
 	ncclTunerPlugin_v5.getCollInfo(ctx, 4, 1 << 20, 1, (float **)t, 7, 3, 0, &ch);
 	CHECK(ncclbpf_rt_map_lookup("last_seq", &zero, &got) == 0);
 	CHECK_EQ_U64(got, calls);
-	/* 2 + 2 observer + 5 + 5 (by_size_outcomes: its malformed call runs no program) */
-	CHECK_EQ_U64(got, 14);
+	/* 2 + 2 observer + 5 + 8 dispatch_routes (the NULL context not counted) + 5
+	 * (by_size_outcomes: its malformed call runs no program) */
+	CHECK_EQ_U64(got, 22);
 
 	/* Unloaded: no policy again. */
 	ncclbpf_rt_unload();
 	call_counts(ctx, 1 << 20, AT_STAT(NCCLBPF_STAT_NO_POLICY), -1, "unloaded");
 	uint64_t st[NCCLBPF_STAT_MAX];
 	ncclbpf_comm__stats(c, st, NULL);
-	CHECK_EQ_U64(st[NCCLBPF_STAT_CALLS], 16);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_CALLS], 24);
 	CHECK_EQ_U64(st[NCCLBPF_STAT_NO_POLICY], 2);
-	CHECK_EQ_U64(st[NCCLBPF_STAT_BAD_CALL], 3);
-	CHECK_EQ_U64(st[NCCLBPF_STAT_RUNS], 11);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_BAD_CALL], 7);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_RUNS], 15);
 	ncclTunerPlugin_v5.finalize(ctx);
 	return check_summary("test_tuner_paths");
 }
