@@ -158,6 +158,20 @@ static void dispatch_routes(void *ctx)
 	CHECK(ncclTunerPlugin_v5.getCollInfo(NULL, 4, 3, 1, (float **)u, 7, 3, 0, &ch) ==
 	      ncclSuccess);
 	CHECK(ch == 0);
+	/* no channel pointer (NCCL always passes one): a channel request is dropped, on the
+	 * keeping path and on the plain one alike (left to NCCL, counted as such) */
+	struct ncclbpf_comm *cc = ctx;
+	for (int np = 3; np >= 2; np--) {
+		uint64_t b[N_COUNTERS], e[N_COUNTERS];
+		harness_table(u, 7, np, 4, 1 << 20);
+		snap(cc, b);
+		CHECK(ncclTunerPlugin_v5.getCollInfo(ctx, 4, 3, 1, (float **)u, 7, np, 0, NULL) ==
+		      ncclSuccess);
+		snap(cc, e);
+		CHECKF(e[AT_STAT(NCCLBPF_STAT_DEFAULT)] - b[AT_STAT(NCCLBPF_STAT_DEFAULT)] == 1,
+		       "7 x %d, no channel pointer: counted as left to NCCL", np);
+	}
+	harness_table(u, 7, 3, 4, 1 << 20);
 	/* a thread's first call (its epoch not yet on the inline path): the keeping entry hands
 	 * it on with the arguments it was given, and the channel pointer reaches the decision */
 	struct ncclbpf_comm *c = ctx;
@@ -238,19 +252,19 @@ int main(int argc, char **argv)
 	ncclTunerPlugin_v5.getCollInfo(ctx, 4, 1 << 20, 1, (float **)t, 7, 3, 0, &ch);
 	CHECK(ncclbpf_rt_map_lookup("last_seq", &zero, &got) == 0);
 	CHECK_EQ_U64(got, calls);
-	/* 2 + 2 observer + 5 + 8 dispatch_routes (the NULL context not counted) + 5
+	/* 2 + 2 observer + 5 + 10 dispatch_routes (the NULL context not counted) + 5
 	 * (by_size_outcomes: its malformed call runs no program) */
-	CHECK_EQ_U64(got, 22);
+	CHECK_EQ_U64(got, 24);
 
 	/* Unloaded: no policy again. */
 	ncclbpf_rt_unload();
 	call_counts(ctx, 1 << 20, AT_STAT(NCCLBPF_STAT_NO_POLICY), -1, "unloaded");
 	uint64_t st[NCCLBPF_STAT_MAX];
 	ncclbpf_comm__stats(c, st, NULL);
-	CHECK_EQ_U64(st[NCCLBPF_STAT_CALLS], 24);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_CALLS], 26);
 	CHECK_EQ_U64(st[NCCLBPF_STAT_NO_POLICY], 2);
 	CHECK_EQ_U64(st[NCCLBPF_STAT_BAD_CALL], 7);
-	CHECK_EQ_U64(st[NCCLBPF_STAT_RUNS], 15);
+	CHECK_EQ_U64(st[NCCLBPF_STAT_RUNS], 17);
 	ncclTunerPlugin_v5.finalize(ctx);
 	return check_summary("test_tuner_paths");
 }

@@ -166,11 +166,13 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
 /* After a program that may write the context words in written ran: the common decision (a valid
  * cell, channels left to NCCL) is applied inline, tried first since a program that can write an
  * output mostly does; else nothing to do but count when it left every output at its default,
- * which a program that writes no output word did without a look (the verifier's ctx_written). */
-static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c,
-							 struct ncclbpf_tuner_ctx *x, float *table,
-							 int num_algo, int num_proto,
-							 int *n_channels, uint64_t written)
+ * which a program that writes no output word did without a look (the verifier's ctx_written).
+ * The channel pointer (NULL when NCCL passed none) is n_channels, or where it waits when
+ * n_channels_at is not NULL (the keeping entries keep it in their frame: read only by the rare
+ * full apply, where a volatile read as an argument happened on every call). */
+static inline __attribute__((always_inline)) void
+finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table, int num_algo,
+       int num_proto, int *n_channels, int *volatile *n_channels_at, uint64_t written)
 {
 	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
@@ -181,7 +183,8 @@ static inline __attribute__((always_inline)) void finish(struct ncclbpf_comm *c,
 	else if (tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else
-		apply(c, x, table, num_algo, num_proto, n_channels);
+		apply(c, x, table, num_algo, num_proto,
+		      n_channels_at ? *n_channels_at : n_channels);
 }
 
 /* NCCLBPF_TRACE on: the same call with the whole context filled (the record holds it), the table
@@ -204,7 +207,7 @@ static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64
 		ncclbpf_rt_hook_end();
 	}
 	if (ran)
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels, written);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels, NULL, written);
 	else
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 	trace_call(c, &rx.x, input, table, num_algo, num_proto, n_channels, ran ? ver : 0);
@@ -241,7 +244,7 @@ static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm
 	int err = ncclbpf_rt_hook_run(h, &rx);
 	ncclbpf_rt_hook_end();
 	if (__builtin_expect(err == 0, 1))
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels, written);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels, NULL, written);
 	else /* the interpreter stopped it: NCCL's own decision */
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 }
@@ -312,27 +315,66 @@ static __attribute__((noinline)) ncclResult_t coll_info_unkept(KEEPING_ARGS)
 			     TUNER_MAX_ALGO, TUNER_MAX_PROTO, (int)(pipe_reg >> 32), n_channels);
 }
 
+/* The keeping path's context (fill_inputs' words NCCLBPF_RT_TUNER_KEEPING_WORDS, or none, and
+ * the outputs at their defaults, by the entry's flags): one store per field, from the registers
+ * the arguments came in and constants (the 7 x 3 shape, the defaults). GCC merged the same
+ * stores written as fill_inputs' into 16-byte vector stores it built through the stack; the
+ * empty asm statements between them keep them apart. */
+#define KEPT_STORE_APART() __asm__("" ::: "memory")
+static inline __attribute__((always_inline)) void
+fill_kept(struct ncclbpf_rt_tuner_ctx *rx, const struct ncclbpf_comm *c, ncclFunc_t coll_type,
+	  size_t n_bytes, const float *table, const uint32_t flags)
+{
+	struct ncclbpf_tuner_ctx *x = &rx->x;
+	rx->cost_f32 = table;
+	if (flags & NCCLBPF_RT_KEEPS_INPUTS) {
+		_Static_assert(
+		    NCCLBPF_RT_TUNER_KEEPING_WORDS ==
+			(NCCLBPF_RT__TUNER_WORD(comm_id) | NCCLBPF_RT__TUNER_WORD(n_bytes) |
+			 NCCLBPF_RT__TUNER_WORD(coll_type) | NCCLBPF_RT__TUNER_WORD(num_algo) |
+			 NCCLBPF_RT_TUNER_OUTPUT_WORDS),
+		    "fill_kept fills these words");
+		x->n_bytes = n_bytes;
+		KEPT_STORE_APART();
+		x->comm_id = c->comm_id;
+		KEPT_STORE_APART();
+		x->coll_type = (uint32_t)coll_type;
+		KEPT_STORE_APART();
+		x->n_ranks = c->n_ranks;
+		KEPT_STORE_APART();
+		x->num_algo = TUNER_MAX_ALGO;
+		x->num_proto = TUNER_MAX_PROTO;
+		KEPT_STORE_APART();
+	}
+	if (flags & NCCLBPF_RT_KEEPS_OUTPUTS) {
+		x->algorithm = NCCLBPF_ALGO_DEFAULT;
+		x->protocol = NCCLBPF_PROTO_DEFAULT;
+		KEPT_STORE_APART();
+		x->n_channels = NCCLBPF_CHANNELS_DEFAULT;
+		x->_pad1 = 0;
+	}
+}
+
 static inline __attribute__((always_inline)) ncclResult_t coll_info_kept(KEEPING_ARGS,
 									 const uint32_t flags)
 {
 	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
-	const int num_pipe_ops = (int)(uint32_t)pipe_reg, reg_buff = (int)(pipe_reg >> 32);
 	/* the channel pointer waits in the frame, needed only by a rare path: the program's entry
 	 * keeps three registers (ebpf_jit_call_keeping), which the communicator, the table and the
 	 * epoch's TLS address take */
 	int *volatile n_channels_kept = n_channels;
+	/* The context first, which needs no policy (the flags are the entry's): the arguments are
+	 * then stored before the epoch's TLS address takes a register. A program that reads any
+	 * input gets all of them the path has (a few stores cost less than a branch each). */
+	struct ncclbpf_rt_tuner_ctx rx;
+	fill_kept(&rx, c, coll_type, n_bytes, table, flags);
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_kept(flags);
 	if (__builtin_expect(!h, 0))
 		return coll_info_unkept(c, coll_type, n_bytes, pipe_reg, table, n_channels_kept);
-	struct ncclbpf_rt_tuner_ctx rx;
-	/* a program that reads any input gets all of them the path has (a few stores cost less
-	 * than a branch each) */
-	fill_inputs(&rx, c, 0, flags & NCCLBPF_RT_KEEPS_INPUTS ? NCCLBPF_RT_TUNER_KEEPING_WORDS : 0,
-		    flags & NCCLBPF_RT_KEEPS_OUTPUTS ? ~0ull : 0, table, CALL_PASS);
 	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
 	if (flags & NCCLBPF_RT_KEEPS_WRITES)
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels_kept,
+		finish(c, &rx.x, table, num_algo, num_proto, NULL, &n_channels_kept,
 		       NCCLBPF_RT_TUNER_OUTPUT_WORDS);
 	else /* it left every output at its default without a look */
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
@@ -436,75 +478,59 @@ _Static_assert(ncclSuccess == 0, "xor %eax, %eax");
 #define ASM_ENDBR ""
 #endif
 #define ASM_HOT(field) "ncclbpf_rt_hot_+" ASM_STR(field) "(%rip)"
-__asm__(
-    "	.text\n"
-    "	.p2align 4\n"
-    "	.globl tuner_coll_info\n"
-    "	.hidden tuner_coll_info\n"
-    "	.type tuner_coll_info, @function\n"
-    "tuner_coll_info:\n"
-    "	.cfi_startproc\n" ASM_ENDBR
-    /* an unusual call: coll_info_any (coll_info_full) */
-    "	test %rdi, %rdi\n"
-    "	jz 1f\n"
-    "	cmpq $0, " ASM_STR(
-	ASM_COMM_CP) "(%rdi)\n"
-		     "	jne 1f\n"
-		     "	test %r8, %r8\n"
-		     "	jz 1f\n"
-		     /* a table of another shape (well formed or not): coll_info_any too */
-		     "	cmp $7, %r9d\n"
-		     "	jne 1f\n"
-		     "	cmpl $3, 8(%rsp)\n"
-		     "	jne 1f\n"
-		     "	cmpl $0, " ASM_HOT(
-			 ASM_HOT_TRACE_FD) "\n"
-					   "	jns 1f\n"
-					   "	cmpq $0, " ASM_HOT(
-					       ASM_HOT_ACTIVE) "\n"
-							       "	je 2f\n"
-							       /* the policy's keeping flags: 0, no
-								  keeping entry */
-							       "	mov " ASM_HOT(
-								   ASM_HOT_KEEPS) ", %eax\n"
-										  "	and $15, "
-										  "%eax\n"
-										  "	jz 3f\n"
-										  "	mov "
-										  "16(%rsp), "
-										  "%r10d\n"
-										  "	shl $32, "
-										  "%r10\n"
-										  "	mov %ecx, "
-										  "%ecx\n"
-										  "	or %r10, "
-										  "%rcx\n"
-										  "	mov "
-										  "24(%rsp), %r9\n"
-										  "	lea "
-										  "kept_entries(%"
-										  "rip), %r10\n"
-										  "	jmp "
-										  "*(%r10,%rax,8)\n"
-										  "2:\n"
-										  /* no policy:
-										     counted (one
-										     writer per
-										     communicator,
-										     as
-										     ncclbpf_comm__count)
-										   */
-										  "	addq "
-										  "$1, " ASM_STR(
-										      ASM_COMM_NO_POLICY) "(%rdi)\n"
-													  "	xor %eax, %eax\n"
-													  "	ret\n"
-													  "3:\n"
-													  "	jmp coll_info_run\n"
-													  "1:\n"
-													  "	jmp coll_info_any\n"
-													  "	.cfi_endproc\n"
-													  "	.size tuner_coll_info, .-tuner_coll_info\n");
+/* clang-format off */
+__asm__("	.text\n"
+	"	.p2align 4\n"
+	"	.globl tuner_coll_info\n"
+	"	.hidden tuner_coll_info\n"
+	"	.type tuner_coll_info, @function\n"
+	"tuner_coll_info:\n"
+	"	.cfi_startproc\n"
+	ASM_ENDBR
+	/* an unusual call: coll_info_any (coll_info_full) */
+	"	test %rdi, %rdi\n"
+	"	jz 1f\n"
+	"	cmpq $0, " ASM_STR(ASM_COMM_CP) "(%rdi)\n"
+	"	jne 1f\n"
+	"	test %r8, %r8\n"
+	"	jz 1f\n"
+	/* a table of another shape (well formed or not): coll_info_any too */
+	"	cmp $7, %r9d\n"
+	"	jne 1f\n"
+	"	cmpl $3, 8(%rsp)\n"
+	"	jne 1f\n"
+	/* the runtime's words are loaded, then tested: a compare of a RIP-relative word with an
+	 * immediate fuses with nothing on Intel (two more micro-ops each) */
+	"	mov " ASM_HOT(ASM_HOT_TRACE_FD) ", %eax\n"
+	"	test %eax, %eax\n"
+	"	jns 1f\n"
+	"	mov " ASM_HOT(ASM_HOT_ACTIVE) ", %rax\n"
+	"	test %rax, %rax\n"
+	"	jnz 2f\n"
+	/* no policy: counted (one writer per communicator, as ncclbpf_comm__count); eax is 0. The
+	 * straight path: a jump taken here cost a call without a policy 0.3 ns (development
+	 * machine), and none on a policy's path. */
+	"	addq $1, " ASM_STR(ASM_COMM_NO_POLICY) "(%rdi)\n"
+	"	ret\n"
+	"2:\n"
+	/* the policy's keeping flags: 0, no keeping entry */
+	"	mov " ASM_HOT(ASM_HOT_KEEPS) ", %eax\n"
+	"	and $15, %eax\n"
+	"	jz 3f\n"
+	"	mov 16(%rsp), %r10d\n"
+	"	shl $32, %r10\n"
+	"	mov %ecx, %ecx\n"
+	"	or %r10, %rcx\n"
+	"	mov 24(%rsp), %r9\n"
+	"	lea kept_entries(%rip), %r10\n"
+	"	jmp *(%r10,%rax,8)\n"
+	"3:\n"
+	"	jmp coll_info_run\n"
+	"1:\n"
+	"	jmp coll_info_any\n"
+	"	.cfi_endproc\n"
+	"	.size tuner_coll_info, .-tuner_coll_info\n");
+/* clang-format on */
 #else
 ncclResult_t tuner_coll_info(ENTRY_ARGS)
 {
