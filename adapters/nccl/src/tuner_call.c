@@ -293,12 +293,12 @@ static __attribute__((noinline)) ncclResult_t coll_info_full(ENTRY_ARGS)
  * applied, so that the compiler keeps what it needs after the program in the three registers the
  * entry keeps (ebpf_jit_call_keeping: the communicator, the table, the epoch's TLS address; a
  * callee-saved register would be saved on every call). It takes its arguments in registers only
- * (num_pipe_ops and reg_buff packed into one, the table's shape known): coll_info reaches it with
- * a jump that neither stores nor loads getCollInfo's stack arguments again. One entry per value
- * of the policy's keeping flags (ncclbpf_rt__tuner_keeps), each compiled for its flags: it fills
- * the inputs only when the program reads one, the outputs only when it reads or writes one, and
- * looks at them afterwards only when it may write one. Anything else - a policy swapped
- * meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
+ * (num_pipe_ops and reg_buff packed into one, the table's shape known): the dispatch
+ * (tuner_coll_info) reaches it with a jump, having read getCollInfo's stack arguments once. One
+ * entry per value of the policy's keeping flags (ncclbpf_rt__tuner_keeps), each compiled for its
+ * flags: it fills the inputs only when the program reads one, the outputs only when it reads or
+ * writes one, and looks at them afterwards only when it may write one. Anything else - a policy
+ * swapped meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
 #define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
 	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
 #define KEEPING_ARGS                                                                               \

@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct rt_policy; /* private to the runtime */
 
 struct ncclbpf_rt_hot {
@@ -15,7 +19,7 @@ struct ncclbpf_rt_hot {
 	 * runtime.h can load it; accessed with __atomic builtins only. The line is the struct's
 	 * alone (aligned, and as large as a line): the slow paths' data, written by reloads and
 	 * inspection, must not bounce it. */
-	_Alignas(64) struct rt_policy *active;
+	struct rt_policy *active __attribute__((aligned(64)));
 	/* The active policy's tuner_keeps (enum ncclbpf_rt_tuner_keeps in runtime.h; 0: its
 	 * tuner program cannot run through ncclbpf_rt_tuner_begin_kept), set with each
 	 * activation. A hint for choosing a path: that function hands the policy's own flags
@@ -26,4 +30,7 @@ struct ncclbpf_rt_hot {
 };
 extern struct ncclbpf_rt_hot ncclbpf_rt_hot_ __attribute__((visibility("hidden")));
 
+#ifdef __cplusplus
+}
+#endif
 #endif
