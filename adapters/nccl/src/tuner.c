@@ -9,7 +9,6 @@
  * and never log: they build the context on the stack (only what the program may read), run the
  * active policy inside a read-side epoch (runtime), validate and apply the outputs. */
 #include <stdint.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "log.h"

@@ -59,9 +59,9 @@ struct rt_policy {
 	struct ebpf_map *comm_tmpl[64];
 };
 
-/* The process-wide active policy (rt_hot.h names it for the inline entries). Own cache line
- * (rt_base.c): every hook call reads it, and rt's locks are taken by slow paths (reloads,
- * inspection) that must not bounce the hot path's line. */
+/* The process-wide active policy (rt_hot.h names it for the inline entries). Its cache line
+ * holds only the words every hook call reads (rt_base.c): rt's locks are taken by slow paths
+ * (reloads, inspection) that must not bounce it. */
 #define rt_active ncclbpf_rt_hot_.active
 
 struct rt_state {
