@@ -279,6 +279,39 @@ static void test_try_enter_outer(void)
 	CHECK(!ebpf_epoch_in_section());
 }
 
+/* The inline enter stores a word the advances keep up to date (ebpf_epoch_announce_): after any
+ * number of advances it announces the current epoch with the outermost section's bits, which a
+ * reclaimer needs to see the reader inside (a stale or wrong word would either stall every
+ * advance or let one pass a reader). */
+static void test_fast_enter_announces_current(void)
+{
+	ebpf_epoch_enter(); /* registered (and left) */
+	ebpf_epoch_exit();
+	if (!(atomic_load(&ebpf_epoch_tls_.state) & EBPF_EPOCH_FAST))
+		return; /* full-barrier readers: no inline enter */
+	for (int round = 0; round < 5; round++) {
+		CHECK(ebpf_epoch_synchronize() == 0); /* two advances at least */
+		struct ebpf_epoch_stats st;
+		ebpf_epoch_get_stats(&st);
+		CHECK(ebpf_epoch_try_enter_outer());
+		uint64_t s = atomic_load(&ebpf_epoch_tls_.state);
+		CHECK(s == EBPF_EPOCH__ANNOUNCE(st.epoch));
+		CHECK((uint32_t)(s >> EBPF_EPOCH_SHIFT) == (uint32_t)st.epoch);
+		CHECK(s & EBPF_EPOCH_INSIDE);
+		ebpf_epoch_exit_outer();
+	}
+	/* a reader inside the inline section still holds back what it may see */
+	atomic_store(&freed_flag, 0);
+	CHECK(ebpf_epoch_try_enter_outer());
+	ebpf_epoch_retire(malloc(8), set_flag);
+	for (int i = 0; i < 10; i++)
+		ebpf_epoch_reclaim();
+	CHECK(atomic_load(&freed_flag) == 0);
+	ebpf_epoch_exit_outer();
+	CHECK(ebpf_epoch_synchronize() == 0);
+	CHECK(atomic_load(&freed_flag) == 1);
+}
+
 /* Readers whose threads come and go while another thread scans their (thread-local) records:
  * a scan must never read the record of a thread that has exited (TSan/ASan builds). */
 static _Atomic int churn_stop;
@@ -340,6 +373,7 @@ int main(int argc, char **argv)
 	test_basic();
 	test_deep_nesting();
 	test_try_enter_outer();
+	test_fast_enter_announces_current();
 	test_reader_blocks_free();
 	test_thread_exit_orphans();
 	test_stress(argc > 1 ? atoi(argv[1]) : 50000);
