@@ -312,7 +312,6 @@ static __attribute__((noinline)) ncclResult_t coll_info_full(ENTRY_ARGS)
  * flags: it fills the inputs only when the program reads one, the outputs only when it reads or
  * writes one, and looks at them afterwards only when it may write one. Anything else - a policy
  * swapped meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
-
 #define KEEPING_ARGS                                                                               \
 	struct ncclbpf_comm *c, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,            \
 	    float *table, const struct coll_info_stack_args *sa
