@@ -279,10 +279,9 @@ static void test_try_enter_outer(void)
 	CHECK(!ebpf_epoch_in_section());
 }
 
-/* The inline enter stores a word the advances keep up to date (ebpf_epoch_announce_): after any
- * number of advances it announces the current epoch with the outermost section's bits, which a
- * reclaimer needs to see the reader inside (a stale or wrong word would either stall every
- * advance or let one pass a reader). */
+/* After any number of advances the inline enter announces the current epoch with the outermost
+ * section's bits, which a reclaimer needs to see the reader inside (a stale or wrong word would
+ * either stall every advance or let one pass a reader). */
 static void test_fast_enter_announces_current(void)
 {
 	ebpf_epoch_enter(); /* registered (and left) */
@@ -295,7 +294,8 @@ static void test_fast_enter_announces_current(void)
 		ebpf_epoch_get_stats(&st);
 		CHECK(ebpf_epoch_try_enter_outer());
 		uint64_t s = atomic_load(&ebpf_epoch_tls_.state);
-		CHECK(s == EBPF_EPOCH__ANNOUNCE(st.epoch));
+		CHECK(s == (st.epoch << EBPF_EPOCH_SHIFT | EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST |
+			    EBPF_EPOCH_INSIDE));
 		CHECK((uint32_t)(s >> EBPF_EPOCH_SHIFT) == (uint32_t)st.epoch);
 		CHECK(s & EBPF_EPOCH_INSIDE);
 		ebpf_epoch_exit_outer();

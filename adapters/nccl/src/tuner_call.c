@@ -163,30 +163,16 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
 		ncclbpf_comm__count(c, NCCLBPF_STAT_CH_SKIPPED);
 }
 
-/* getCollInfo's arguments that NCCL passes on the stack (System V: 8 bytes each, the upper half
- * of an int undefined), as the keeping entries find them: the dispatch hands them their address
- * instead of the values, one instruction where loading and packing them took six (the entries
- * need them only on rare paths). Reached with a jump, an entry runs in getCollInfo's own call,
- * so the caller's frame holds them until it returns. */
-struct coll_info_stack_args {
-	int num_proto;
-	uint32_t _undefined0;
-	int reg_buff;
-	uint32_t _undefined1;
-	int *n_channels;
-};
 /* After a program that may write the context words in written ran: the common decision (a valid
  * cell, channels left to NCCL) is applied inline, tried first since a program that can write an
  * output mostly does; else nothing to do but count when it left every output at its default,
  * which a program that writes no output word did without a look (the verifier's ctx_written).
- * The channel pointer (NULL when NCCL passed none) is n_channels, or in the stack arguments
- * *sa_at points to when sa_at is not NULL (the keeping entries keep their address in their
- * frame: read only by the rare full apply, where a volatile read as an argument happened on
- * every call). */
+ * The channel pointer (NULL when NCCL passed none) is n_channels, or where it waits when
+ * n_channels_at is not NULL (the keeping entries keep it in their frame: read only by the rare
+ * full apply, where a volatile read as an argument happened on every call). */
 static inline __attribute__((always_inline)) void
 finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table, int num_algo,
-       int num_proto, int *n_channels, const struct coll_info_stack_args *volatile *sa_at,
-       uint64_t written)
+       int num_proto, int *n_channels, int *volatile *n_channels_at, uint64_t written)
 {
 	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
@@ -197,7 +183,8 @@ finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table, int nu
 	else if (tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else
-		apply(c, x, table, num_algo, num_proto, sa_at ? (*sa_at)->n_channels : n_channels);
+		apply(c, x, table, num_algo, num_proto,
+		      n_channels_at ? *n_channels_at : n_channels);
 }
 
 /* NCCLBPF_TRACE on: the same call with the whole context filled (the record holds it), the table
@@ -312,16 +299,20 @@ static __attribute__((noinline)) ncclResult_t coll_info_full(ENTRY_ARGS)
  * flags: it fills the inputs only when the program reads one, the outputs only when it reads or
  * writes one, and looks at them afterwards only when it may write one. Anything else - a policy
  * swapped meanwhile, a thread not on the epoch's fast path - goes on to coll_info_run. */
+#define PACK_PIPE_REG(num_pipe_ops, reg_buff)                                                      \
+	((uint64_t)(uint32_t)(num_pipe_ops) | (uint64_t)(uint32_t)(reg_buff) << 32)
 #define KEEPING_ARGS                                                                               \
-	struct ncclbpf_comm *c, ncclFunc_t coll_type, size_t n_bytes, int num_pipe_ops,            \
-	    float *table, const struct coll_info_stack_args *sa
-#define KEEPING_PASS c, coll_type, n_bytes, num_pipe_ops, table, sa
+	struct ncclbpf_comm *c, ncclFunc_t coll_type, size_t n_bytes, uint64_t pipe_reg,           \
+	    float *table, int *n_channels
+#define KEEPING_PASS c, coll_type, n_bytes, pipe_reg, table, n_channels
 
-/* A call the keeping entries hand on, with their arguments unchanged (a jump): coll_info_run's. */
+/* A call the keeping entries hand on, with their arguments unchanged (a jump): coll_info_run's.
+ * Unpacking in the entries themselves took registers that the compiler then saved on every
+ * call. */
 static __attribute__((noinline)) ncclResult_t coll_info_unkept(KEEPING_ARGS)
 {
-	return coll_info_run(c, coll_type, n_bytes, num_pipe_ops, (float **)table, TUNER_MAX_ALGO,
-			     TUNER_MAX_PROTO, sa->reg_buff, sa->n_channels);
+	return coll_info_run(c, coll_type, n_bytes, (int)(uint32_t)pipe_reg, (float **)table,
+			     TUNER_MAX_ALGO, TUNER_MAX_PROTO, (int)(pipe_reg >> 32), n_channels);
 }
 
 /* The keeping path's context (fill_inputs' words NCCLBPF_RT_TUNER_KEEPING_WORDS, or none, and
@@ -356,14 +347,8 @@ fill_kept(struct ncclbpf_rt_tuner_ctx *rx, const struct ncclbpf_comm *c, ncclFun
 		KEPT_STORE_APART();
 	}
 	if (flags & NCCLBPF_RT_KEEPS_OUTPUTS) {
-		/* both -1 in one store of a sign-extended immediate (GCC loaded the merged value
-		 * from its constant pool) */
-		_Static_assert(NCCLBPF_ALGO_DEFAULT == -1 && NCCLBPF_PROTO_DEFAULT == -1 &&
-				   offsetof(struct ncclbpf_tuner_ctx, protocol) ==
-				       offsetof(struct ncclbpf_tuner_ctx, algorithm) + 4,
-			       "algorithm and protocol: one 8-byte word of ones");
-		const uint64_t defaults = UINT64_MAX;
-		memcpy(&x->algorithm, &defaults, sizeof(defaults));
+		x->algorithm = NCCLBPF_ALGO_DEFAULT;
+		x->protocol = NCCLBPF_PROTO_DEFAULT;
 		KEPT_STORE_APART();
 		x->n_channels = NCCLBPF_CHANNELS_DEFAULT;
 		x->_pad1 = 0;
@@ -374,10 +359,10 @@ static inline __attribute__((always_inline)) ncclResult_t coll_info_kept(KEEPING
 									 const uint32_t flags)
 {
 	const int num_algo = TUNER_MAX_ALGO, num_proto = TUNER_MAX_PROTO;
-	/* where the stack arguments are waits in the frame, needed only by rare paths: the
-	 * program's entry keeps three registers (ebpf_jit_call_keeping), which the communicator,
-	 * the table and the epoch's TLS address take */
-	const struct coll_info_stack_args *volatile sa_kept = sa;
+	/* the channel pointer waits in the frame, needed only by a rare path: the program's entry
+	 * keeps three registers (ebpf_jit_call_keeping), which the communicator, the table and the
+	 * epoch's TLS address take */
+	int *volatile n_channels_kept = n_channels;
 	/* The context first, which needs no policy (the flags are the entry's): the arguments are
 	 * then stored before the epoch's TLS address takes a register. A program that reads any
 	 * input gets all of them the path has (a few stores cost less than a branch each). */
@@ -385,11 +370,11 @@ static inline __attribute__((always_inline)) ncclResult_t coll_info_kept(KEEPING
 	fill_kept(&rx, c, coll_type, n_bytes, table, flags);
 	const struct ncclbpf_rt_hook *h = ncclbpf_rt_tuner_begin_kept(flags);
 	if (__builtin_expect(!h, 0))
-		return coll_info_unkept(c, coll_type, n_bytes, num_pipe_ops, table, sa_kept);
+		return coll_info_unkept(c, coll_type, n_bytes, pipe_reg, table, n_channels_kept);
 	ncclbpf_rt_hook_run_keeping(h, &rx);
 	ncclbpf_rt_hook_end_keeping();
 	if (flags & NCCLBPF_RT_KEEPS_WRITES)
-		finish(c, &rx.x, table, num_algo, num_proto, NULL, &sa_kept,
+		finish(c, &rx.x, table, num_algo, num_proto, NULL, &n_channels_kept,
 		       NCCLBPF_RT_TUNER_OUTPUT_WORDS);
 	else /* it left every output at its default without a look */
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
@@ -440,14 +425,10 @@ static __attribute__((used)) ncclResult_t coll_info_any(ENTRY_ARGS)
 		return ncclSuccess;
 	}
 	uint32_t hint = __atomic_load_n(&ncclbpf_rt_hot_.tuner_keeps, __ATOMIC_RELAXED) & 15;
-	if (hint && full_shape(num_algo, num_proto)) {
-		/* the stack arguments as the assembly entry hands them on (here a copy: the C
-		 * dispatch is the entry only where there is no assembly one) */
-		const struct coll_info_stack_args sa = {
-		    .num_proto = num_proto, .reg_buff = reg_buff, .n_channels = n_channels};
-		return kept_entries[hint](c, coll_type, n_bytes, num_pipe_ops, TABLE_OF(cost_table),
-					  &sa);
-	}
+	if (hint && full_shape(num_algo, num_proto))
+		return kept_entries[hint](c, coll_type, n_bytes,
+					  PACK_PIPE_REG(num_pipe_ops, reg_buff),
+					  TABLE_OF(cost_table), n_channels);
 	return coll_info_run(ENTRY_PASS);
 }
 
@@ -462,8 +443,8 @@ static __attribute__((used)) ncclResult_t coll_info_any(ENTRY_ARGS)
  *
  * Arguments (System V): rdi context, esi coll_type, rdx n_bytes, ecx num_pipe_ops, r8 cost_table,
  * r9d num_algo; on the stack num_proto 8(%rsp), reg_buff 16(%rsp), n_channels 24(%rsp). A
- * keeping entry takes (rdi c, esi coll_type, rdx n_bytes, ecx num_pipe_ops, r8 table,
- * r9 the address of the stack arguments, struct coll_info_stack_args). */
+ * keeping entry takes (rdi c, esi coll_type, rdx n_bytes, rcx pipe_reg, r8 table,
+ * r9 n_channels), pipe_reg as PACK_PIPE_REG makes it. */
 #define ASM_STR_(x) #x
 #define ASM_STR(x)  ASM_STR_(x)
 /* The communicator's fields it reads, and the runtime's words (rt_hot.h), at offsets checked
@@ -490,10 +471,6 @@ _Static_assert(offsetof(struct ncclbpf_rt_hot, trace_fd) == ASM_HOT_TRACE_FD &&
 _Static_assert(TUNER_MAX_ALGO == 7 && TUNER_MAX_PROTO == 3, "the full shape it tests");
 _Static_assert(sizeof(kept_entries) / sizeof(kept_entries[0]) == 16, "an entry per hint & 15");
 _Static_assert(ncclSuccess == 0, "xor %eax, %eax");
-_Static_assert(offsetof(struct coll_info_stack_args, num_proto) == 0 &&
-		   offsetof(struct coll_info_stack_args, reg_buff) == 8 &&
-		   offsetof(struct coll_info_stack_args, n_channels) == 16,
-	       "the stack arguments' slots from 8(%rsp) (System V)");
 /* Indirect branch tracking (-fcf-protection): the entry is reached through NCCL's pointer. */
 #if defined(__CET__) && (__CET__ & 1)
 #define ASM_ENDBR "	endbr64\n"
@@ -540,7 +517,11 @@ __asm__("	.text\n"
 	"	mov " ASM_HOT(ASM_HOT_KEEPS) ", %eax\n"
 	"	and $15, %eax\n"
 	"	jz 3f\n"
-	"	lea 8(%rsp), %r9\n"
+	"	mov 16(%rsp), %r10d\n"
+	"	shl $32, %r10\n"
+	"	mov %ecx, %ecx\n"
+	"	or %r10, %rcx\n"
+	"	mov 24(%rsp), %r9\n"
 	"	lea kept_entries(%rip), %r10\n"
 	"	jmp *(%r10,%rax,8)\n"
 	"3:\n"

@@ -670,31 +670,10 @@ struct ncclbpf_comm *ncclbpf_comm__new(uint64_t comm_id, uint32_t n_ranks, uint3
 /* Folds its statistics into the process totals, unregisters, frees, drops the reference. */
 void ncclbpf_comm__free(struct ncclbpf_comm *comm);
 
-/* One more on a counter of comm that only comm's calls write (NCCL calls a communicator's hooks
- * from one thread at a time) and others read with relaxed loads. On x86-64 one add to memory (an
- * aligned 8-byte access is never torn, and a single writer needs no lock): the portable load and
- * store are one more instruction on every call's path. ThreadSanitizer builds keep the atomic
- * form, which it checks. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define NCCLBPF__TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define NCCLBPF__TSAN 1
-#endif
-static inline void ncclbpf_comm__bump(uint64_t *n)
-{
-#if defined(__x86_64__) && !defined(NCCLBPF__TSAN)
-	__asm__ volatile("addq $1, %0" : "+m"(*n));
-#else
-	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-#endif
-}
-
 static inline void ncclbpf_comm__count(struct ncclbpf_comm *comm, enum ncclbpf_comm_stat s)
 {
-	ncclbpf_comm__bump(&comm->stats[s]);
+	__atomic_store_n(&comm->stats[s], __atomic_load_n(&comm->stats[s], __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
 }
 
 /* Counts one applied decision: the cell NCCL will pick (algo, proto: the adapter knows it for
@@ -705,7 +684,8 @@ static inline void ncclbpf_comm__count(struct ncclbpf_comm *comm, enum ncclbpf_c
  * NCCLBPF_NUM_ALGOS * NCCLBPF_NUM_PROTOS), when the channel count was left to NCCL. */
 static inline void ncclbpf_comm__count_cell(struct ncclbpf_comm *comm, uint32_t cell)
 {
-	ncclbpf_comm__bump(&comm->applied_cells[cell]);
+	uint64_t *n = &comm->applied_cells[cell];
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 static inline void ncclbpf_comm__count_decision(struct ncclbpf_comm *comm, int algo, int proto,
 						int channels)
@@ -714,7 +694,8 @@ static inline void ncclbpf_comm__count_decision(struct ncclbpf_comm *comm, int a
 		ncclbpf_comm__count_cell(comm,
 					 (uint32_t)algo * NCCLBPF_NUM_PROTOS + (uint32_t)proto);
 	if ((unsigned)channels - 1 < 64) {
-		ncclbpf_comm__bump(&comm->applied_channels[channels]);
+		uint64_t *ch = &comm->applied_channels[channels];
+		__atomic_store_n(ch, __atomic_load_n(ch, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	}
 }
 
