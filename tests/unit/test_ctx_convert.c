@@ -351,17 +351,34 @@ static void check_jumps(void)
 					INFINITY, -INFINITY, NAN,    FLT_MAX,	1.0e-3f};
 	struct ebpf_ctx_from_f32 in_range = *cells();
 	in_range.none = 1000;
+	/* The tuner's range [0.0, 3.6e9) is tested on the float's bits (jit_x86_64.c:
+	 * f32_test_bits_hi); [1e-3, 3.6e9) and [-2.0, 3.6e9) take the float compares. */
+	struct ebpf_ctx_from_f32 from_1ns = *cells(), from_neg = *cells();
+	from_1ns.lo = 1e-3f;
+	from_neg.lo = -2.0f;
+	const struct ebpf_ctx_from_f32 *ranges[] = {cells(), &from_1ns, &from_neg};
+	/* the bounds' bit neighbours: of 3.6e9, +0.0, -0.0, 1e-3 and -2.0 */
+	uint32_t near[5 * 9];
+	for (int k = 0; k < 9; k++) {
+		near[k] = 0x4f5693a4u + (uint32_t)k - 4u;
+		near[9 + k] = (uint32_t)k;
+		near[18 + k] = 0x80000000u + (uint32_t)k;
+		near[27 + k] = 0x3a83126fu + (uint32_t)k - 4u;
+		near[36 + k] = 0xc0000000u + (uint32_t)k - 4u;
+	}
+	const uint64_t nn = sizeof(near) / sizeof(near[0]);
 	uint64_t mismatches = 0;
 	for (int shape = 0; shape < F32J_N; shape++)
-		for (int eq = 0; eq < 2; eq++)
+		for (int eq = 0; eq < 4; eq++)
 			for (int d = 0; d <= 9; d++) {
 				if (shape == F32J_TARGET && (d == 1 || d == 6))
 					continue; /* the context and n_bytes */
 				if (shape == F32J_GAP_SRC && d == 1)
 					continue; /* the load replaces its own base */
-				int op = eq ? EBPF_JEQ : EBPF_JNE, k = (d * 5 + shape) % N_CELLS;
+				/* eq: the jump (bit 0), the range (the others) */
+				int op = eq & 1 ? EBPF_JEQ : EBPF_JNE, k = (d * 5 + shape) % N_CELLS;
 				const struct ebpf_ctx_from_f32 *conv =
-				    shape == F32J_IN_RANGE ? &in_range : cells();
+				    shape == F32J_IN_RANGE ? &in_range : ranges[(eq >> 1) + (d & 1)];
 				struct ebpf_exec *p = jump_program(shape, op, d, k, conv);
 				struct ebpf_jit_stats st;
 				char err[160];
@@ -372,12 +389,16 @@ static void check_jumps(void)
 				float table[N_CELLS] = {0};
 				struct run_ctx c = {.cells = table};
 				size_t ns = sizeof(special) / sizeof(float);
-				/* the special values at both n_bytes, then a sweep over the bits */
-				for (uint64_t s = 0; s < 2 * ns + 16384; s++) {
-					uint32_t u =
-					    (uint32_t)((s - 2 * ns) * 262139u + (uint64_t)d);
-					float v = s < 2 * ns ? special[s % ns] : bits(u);
-					c.x.n_bytes = (s < 2 * ns ? s < ns : u & 1) ? 8 : 1000;
+				/* the special values and the bounds' neighbours at both n_bytes,
+				 * then a sweep over the bits */
+				const uint64_t nf = 2 * (ns + nn);
+				for (uint64_t s = 0; s < nf + 16384; s++) {
+					uint32_t u = (uint32_t)((s - nf) * 262139u + (uint64_t)d);
+					uint64_t f = s % (ns + nn);
+					float v = s >= nf ? bits(u)
+						  : f < ns ? special[f]
+							   : bits(near[f - ns]);
+					c.x.n_bytes = (s < nf ? s < ns + nn : u & 1) ? 8 : 1000;
 					table[k] = v;
 					uint64_t want =
 					    jump_expected(shape, op, conv, v, c.x.n_bytes);
@@ -399,9 +420,11 @@ static void check_jumps(void)
 					if ((ri != want || rj != want || rk != want) &&
 					    mismatches++ < 5)
 						CHECKF(0,
-						       "shape %d op %s r%d v=%a n_bytes %llu: want "
+						       "shape %d op %s r%d [%a, %a) v=%a n_bytes "
+						       "%llu: want "
 						       "%llu, interp %llu, JIT %llu, keeping %llu",
-						       shape, eq ? "==" : "!=", d, (double)v,
+						       shape, eq & 1 ? "==" : "!=", d,
+						       (double)conv->lo, (double)conv->hi, (double)v,
 						       (unsigned long long)c.x.n_bytes,
 						       (unsigned long long)want,
 						       (unsigned long long)ri,
