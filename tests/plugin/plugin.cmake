@@ -141,15 +141,19 @@ if(NCCLBPF_BUILD_POLICIES)
   ncclbpf_bpf_objects(PLUGIN_TEST_POLICIES ${VERSION_POLICY_DIR} ${PLUGIN_TEST_DIR}/policies
                       chunk by_nodes observer by_size)
   list(APPEND VERSION_POLICIES ${PLUGIN_TEST_POLICIES})
-  # by_size.c again, reading seq (off the register-keeping path).
-  set(out ${VERSION_POLICY_DIR}/by_size_seq.o)
-  add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
-    COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS} -DREAD_SEQ
-            -c ${PLUGIN_TEST_DIR}/policies/by_size.c -o ${out}
-    DEPENDS ${PLUGIN_TEST_DIR}/policies/by_size.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
-    COMMENT "BPF by_size.c (reading seq)")
-  list(APPEND VERSION_POLICIES ${out})
+  # by_size.c again: reading seq (off the register-keeping path); never touching n_channels.
+  foreach(variant "seq;READ_SEQ" "cells;NO_CHANNELS")
+    list(GET variant 0 suffix)
+    list(GET variant 1 define)
+    set(out ${VERSION_POLICY_DIR}/by_size_${suffix}.o)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${VERSION_POLICY_DIR}
+      COMMAND ${NCCLBPF_CLANG} ${NCCLBPF_BPF_TEST_CFLAGS} -D${define}
+              -c ${PLUGIN_TEST_DIR}/policies/by_size.c -o ${out}
+      DEPENDS ${PLUGIN_TEST_DIR}/policies/by_size.c ${PROJECT_SOURCE_DIR}/include/ncclbpf.h
+      COMMENT "BPF by_size.c (-D${define})")
+    list(APPEND VERSION_POLICIES ${out})
+  endforeach()
   add_custom_target(version_policies ALL DEPENDS ${VERSION_POLICIES})
   foreach(t test_tuner_paths test_tuner_paths_asan)
     if(TARGET ${t})

@@ -95,7 +95,7 @@ static int64_t seen(int k)
 }
 
 /* The decisions of tests/plugin/policies/by_size.c, counted where each belongs. */
-static void by_size_outcomes(void *ctx, const char *what)
+static void by_size_outcomes(void *ctx, const char *what, int writes_channels)
 {
 	int ring_simple = AT_CELL(NCCLBPF_ALGO_RING, NCCLBPF_PROTO_SIMPLE);
 	char w[128];
@@ -105,6 +105,11 @@ static void by_size_outcomes(void *ctx, const char *what)
 	call_counts(ctx, 1, AT_STAT(NCCLBPF_STAT_INVALID), -1, w);
 	snprintf(w, sizeof(w), "%s, RING/SIMPLE", what);
 	call_counts(ctx, 2, ring_simple, -1, w);
+	if (!writes_channels) { /* by_size_cells.o: 3 bytes leaves NCCL's choice too */
+		snprintf(w, sizeof(w), "%s, 3 bytes left to NCCL", what);
+		call_counts(ctx, 3, AT_STAT(NCCLBPF_STAT_DEFAULT), -1, w);
+		return;
+	}
 	/* channels only: the cell NCCL picks anyway, and the channel histogram */
 	float t[21];
 	harness_table(t, 7, 3, 4, 1 << 20); /* call_counts' table */
@@ -216,7 +221,8 @@ int main(int argc, char **argv)
 	 * which start at their defaults; the table is never touched. */
 	load(dir, "observer.o");
 	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps,
-		     jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS | NCCLBPF_RT_KEEPS_OUTPUTS
+		     jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS | NCCLBPF_RT_KEEPS_OUTPUTS |
+			       NCCLBPF_RT_KEEPS_CHANNELS
 			 : 0);
 	call_counts(ctx, 1 << 20, AT_STAT(NCCLBPF_STAT_DEFAULT), -1, "observer");
 	float *sealed = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -232,18 +238,17 @@ int main(int argc, char **argv)
 
 	/* A program that decides: the keeping entry; every outcome counted once. */
 	load(dir, "by_size.o");
-	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS |
-							    NCCLBPF_RT_KEEPS_OUTPUTS |
-							    NCCLBPF_RT_KEEPS_WRITES
-						      : 0);
-	by_size_outcomes(ctx, "by_size");
+	const uint32_t deciding = NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS |
+				  NCCLBPF_RT_KEEPS_OUTPUTS | NCCLBPF_RT_KEEPS_WRITES;
+	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, jit ? deciding | NCCLBPF_RT_KEEPS_CHANNELS : 0);
+	by_size_outcomes(ctx, "by_size", 1);
 	dispatch_routes(ctx);
 
 	/* The same decisions from a program that reads seq: the plain path, and the seq it sees
 	 * is the number of calls before it, whatever their outcomes were. */
 	load(dir, "by_size_seq.o");
 	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, 0);
-	by_size_outcomes(ctx, "by_size_seq");
+	by_size_outcomes(ctx, "by_size_seq", 1);
 	uint64_t calls = ncclbpf_comm__calls(c), got = 0;
 	uint32_t zero = 0;
 	float t[21];
@@ -265,6 +270,19 @@ int main(int argc, char **argv)
 	CHECK_EQ_U64(st[NCCLBPF_STAT_NO_POLICY], 2);
 	CHECK_EQ_U64(st[NCCLBPF_STAT_BAD_CALL], 7);
 	CHECK_EQ_U64(st[NCCLBPF_STAT_RUNS], 17);
+
+	/* A deciding program that cannot touch n_channels: the keeping entry that neither fills
+	 * nor looks at it; the channel count it leaves is NCCL's, on every outcome (the invalid
+	 * and left-to-NCCL ones reach the full apply and its default test with it filled). */
+	load(dir, "by_size_cells.o");
+	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, jit ? deciding : 0);
+	by_size_outcomes(ctx, "by_size_cells", 0);
+	for (int k = 0; k < 3; k++) { /* *nChannels untouched whatever the outcome */
+		harness_table(t, 7, 3, 4, 1 << 20);
+		ch = 6;
+		ncclTunerPlugin_v5.getCollInfo(ctx, 4, (size_t)(k + 1), 1, (float **)t, 7, 3, 0, &ch);
+		CHECK(ch == 6);
+	}
 	ncclTunerPlugin_v5.finalize(ctx);
 	return check_summary("test_tuner_paths");
 }

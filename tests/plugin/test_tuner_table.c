@@ -390,7 +390,7 @@ static void test_apply_random(void)
 		 * touched where it leaves the outputs to tuner_apply. */
 		float f[21];
 		memcpy(f, o, sizeof(float) * (size_t)(na * np));
-		if (tuner_apply_cell(&x, f, na, np)) {
+		if (tuner_apply_cell(&x, f, na, np, 0)) {
 			shortcuts++;
 			if (res != TUNER_APPLY_CHANGED ||
 			    memcmp(f, t, sizeof(float) * (size_t)(na * np)) ||

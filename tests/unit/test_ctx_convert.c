@@ -376,9 +376,11 @@ static void check_jumps(void)
 				if (shape == F32J_GAP_SRC && d == 1)
 					continue; /* the load replaces its own base */
 				/* eq: the jump (bit 0), the range (the others) */
-				int op = eq & 1 ? EBPF_JEQ : EBPF_JNE, k = (d * 5 + shape) % N_CELLS;
+				int op = eq & 1 ? EBPF_JEQ : EBPF_JNE,
+				    k = (d * 5 + shape) % N_CELLS;
 				const struct ebpf_ctx_from_f32 *conv =
-				    shape == F32J_IN_RANGE ? &in_range : ranges[(eq >> 1) + (d & 1)];
+				    shape == F32J_IN_RANGE ? &in_range
+							   : ranges[(eq >> 1) + (d & 1)];
 				struct ebpf_exec *p = jump_program(shape, op, d, k, conv);
 				struct ebpf_jit_stats st;
 				char err[160];
@@ -395,7 +397,7 @@ static void check_jumps(void)
 				for (uint64_t s = 0; s < nf + 16384; s++) {
 					uint32_t u = (uint32_t)((s - nf) * 262139u + (uint64_t)d);
 					uint64_t f = s % (ns + nn);
-					float v = s >= nf ? bits(u)
+					float v = s >= nf  ? bits(u)
 						  : f < ns ? special[f]
 							   : bits(near[f - ns]);
 					c.x.n_bytes = (s < nf ? s < ns + nn : u & 1) ? 8 : 1000;
@@ -424,8 +426,8 @@ static void check_jumps(void)
 						       "%llu: want "
 						       "%llu, interp %llu, JIT %llu, keeping %llu",
 						       shape, eq & 1 ? "==" : "!=", d,
-						       (double)conv->lo, (double)conv->hi, (double)v,
-						       (unsigned long long)c.x.n_bytes,
+						       (double)conv->lo, (double)conv->hi,
+						       (double)v, (unsigned long long)c.x.n_bytes,
 						       (unsigned long long)want,
 						       (unsigned long long)ri,
 						       (unsigned long long)rj,

@@ -167,20 +167,32 @@ static __attribute__((noinline)) void apply(struct ncclbpf_comm *c, struct ncclb
  * cell, channels left to NCCL) is applied inline, tried first since a program that can write an
  * output mostly does; else nothing to do but count when it left every output at its default,
  * which a program that writes no output word did without a look (the verifier's ctx_written).
- * The channel pointer (NULL when NCCL passed none) is n_channels, or where it waits when
- * n_channels_at is not NULL (the keeping entries keep it in their frame: read only by the rare
- * full apply, where a volatile read as an argument happened on every call). */
+ * channels_unfilled: x->n_channels was not filled, the program could neither read nor write it
+ * (the keeping entries without NCCLBPF_RT_KEEPS_CHANNELS): it is the default, stored only
+ * where the rare paths read it. The channel pointer (NULL when NCCL passed none) is n_channels,
+ * or where it waits when n_channels_at is not NULL (the keeping entries keep it in their frame:
+ * read only by the rare full apply, where a volatile read as an argument happened on every
+ * call). */
 static inline __attribute__((always_inline)) void
 finish(struct ncclbpf_comm *c, struct ncclbpf_tuner_ctx *x, float *table, int num_algo,
-       int num_proto, int *n_channels, int *volatile *n_channels_at, uint64_t written)
+       int num_proto, int *n_channels, int *volatile *n_channels_at, uint64_t written,
+       const int channels_unfilled)
 {
-	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS))
+	if (!(written & NCCLBPF_RT_TUNER_OUTPUT_WORDS)) {
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
-	else if (tuner_apply_cell(x, table, num_algo, num_proto))
+		return;
+	}
+	if (tuner_apply_cell(x, table, num_algo, num_proto, channels_unfilled)) {
 		/* the cell's index in a 7 x 3 table, which the kept entries have just computed */
 		ncclbpf_comm__count_cell(c, (uint32_t)x->algorithm * NCCLBPF_NUM_PROTOS +
 						(uint32_t)x->protocol);
-	else if (tuner_outputs_default(x))
+		return;
+	}
+	if (channels_unfilled) {
+		x->n_channels = NCCLBPF_CHANNELS_DEFAULT;
+		x->_pad1 = 0;
+	}
+	if (tuner_outputs_default(x))
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	else
 		apply(c, x, table, num_algo, num_proto,
@@ -207,7 +219,7 @@ static __attribute__((noinline)) void traced_call(struct ncclbpf_comm *c, uint64
 		ncclbpf_rt_hook_end();
 	}
 	if (ran)
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels, NULL, written);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels, NULL, written, 0);
 	else
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 	trace_call(c, &rx.x, input, table, num_algo, num_proto, n_channels, ran ? ver : 0);
@@ -244,7 +256,7 @@ static inline __attribute__((always_inline)) void run_policy(struct ncclbpf_comm
 	int err = ncclbpf_rt_hook_run(h, &rx);
 	ncclbpf_rt_hook_end();
 	if (__builtin_expect(err == 0, 1))
-		finish(c, &rx.x, table, num_algo, num_proto, n_channels, NULL, written);
+		finish(c, &rx.x, table, num_algo, num_proto, n_channels, NULL, written, 0);
 	else /* the interpreter stopped it: NCCL's own decision */
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 }
@@ -349,6 +361,8 @@ fill_kept(struct ncclbpf_rt_tuner_ctx *rx, const struct ncclbpf_comm *c, ncclFun
 	if (flags & NCCLBPF_RT_KEEPS_OUTPUTS) {
 		x->algorithm = NCCLBPF_ALGO_DEFAULT;
 		x->protocol = NCCLBPF_PROTO_DEFAULT;
+	}
+	if (flags & NCCLBPF_RT_KEEPS_CHANNELS) {
 		KEPT_STORE_APART();
 		x->n_channels = NCCLBPF_CHANNELS_DEFAULT;
 		x->_pad1 = 0;
@@ -375,7 +389,7 @@ static inline __attribute__((always_inline)) ncclResult_t coll_info_kept(KEEPING
 	ncclbpf_rt_hook_end_keeping();
 	if (flags & NCCLBPF_RT_KEEPS_WRITES)
 		finish(c, &rx.x, table, num_algo, num_proto, NULL, &n_channels_kept,
-		       NCCLBPF_RT_TUNER_OUTPUT_WORDS);
+		       NCCLBPF_RT_TUNER_OUTPUT_WORDS, !(flags & NCCLBPF_RT_KEEPS_CHANNELS));
 	else /* it left every output at its default without a look */
 		ncclbpf_comm__count(c, NCCLBPF_STAT_DEFAULT);
 	return ncclSuccess;
@@ -387,25 +401,38 @@ static inline __attribute__((always_inline)) ncclResult_t coll_info_kept(KEEPING
 	{                                                                                          \
 		return coll_info_kept(KEEPING_PASS, flags);                                        \
 	}
-/* The flags a keeping program can have (WRITES comes with OUTPUTS, every flag with KEEPS). */
+/* The flags a keeping program can have (WRITES and CHANNELS come with OUTPUTS, every flag with
+ * KEEPS). */
 KEPT_ENTRY(1)
 KEPT_ENTRY(3)
 KEPT_ENTRY(5)
 KEPT_ENTRY(7)
 KEPT_ENTRY(13)
 KEPT_ENTRY(15)
+KEPT_ENTRY(21)
+KEPT_ENTRY(23)
+KEPT_ENTRY(29)
+KEPT_ENTRY(31)
 _Static_assert(NCCLBPF_RT_KEEPS == 1 && NCCLBPF_RT_KEEPS_INPUTS == 2 &&
-		   NCCLBPF_RT_KEEPS_OUTPUTS == 4 && NCCLBPF_RT_KEEPS_WRITES == 8,
+		   NCCLBPF_RT_KEEPS_OUTPUTS == 4 && NCCLBPF_RT_KEEPS_WRITES == 8 &&
+		   NCCLBPF_RT_KEEPS_CHANNELS == 16,
 	       "the entries are named by their flags");
+#define KEPT_FLAGS_MASK 31
 
 typedef ncclResult_t (*coll_info_kept_fn)(KEEPING_ARGS);
 /* The keeping entry for each value of the flags (coll_info_unkept for those no policy has). */
-static __attribute__((used)) const coll_info_kept_fn kept_entries[16] = {
-    coll_info_unkept, coll_info_kept_1,	 coll_info_unkept, coll_info_kept_3,
-    coll_info_unkept, coll_info_kept_5,	 coll_info_unkept, coll_info_kept_7,
-    coll_info_unkept, coll_info_unkept,	 coll_info_unkept, coll_info_unkept,
-    coll_info_unkept, coll_info_kept_13, coll_info_unkept, coll_info_kept_15,
+/* clang-format off */
+static __attribute__((used)) const coll_info_kept_fn kept_entries[KEPT_FLAGS_MASK + 1] = {
+	/*  0 */ coll_info_unkept, coll_info_kept_1, coll_info_unkept, coll_info_kept_3,
+	/*  4 */ coll_info_unkept, coll_info_kept_5, coll_info_unkept, coll_info_kept_7,
+	/*  8 */ coll_info_unkept, coll_info_unkept, coll_info_unkept, coll_info_unkept,
+	/* 12 */ coll_info_unkept, coll_info_kept_13, coll_info_unkept, coll_info_kept_15,
+	/* 16 */ coll_info_unkept, coll_info_unkept, coll_info_unkept, coll_info_unkept,
+	/* 20 */ coll_info_unkept, coll_info_kept_21, coll_info_unkept, coll_info_kept_23,
+	/* 24 */ coll_info_unkept, coll_info_unkept, coll_info_unkept, coll_info_unkept,
+	/* 28 */ coll_info_unkept, coll_info_kept_29, coll_info_unkept, coll_info_kept_31,
 };
+/* clang-format on */
 
 /* Any call (the dispatch of tuner_coll_info, the whole of it where there is no assembly entry
  * below): an unusual call - no communicator, one in the control plane, a malformed call,
@@ -424,7 +451,8 @@ static __attribute__((used)) ncclResult_t coll_info_any(ENTRY_ARGS)
 		ncclbpf_comm__count(c, NCCLBPF_STAT_NO_POLICY);
 		return ncclSuccess;
 	}
-	uint32_t hint = __atomic_load_n(&ncclbpf_rt_hot_.tuner_keeps, __ATOMIC_RELAXED) & 15;
+	uint32_t hint =
+	    __atomic_load_n(&ncclbpf_rt_hot_.tuner_keeps, __ATOMIC_RELAXED) & KEPT_FLAGS_MASK;
 	if (hint && full_shape(num_algo, num_proto))
 		return kept_entries[hint](c, coll_type, n_bytes,
 					  PACK_PIPE_REG(num_pipe_ops, reg_buff),
@@ -469,7 +497,8 @@ _Static_assert(offsetof(struct ncclbpf_rt_hot, trace_fd) == ASM_HOT_TRACE_FD &&
 		   sizeof(ncclbpf_rt_hot_.trace_fd) == 4,
 	       "ASM_HOT_TRACE_FD");
 _Static_assert(TUNER_MAX_ALGO == 7 && TUNER_MAX_PROTO == 3, "the full shape it tests");
-_Static_assert(sizeof(kept_entries) / sizeof(kept_entries[0]) == 16, "an entry per hint & 15");
+_Static_assert(sizeof(kept_entries) / sizeof(kept_entries[0]) == 32 && KEPT_FLAGS_MASK == 31,
+	       "an entry per hint & 31");
 _Static_assert(ncclSuccess == 0, "xor %eax, %eax");
 /* Indirect branch tracking (-fcf-protection): the entry is reached through NCCL's pointer. */
 #if defined(__CET__) && (__CET__ & 1)
@@ -515,7 +544,7 @@ __asm__("	.text\n"
 	"2:\n"
 	/* the policy's keeping flags: 0, no keeping entry */
 	"	mov " ASM_HOT(ASM_HOT_KEEPS) ", %eax\n"
-	"	and $15, %eax\n"
+	"	and $31, %eax\n"
 	"	jz 3f\n"
 	"	mov 16(%rsp), %r10d\n"
 	"	shl $32, %r10\n"

@@ -136,6 +136,9 @@ enum ncclbpf_rt_tuner_keeps {
 	NCCLBPF_RT_KEEPS_INPUTS = 2u,  /* it may read an input word: fill the path's inputs */
 	NCCLBPF_RT_KEEPS_OUTPUTS = 4u, /* it may read or write an output: fill the outputs */
 	NCCLBPF_RT_KEEPS_WRITES = 8u,  /* it may write an output: look at them after it ran */
+	/* it may read or write n_channels: fill it, look at it after it ran (without, the path
+	 * stores nothing there and takes it as the default) */
+	NCCLBPF_RT_KEEPS_CHANNELS = 16u,
 };
 
 /* The first member of the runtime's (private) loaded policy: what the inline entries read. */
@@ -261,7 +264,9 @@ static inline uint32_t ncclbpf_rt__tuner_keeps(const struct ncclbpf_rt_policy_ho
 	return NCCLBPF_RT_KEEPS |
 	       (reads & ~NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_INPUTS : 0) |
 	       ((reads | writes) & NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_OUTPUTS : 0) |
-	       (writes & NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_WRITES : 0);
+	       (writes & NCCLBPF_RT_TUNER_OUTPUT_WORDS ? NCCLBPF_RT_KEEPS_WRITES : 0) |
+	       ((reads | writes) & NCCLBPF_RT__TUNER_WORD(n_channels) ? NCCLBPF_RT_KEEPS_CHANNELS
+								      : 0);
 }
 
 /* A tuner call that makes no call out of line, for an adapter whose hot path keeps NCCL's
