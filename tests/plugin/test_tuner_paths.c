@@ -220,10 +220,10 @@ int main(int argc, char **argv)
 	/* A program that writes no output: the observing entry. It reads n_bytes and the outputs,
 	 * which start at their defaults; the table is never touched. */
 	load(dir, "observer.o");
-	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps,
-		     jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS | NCCLBPF_RT_KEEPS_OUTPUTS |
-			       NCCLBPF_RT_KEEPS_CHANNELS
-			 : 0);
+	CHECK_EQ_U64(ncclbpf_rt_hot_.tuner_keeps, jit ? NCCLBPF_RT_KEEPS | NCCLBPF_RT_KEEPS_INPUTS |
+							    NCCLBPF_RT_KEEPS_OUTPUTS |
+							    NCCLBPF_RT_KEEPS_CHANNELS
+						      : 0);
 	call_counts(ctx, 1 << 20, AT_STAT(NCCLBPF_STAT_DEFAULT), -1, "observer");
 	float *sealed = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(sealed != MAP_FAILED);
@@ -280,7 +280,8 @@ int main(int argc, char **argv)
 	for (int k = 0; k < 3; k++) { /* *nChannels untouched whatever the outcome */
 		harness_table(t, 7, 3, 4, 1 << 20);
 		ch = 6;
-		ncclTunerPlugin_v5.getCollInfo(ctx, 4, (size_t)(k + 1), 1, (float **)t, 7, 3, 0, &ch);
+		ncclTunerPlugin_v5.getCollInfo(ctx, 4, (size_t)(k + 1), 1, (float **)t, 7, 3, 0,
+					       &ch);
 		CHECK(ch == 6);
 	}
 	ncclTunerPlugin_v5.finalize(ctx);
