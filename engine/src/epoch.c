@@ -62,6 +62,12 @@ struct epoch_rec {
 
 _Alignas(64) _Atomic uint64_t ebpf_epoch_global_ = 1;
 #define global_epoch ebpf_epoch_global_
+/* What a fast-path reader stores on its outermost enter (epoch.h): the global epoch shifted, with
+ * the outermost section's bits, so that entering is one load and one store. Written only after
+ * an advance, under rd_lock (advances therefore write it in order), it may lag the global epoch
+ * for a moment: a reader that announces the older epoch only holds back the next advance until
+ * it leaves, as a reader that entered just before the advance would. */
+_Alignas(64) _Atomic uint64_t ebpf_epoch_announce_ = EBPF_EPOCH__ANNOUNCE(1);
 static _Atomic(struct epoch_rec *) recs;
 static _Atomic uint64_t n_retired, n_freed, n_threads;
 
@@ -212,7 +218,8 @@ static uint64_t try_advance(void)
 	reader_barrier();
 	uint64_t e = atomic_load_explicit(&global_epoch, memory_order_seq_cst);
 	int behind = 0;
-	pthread_mutex_lock(&rd_lock); /* keeps every reader's TLS alive during the scan */
+	/* keeps every reader's TLS alive during the scan; orders the advances' announce stores */
+	pthread_mutex_lock(&rd_lock);
 	for (struct epoch_rec *r = atomic_load_explicit(&recs, memory_order_acquire); r && !behind;
 	     r = r->next) {
 		if (!r->rd)
@@ -221,13 +228,14 @@ static uint64_t try_advance(void)
 		behind =
 		    (s & EBPF_EPOCH_INSIDE) && (uint32_t)(s >> EBPF_EPOCH_SHIFT) != (uint32_t)e;
 	}
+	if (!behind && atomic_compare_exchange_strong_explicit(
+			   &global_epoch, &e, e + 1, memory_order_acq_rel, memory_order_relaxed)) {
+		e++;
+		atomic_store_explicit(&ebpf_epoch_announce_, EBPF_EPOCH__ANNOUNCE(e),
+				      memory_order_release);
+	}
 	pthread_mutex_unlock(&rd_lock);
-	if (behind)
-		return e;
-	if (atomic_compare_exchange_strong_explicit(&global_epoch, &e, e + 1, memory_order_acq_rel,
-						    memory_order_relaxed))
-		return e + 1;
-	return e; /* someone else advanced: e is now the newer value */
+	return e; /* behind: unchanged; someone else advanced: the newer value */
 }
 
 static int limbo_push(struct limbo *l, struct retired it)

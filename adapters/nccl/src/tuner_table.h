@@ -171,6 +171,10 @@ static inline int tuner_cell_surely_valid(const float *v)
 {
 	uint32_t bits;
 	memcpy(&bits, v, sizeof(bits));
+	/* loaded into a register, then compared: GCC otherwise compares the indexed cell with the
+	 * immediate in memory, an instruction Intel cores split in two (H100 host, with the
+	 * announce word of epoch.h: -0.2..-0.4 ns on the deciding policies) */
+	__asm__("" : "+r"(bits));
 	return bits < TUNER_COST_LIMIT_BITS;
 }
 

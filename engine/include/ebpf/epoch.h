@@ -46,8 +46,14 @@ struct ebpf_epoch_reader {
 	void *rec; /* the thread's record in epoch.c */
 };
 extern __thread struct ebpf_epoch_reader ebpf_epoch_tls_ __attribute__((tls_model("initial-exec")));
-/* hidden: read on every enter, with one load (not a load of its address first) */
+/* hidden: read with one load (not a load of its address first). The global epoch, and what an
+ * outermost enter of a fast-path reader stores: EBPF_EPOCH__ANNOUNCE of the global epoch, or of
+ * the one before it for a moment after an advance (epoch.c). */
 extern _Atomic uint64_t ebpf_epoch_global_ __attribute__((visibility("hidden")));
+extern _Atomic uint64_t ebpf_epoch_announce_ __attribute__((visibility("hidden")));
+#define EBPF_EPOCH__ANNOUNCE(e)                                                                    \
+	((uint64_t)(e) << EBPF_EPOCH_SHIFT | EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST |                 \
+	 EBPF_EPOCH_INSIDE)
 
 /* The state word is named directly, never through a pointer to the TLS block: UBSan checks a
  * pointer for NULL with the flags of the initial-exec TLS sequence's add, which the linker may
@@ -60,11 +66,9 @@ static inline void ebpf_epoch__enter_outer(void)
 {
 	/* Release so that a reclaimer reading this state also sees everything this thread did in
 	 * its previous section (the exit store alone may be overwritten). */
-	atomic_store_explicit(
-	    EBPF_EPOCH_STATE,
-	    (atomic_load_explicit(&ebpf_epoch_global_, memory_order_relaxed) << EBPF_EPOCH_SHIFT) |
-		EBPF_EPOCH_DEPTH1 | EBPF_EPOCH_FAST | EBPF_EPOCH_INSIDE,
-	    memory_order_release);
+	atomic_store_explicit(EBPF_EPOCH_STATE,
+			      atomic_load_explicit(&ebpf_epoch_announce_, memory_order_relaxed),
+			      memory_order_release);
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
