@@ -6,6 +6,7 @@ target_link_libraries(inspect_bench PRIVATE dl pthread)
 add_dependencies(inspect_bench nccl_ncclbpf)
 if(NCCLBPF_BUILD_POLICIES AND BUILD_TESTING)
   ncclbpf_add_test(NAME inspect_bench_smoke COMMAND inspect_bench $<TARGET_FILE:nccl_ncclbpf>
-    ${NCCLBPF_POLICY_DIR}/size_aware.o 20000 2 OUTPUT "ratio hammered/quiet: [0-9]"
+    ${NCCLBPF_POLICY_DIR}/size_aware.o 20000 2
+    OUTPUT "ratio hammered/quiet: [0-9]" "control-plane directory removed"
     LABELS "bench;inspect" TIMEOUT 60)
 endif()

@@ -16,6 +16,7 @@
  * usage: inspect_bench PLUGIN POLICY [CALLS_PER_PHASE] [ROUNDS] */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -146,6 +147,29 @@ static void summary(const char *name, double *v, size_t n, double *median)
 	       v[n / 2], v[(size_t)((double)n * 0.99)], n, BLOCK);
 }
 
+/* The control-plane directory of this run (NCCLBPF_CP_DIR): a fresh name from mkdtemp, removed
+ * with everything the plugin created in it (comms/ID/members, reloads) however the run ends.
+ * A fixed name with the pid, removed with rmdir, stayed behind (rmdir cannot remove comms/),
+ * and a later run that got the same pid refused to start ("File exists"). */
+static char cp_dir[] = "/tmp/ncclbpf-inspect-bench-XXXXXX";
+static pid_t cp_owner;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static void remove_cp_dir(void)
+{
+	if (getpid() != cp_owner) /* the client process leaves it to its parent */
+		return;
+	if (nftw(cp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+		perror(cp_dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -156,12 +180,13 @@ int main(int argc, char **argv)
 	int rounds = argc > 4 ? atoi(argv[4]) : 5;
 	if (calls < BLOCK || rounds < 1)
 		return 2;
-	char dir[128];
-	snprintf(dir, sizeof(dir), "/tmp/ncclbpf-inspect-bench-%d", (int)getpid());
-	if (mkdir(dir, 0700) != 0) {
-		perror(dir);
+	if (!mkdtemp(cp_dir)) {
+		perror(cp_dir);
 		return 1;
 	}
+	cp_owner = getpid();
+	atexit(remove_cp_dir);
+	const char *dir = cp_dir;
 	setenv("NCCLBPF_CP_DIR", dir, 1);
 	setenv("NCCLBPF_POLICY", argv[2], 1);
 	setenv("NCCLBPF_WATCH", "0", 1);
@@ -257,13 +282,15 @@ int main(int argc, char **argv)
 	    ml / mb);
 	p.v5->finalize(ctx);
 	harness_close(&p);
-	rmdir(dir); /* empty once the record and socket are removed */
-	char procs[200];
-	snprintf(procs, sizeof(procs), "%s/procs", dir);
-	rmdir(procs);
-	rmdir(dir);
 	free(quiet);
 	free(loud);
 	free(busy);
+	remove_cp_dir();
+	struct stat left;
+	if (lstat(dir, &left) == 0) {
+		fprintf(stderr, "%s left behind\n", dir);
+		return 1;
+	}
+	printf("  control-plane directory removed\n");
 	return requests > 0 ? 0 : 1;
 }

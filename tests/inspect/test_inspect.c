@@ -516,8 +516,9 @@ int main(int argc, char **argv)
 	plugin_path = argv[1];
 	cli = argv[2];
 	policy = argv[3];
-	snprintf(dir, sizeof(dir), "/tmp/ncclbpf-inspect-test-%d", (int)getpid());
-	if (mkdir(dir, 0700) != 0) {
+	/* a fresh name (a fixed one with the pid meets whatever a crashed run left behind) */
+	snprintf(dir, sizeof(dir), "/tmp/ncclbpf-inspect-test-XXXXXX");
+	if (!mkdtemp(dir)) {
 		perror(dir);
 		return 1;
 	}

@@ -32,9 +32,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s NCCLBPF_CLI\n", argv[0]);
 		return 2;
 	}
-	char dir[128], out[16384];
-	snprintf(dir, sizeof(dir), "/tmp/ncclbpf-inspect-env-%d", (int)getpid());
-	if (mkdir(dir, 0700) != 0)
+	/* a fresh name (a fixed one with the pid meets whatever a crashed run left behind) */
+	char dir[] = "/tmp/ncclbpf-inspect-env-XXXXXX", out[16384];
+	if (!mkdtemp(dir))
 		return 1;
 	setenv("NCCLBPF_CP_DIR", dir, 1);
 	unsetenv("NCCLBPF_POLICY");
