@@ -180,16 +180,16 @@ static inline int tuner_cell_surely_valid(const float *v)
 
 /* The common decision, tuner_apply's result for it without the call: a valid cell named by both
  * outputs and the channel count left to NCCL (ctx->n_channels at its default; taken as such
- * without a look when channels_left, for a program that cannot touch it). Returns 1 when it
+ * without a look when channels_unfilled, for a program that cannot touch it). Returns 1 when it
  * applied that (NCCL now picks (ctx->algorithm, ctx->protocol), *nChannels untouched), 0 when it
  * changed nothing and tuner_apply must judge the outputs (also for a chosen cell of -0.0:
  * tuner_cell_surely_valid). */
 static inline int tuner_apply_cell(const struct ncclbpf_tuner_ctx *ctx, float *table, int num_algo,
-				   int num_proto, const int channels_left)
+				   int num_proto, const int channels_unfilled)
 {
 	uint32_t a = (uint32_t)ctx->algorithm, p = (uint32_t)ctx->protocol;
 	if (a >= (uint32_t)num_algo || p >= (uint32_t)num_proto ||
-	    (!channels_left && ctx->n_channels != NCCLBPF_CHANNELS_DEFAULT))
+	    (!channels_unfilled && ctx->n_channels != NCCLBPF_CHANNELS_DEFAULT))
 		return 0;
 	uint32_t w = a * (uint32_t)num_proto + p;
 	if (!tuner_cell_surely_valid(&table[w]))
